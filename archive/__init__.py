@@ -1,0 +1,19 @@
+"""The DuckDB archive: the single source of truth of a run (DESIGN.md, The archive)."""
+from __future__ import annotations
+
+from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
+from archive.records import EvaluationRecord, NodeRecord, ReferenceEvaluation
+from archive.schema import SCHEMA_VERSION
+from archive.store import Archive, archive_path
+
+__all__ = [
+    "Archive",
+    "ArchiveError",
+    "ArchiveLocked",
+    "ArchiveSchemaError",
+    "EvaluationRecord",
+    "NodeRecord",
+    "ReferenceEvaluation",
+    "SCHEMA_VERSION",
+    "archive_path",
+]

@@ -1,0 +1,51 @@
+"""Frozen records that cross the boundary between the engine and the archive."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    id: int
+    parent_id: int | None
+    depth: int
+    status: str  # 'valid' | 'invalid' | 'failed'
+    mutator: str
+    model: str | None = None
+    diff: str = ""
+    code_hash: str = ""
+    reason: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class EvaluationRecord:
+    node_id: int
+    instance_id: str
+    split: str  # 'dev' | 'holdout'
+    repeat: int
+    score: float
+    metrics: dict = field(default_factory=dict)
+    status: str = "ok"  # 'ok' | 'error' | 'timeout' | 'killed' | 'bad_output'
+    runtime_s: float = 0.0
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    feedback: str = ""
+    worker: str = ""
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceEvaluation:
+    """A reference agent's result on one instance, kept outside the tree for the summary."""
+
+    agent: str
+    instance_id: str
+    split: str
+    score: float
+    metrics: dict = field(default_factory=dict)
+    status: str = "ok"
+    runtime_s: float = 0.0
+    feedback: str = ""

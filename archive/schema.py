@@ -1,0 +1,100 @@
+"""The archive's public schema (DESIGN.md, The archive) and its version.
+
+Table and column names are public: users query them with SQL. More columns
+are fine; a change of meaning bumps SCHEMA_VERSION and ships a migration.
+`events."at"` must be quoted in DuckDB, where AT is a reserved word.
+"""
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS runs (
+    id VARCHAR PRIMARY KEY,
+    config JSON NOT NULL,
+    schema_version INTEGER NOT NULL,
+    seed BIGINT NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    status VARCHAR NOT NULL,
+    updated_at TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS instances (
+    id VARCHAR PRIMARY KEY,
+    split VARCHAR NOT NULL,
+    data JSON NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    id BIGINT PRIMARY KEY,
+    run_id VARCHAR NOT NULL,
+    parent_id BIGINT,
+    depth INTEGER NOT NULL,
+    status VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    mutator VARCHAR NOT NULL,
+    model VARCHAR,
+    diff VARCHAR,
+    code_hash VARCHAR,
+    reason VARCHAR,
+    description VARCHAR
+);
+CREATE TABLE IF NOT EXISTS blobs (
+    hash VARCHAR PRIMARY KEY,
+    content VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS node_files (
+    node_id BIGINT NOT NULL,
+    path VARCHAR NOT NULL,
+    hash VARCHAR NOT NULL,
+    PRIMARY KEY (node_id, path)
+);
+CREATE TABLE IF NOT EXISTS evaluations (
+    node_id BIGINT NOT NULL,
+    instance_id VARCHAR NOT NULL,
+    split VARCHAR NOT NULL,
+    "repeat" INTEGER NOT NULL,
+    score DOUBLE NOT NULL,
+    metrics JSON,
+    status VARCHAR NOT NULL,
+    runtime_s DOUBLE,
+    stdout_tail VARCHAR,
+    stderr_tail VARCHAR,
+    feedback VARCHAR,
+    worker VARCHAR,
+    started_at TIMESTAMP,
+    finished_at TIMESTAMP,
+    UNIQUE (node_id, instance_id, "repeat")
+);
+CREATE TABLE IF NOT EXISTS reference_evaluations (
+    agent VARCHAR NOT NULL,
+    instance_id VARCHAR NOT NULL,
+    split VARCHAR NOT NULL,
+    score DOUBLE NOT NULL,
+    metrics JSON,
+    status VARCHAR NOT NULL,
+    runtime_s DOUBLE,
+    feedback VARCHAR,
+    UNIQUE (agent, instance_id)
+);
+CREATE TABLE IF NOT EXISTS llm_calls (
+    id BIGINT PRIMARY KEY,
+    node_id BIGINT,
+    purpose VARCHAR,
+    model VARCHAR,
+    request_hash VARCHAR,
+    request JSON,
+    response JSON,
+    tokens_in BIGINT,
+    tokens_out BIGINT,
+    cost_usd DOUBLE,
+    latency_s DOUBLE,
+    error VARCHAR,
+    created_at TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq BIGINT PRIMARY KEY,
+    "at" TIMESTAMP NOT NULL,
+    kind VARCHAR NOT NULL,
+    node_id BIGINT,
+    detail JSON
+);
+"""

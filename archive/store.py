@@ -1,0 +1,274 @@
+"""Writes and reads of one run's DuckDB archive.
+
+The engine process owns the only read-write connection; every write is its
+own committed transaction (a node with its files is one), so a crash loses at
+most what was in flight. Reads return plain tuples and dicts: the archive
+knows nothing of policies, LLMs or sandboxes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
+from archive.records import EvaluationRecord, NodeRecord, ReferenceEvaluation
+from archive.schema import SCHEMA_VERSION, TABLES
+
+ARCHIVE_FILE = "archive.duckdb"
+
+Event = tuple[str, "int | None", "Mapping[str, Any] | None"]  # (kind, node_id, detail)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def files_hash(files: Mapping[str, str]) -> str:
+    """Hash of a whole file set: equal file sets, equal hashes."""
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + content_hash(files[path]).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def archive_path(path: str | Path) -> Path:
+    """A run folder or the archive file itself -> the archive file."""
+    p = Path(path)
+    return p / ARCHIVE_FILE if p.is_dir() else p
+
+
+def _connect(path: Path):
+    import duckdb
+
+    try:
+        return duckdb.connect(str(path))
+    except duckdb.IOException as exc:
+        text = str(exc)
+        if "lock" in text.lower():
+            raise ArchiveLocked(f"{path} is held by another running search; stop it first") from None
+        raise ArchiveError(f"{path} is not a readable archive ({text.splitlines()[0]})") from None
+    except duckdb.Error as exc:
+        raise ArchiveError(f"{path} is not a readable archive ({str(exc).splitlines()[0]})") from None
+
+
+class Archive:
+    """One run's archive. Use `create` for a new run and `open` to resume or read."""
+
+    def __init__(self, con, path: Path, run_id: str) -> None:
+        self._con = con
+        self.path = path
+        self.run_id = run_id
+        self._reload_seq()
+
+    # ----- opening -------------------------------------------------------
+    @classmethod
+    def create(cls, path: str | Path, run_id: str, config: Mapping[str, Any], seed: int) -> "Archive":
+        path = Path(path)
+        if path.exists():
+            raise ArchiveError(f"{path} already exists; refusing to overwrite it")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = _connect(path)
+        con.execute("BEGIN")
+        con.execute(TABLES)
+        con.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, 'running', ?)",
+            [run_id, json.dumps(dict(config), sort_keys=True), SCHEMA_VERSION, int(seed), utcnow(), utcnow()],
+        )
+        con.execute("COMMIT")
+        return cls(con, path, run_id)
+
+    @classmethod
+    def open(cls, path: str | Path, read_only: bool = False) -> "Archive":
+        file = archive_path(path)
+        if not file.is_file():
+            raise ArchiveError(f"{path} is not an archive (no {ARCHIVE_FILE} there)")
+        if read_only:
+            import duckdb
+
+            try:
+                con = duckdb.connect(str(file), read_only=True)
+            except duckdb.Error as exc:
+                msg = str(exc).splitlines()[0]
+                if "lock" in msg.lower():
+                    raise ArchiveLocked(f"{file} is held by another running search; stop it first") from None
+                raise ArchiveError(f"{file} is not a readable archive ({msg})") from None
+        else:
+            con = _connect(file)
+        try:
+            row = con.execute("SELECT id, schema_version FROM runs LIMIT 1").fetchone()
+        except Exception:
+            con.close()
+            raise ArchiveError(f"{file} is not a Clade archive (no runs table)") from None
+        if row is None:
+            con.close()
+            raise ArchiveError(f"{file} holds no run")
+        if int(row[1]) > SCHEMA_VERSION:
+            con.close()
+            raise ArchiveSchemaError(
+                f"{file} has schema version {row[1]}, newer than this Clade's {SCHEMA_VERSION}; upgrade Clade"
+            )
+        return cls(con, file, str(row[0]))
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> "Archive":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----- writes ----------------------------------------------------------
+    def set_status(self, status: str) -> None:
+        self._con.execute("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), self.run_id])
+
+    def add_instances(self, rows: list[tuple[str, str, dict]]) -> None:
+        self._con.execute("BEGIN")
+        self._con.executemany(
+            "INSERT INTO instances VALUES (?, ?, ?)", [(i, s, json.dumps(d)) for i, s, d in rows]
+        )
+        self._con.execute("COMMIT")
+
+    def add_node(self, node: NodeRecord, files: Mapping[str, str], event: Event | None = None) -> None:
+        """Store a node with its files (and the event that made it) in one transaction;
+        unchanged files are stored once."""
+        con = self._con
+        con.execute("BEGIN")
+        try:
+            con.execute(
+                "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [node.id, self.run_id, node.parent_id, node.depth, node.status, utcnow(), node.mutator,
+                 node.model, node.diff, node.code_hash, node.reason, node.description],
+            )
+            for path in sorted(files):
+                text = files[path]
+                digest = content_hash(text)
+                con.execute("INSERT INTO blobs VALUES (?, ?) ON CONFLICT DO NOTHING", [digest, text])
+                con.execute("INSERT INTO node_files VALUES (?, ?, ?)", [node.id, path, digest])
+            if event is not None:
+                self._insert_event(*event)
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            self._reload_seq()
+            raise
+
+    def add_evaluation(self, ev: EvaluationRecord, event: Event | None = None) -> None:
+        """Store a finished evaluation (and its event) in one transaction."""
+        con = self._con
+        con.execute("BEGIN")
+        try:
+            self._insert_evaluation(ev)
+            if event is not None:
+                self._insert_event(*event)
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            self._reload_seq()
+            raise
+
+    def _insert_evaluation(self, ev: EvaluationRecord) -> None:
+        self._con.execute(
+            "INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [ev.node_id, ev.instance_id, ev.split, ev.repeat, float(ev.score), json.dumps(ev.metrics),
+             ev.status, ev.runtime_s, ev.stdout_tail, ev.stderr_tail, ev.feedback, ev.worker,
+             ev.started_at, ev.finished_at],
+        )
+
+    def add_reference(self, ref: ReferenceEvaluation) -> None:
+        self._con.execute(
+            "INSERT INTO reference_evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [ref.agent, ref.instance_id, ref.split, float(ref.score), json.dumps(ref.metrics), ref.status,
+             ref.runtime_s, ref.feedback],
+        )
+
+    def add_event(self, kind: str, node_id: int | None = None, detail: Mapping[str, Any] | None = None) -> int:
+        return self._insert_event(kind, node_id, detail)
+
+    def _reload_seq(self) -> None:
+        row = self._con.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+        self._next_seq = int(row[0]) + 1
+
+    def _insert_event(self, kind: str, node_id: int | None, detail: Mapping[str, Any] | None) -> int:
+        seq = self._next_seq
+        self._con.execute(
+            'INSERT INTO events (seq, "at", kind, node_id, detail) VALUES (?, ?, ?, ?, ?)',
+            [seq, utcnow(), kind, node_id, json.dumps(detail or {}, default=float)],
+        )
+        self._next_seq += 1
+        return seq
+
+    # ----- reads -----------------------------------------------------------
+    def config(self) -> dict:
+        row = self._con.execute("SELECT config FROM runs WHERE id = ?", [self.run_id]).fetchone()
+        return json.loads(row[0])
+
+    def run_row(self) -> dict:
+        cur = self._con.execute("SELECT * FROM runs WHERE id = ?", [self.run_id])
+        names = [d[0] for d in cur.description]
+        return dict(zip(names, cur.fetchone()))
+
+    def instances(self) -> list[tuple[str, str, dict]]:
+        rows = self._con.execute("SELECT id, split, data FROM instances ORDER BY rowid").fetchall()
+        return [(i, s, json.loads(d)) for i, s, d in rows]
+
+    def nodes(self) -> list[NodeRecord]:
+        rows = self._con.execute(
+            "SELECT id, parent_id, depth, status, mutator, model, diff, code_hash, reason, description "
+            "FROM nodes ORDER BY id"
+        ).fetchall()
+        return [NodeRecord(*row) for row in rows]
+
+    def node_files(self, node_id: int) -> dict[str, str]:
+        rows = self._con.execute(
+            "SELECT f.path, b.content FROM node_files f JOIN blobs b ON b.hash = f.hash "
+            "WHERE f.node_id = ? ORDER BY f.path",
+            [node_id],
+        ).fetchall()
+        return dict(rows)
+
+    def evaluations(self, split: str | None = None) -> list[EvaluationRecord]:
+        sql = (
+            'SELECT node_id, instance_id, split, "repeat", score, metrics, status, runtime_s, stdout_tail, '
+            "stderr_tail, feedback, worker, started_at, finished_at FROM evaluations"
+        )
+        params: list[Any] = []
+        if split is not None:
+            sql += " WHERE split = ?"
+            params.append(split)
+        rows = self._con.execute(sql + " ORDER BY finished_at, node_id, instance_id", params).fetchall()
+        return [
+            EvaluationRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else {}, *r[6:]) for r in rows
+        ]
+
+    def references(self) -> list[ReferenceEvaluation]:
+        rows = self._con.execute(
+            "SELECT agent, instance_id, split, score, metrics, status, runtime_s, feedback "
+            "FROM reference_evaluations ORDER BY agent, instance_id"
+        ).fetchall()
+        return [ReferenceEvaluation(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else {}, *r[5:]) for r in rows]
+
+    def events(self, kind: str | None = None) -> Iterator[tuple[int, str, int | None, dict]]:
+        sql = "SELECT seq, kind, node_id, detail FROM events"
+        params: list[Any] = []
+        if kind is not None:
+            sql += " WHERE kind = ?"
+            params.append(kind)
+        for seq, k, node_id, detail in self._con.execute(sql + " ORDER BY seq", params).fetchall():
+            yield seq, k, node_id, json.loads(detail) if detail else {}
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple]:
+        return self._con.execute(sql, params or []).fetchall()
+
+
+def record_dict(record: object) -> dict:
+    """A record as a plain dict (for JSON output and tests)."""
+    return asdict(record)  # type: ignore[arg-type]

@@ -1,0 +1,60 @@
+"""The command line of `python -m engine.search`.
+
+Only argparse is imported until the arguments are parsed, so `--help` is
+instant and pulls in none of the heavy dependencies.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad flag ends in one line (not usage + error) and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _OneLineParser(
+        prog="python -m engine.search",
+        description="Search for better agents: a tree of agent variants in a DuckDB archive, "
+        "expanded by a policy (HGM by default), mutated by the offline mutator, evaluated in sandboxes.",
+    )
+    p.add_argument("--task", help="benchmark to run (default: binpack)")
+    p.add_argument("--policy", help="search policy: hgm (default), greedy, random")
+    p.add_argument("--budget", type=int, help="dev evaluations (node x instance) to spend (default: 200); "
+                   "with --resume, the new total")
+    p.add_argument("--workers", type=int, help="evaluations in flight at once (default: one per core)")
+    p.add_argument("--seed", type=int, help="random seed of the search (default: 0)")
+    p.add_argument("--run-dir", help="folder that holds run folders (default: runs)")
+    p.add_argument("--time-limit", type=float, help="stop starting new work after this many seconds")
+    p.add_argument("--agent", help="start from this agent (a file, or a folder with the task's entry file) "
+                   "instead of the task's seed")
+    p.add_argument("--instances", help="JSON file of instances (name -> {capacity, items[, split]}) "
+                   "instead of generated ones")
+    p.add_argument("--sandbox", help="sandbox backend: process (default)")
+    p.add_argument("--resume", metavar="RUN", help="continue a stopped run (its folder or archive file)")
+    p.add_argument("--quiet", action="store_true", help="no live progress display")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from engine.errors import UserError  # light: no heavy imports yet
+
+    try:
+        from engine.run import run_from_args
+
+        return run_from_args(args)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

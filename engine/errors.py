@@ -1,0 +1,6 @@
+"""Errors a user can cause: the CLI prints their one line and exits with code 2."""
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """Bad input: a flag, a path, an archive. The message is the whole story, in one line."""

@@ -1,0 +1,84 @@
+"""One expansion: mutate a parent into a child, check it, store it.
+
+A child that does not compile or keep the entry point's signature is stored
+as `invalid` with the reason; one whose files equal an existing node's is
+`invalid` as a duplicate (it would only spend budget re-measuring a known
+agent); a mutator that raises gives a `failed` child. Every outcome is a node,
+so the archive shows what the mutator tried.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from archive import NodeRecord
+from archive.store import files_hash
+from engine.mutators import MutationContext, check_child
+from engine.state import RunState
+
+DONORS = 2
+
+
+@dataclass(frozen=True)
+class ExpansionResult:
+    node_id: int
+    status: str
+    reason: str
+    description: str
+
+
+def unified_diff(parent: Mapping[str, str], child: Mapping[str, str]) -> str:
+    parts = []
+    for path in sorted(set(parent) | set(child)):
+        before, after = parent.get(path, ""), child.get(path, "")
+        if before != after:
+            parts.extend(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                              f"a/{path}", f"b/{path}"))
+    return "".join(parts)
+
+
+def donors(state: RunState, parent: int, count: int = DONORS) -> tuple[dict[str, str], ...]:
+    """The best other valid nodes by own mean dev score, for crossover."""
+    view = state.tree
+    n = view.n
+    candidates = np.flatnonzero(view.valid[:n] & (view.n_evals[:n] > 0))
+    candidates = candidates[candidates != parent]
+    if len(candidates) == 0:
+        return ()
+    means = view.s[candidates] / view.n_evals[candidates]
+    order = candidates[np.argsort(-means, kind="stable")][:count]
+    return tuple(state.files(int(node)) for node in order)
+
+
+def expand(state: RunState, mutator, parent: int, rng: np.random.Generator, decision_detail: dict) -> ExpansionResult:
+    task = state.task
+    parent_files = state.files(parent)
+    context = MutationContext(task.entry_file, task.entry_function, tuple(task.entry_args),
+                              donors(state, parent))
+    try:
+        proposal = mutator.propose(parent_files, context, rng)
+        files, description = dict(proposal.files), proposal.description
+        reason = check_child(files, task.entry_file, task.entry_function, task.entry_args)
+        status = "valid" if reason is None else "invalid"
+    except Exception as exc:  # a mutator bug or a model's garbage must not end the run
+        files, description = dict(parent_files), "mutation failed"
+        status, reason = "failed", f"{type(exc).__name__}: {exc}"[:500]
+    code_hash = files_hash(files)
+    if status == "valid" and code_hash in state.code_hashes:
+        status, reason = "invalid", f"duplicate of node {state.code_hashes[code_hash]}"
+    node_id = state.tree.n
+    record = NodeRecord(
+        id=node_id, parent_id=parent, depth=int(state.tree.depth[parent]) + 1, status=status,
+        mutator=mutator.name, model=mutator.model, diff=unified_diff(parent_files, files),
+        code_hash=code_hash, reason=reason or "", description=description,
+    )
+    event = ("expand", parent, {**decision_detail, "child": node_id, "status": status})
+    state.archive.add_node(record, files, event=event)
+    state.tree.add_node(parent, status == "valid")
+    state.code_hashes.setdefault(code_hash, node_id)
+    if status == "valid":
+        state.remember_files(node_id, files)
+    return ExpansionResult(node_id, status, reason or "", description)

@@ -1,0 +1,104 @@
+"""The end of a search: choose the final node, then measure it on holdout.
+
+Holdout instances are run only here, on the chosen node, the seed (against
+which every score is measured) and the task's reference agents; they never
+reach the search's statistics or a prompt. These runs come on top of the
+budget and are reported apart.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from archive import EvaluationRecord, ReferenceEvaluation
+from engine.evaluation import Outcome, run_agent
+from engine.state import RunState
+from search.decisions import FinalChoice
+from tasks.base import Instance
+
+
+async def _run_all(state: RunState, sandbox, workers: int,
+                   jobs: list[tuple[Mapping[str, str], Instance]], progress=None) -> list[Outcome]:
+    gate = asyncio.Semaphore(workers)
+
+    async def one(files: Mapping[str, str], instance: Instance) -> Outcome:
+        async with gate:
+            outcome = await run_agent(state.task, sandbox, files, instance)
+        if progress:
+            progress.advance_extra()
+        return outcome
+
+    tasks = [asyncio.ensure_future(one(f, i)) for f, i in jobs]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _score(state: RunState, instance: Instance, outcome: Outcome, is_seed: bool) -> float:
+    if outcome.status != "ok":
+        return 0.0
+    reference = outcome.metrics if is_seed else state.seed_metrics.get(instance.id)
+    return state.task.score(instance, outcome.metrics, reference)
+
+
+def _done(state: RunState, node: int, split: str) -> set[str]:
+    rows = state.archive.query("SELECT instance_id FROM evaluations WHERE node_id = ? AND split = ?", [node, split])
+    return {r[0] for r in rows}
+
+
+async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterable[int], progress=None) -> None:
+    """Run each node on the holdout instances it has not run yet (the seed first)."""
+    nodes = [0] + [n for n in nodes if n != 0]
+    for group in ([0], nodes[1:]):
+        jobs, keys = [], []
+        for node in group:
+            seen = _done(state, node, "holdout")
+            for inst in state.holdout:
+                if inst.id not in seen:
+                    jobs.append((state.files(node), inst))
+                    keys.append((node, inst))
+        if progress:
+            progress.extra_work(len(jobs))
+        outcomes = await _run_all(state, sandbox, workers, jobs, progress)
+        for (node, inst), outcome in zip(keys, outcomes):
+            score = _score(state, inst, outcome, node == 0)
+            state.archive.add_evaluation(EvaluationRecord(
+                node_id=node, instance_id=inst.id, split="holdout", repeat=0, score=score,
+                metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,
+                stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
+                worker="holdout", started_at=outcome.started_at, finished_at=outcome.finished_at,
+            ))
+            if node == 0 and outcome.status == "ok":
+                state.seed_metrics[inst.id] = outcome.metrics
+
+
+async def measure_references(state: RunState, sandbox, workers: int, progress=None) -> None:
+    """Run the task's reference agents (e.g. best fit) on every instance, once per run."""
+    seen = {(r.agent, r.instance_id) for r in state.archive.references()}
+    jobs, keys = [], []
+    for name, files in state.task.reference_agents().items():
+        for inst in state.dev + state.holdout:
+            if (name, inst.id) not in seen:
+                jobs.append((files, inst))
+                keys.append((name, inst))
+    if progress:
+        progress.extra_work(len(jobs))
+    outcomes = await _run_all(state, sandbox, workers, jobs, progress)
+    for (name, inst), outcome in zip(keys, outcomes):
+        state.archive.add_reference(ReferenceEvaluation(
+            agent=name, instance_id=inst.id, split=inst.split, score=_score(state, inst, outcome, False),
+            metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,
+            feedback=outcome.feedback,
+        ))
+
+
+def choose_final(state: RunState, policy, rng: np.random.Generator, budget: int) -> FinalChoice | None:
+    choice = policy.select_final(state.tree.view(budget=budget), rng)
+    if choice is not None:
+        state.archive.add_event("select_final", choice.node_id, {"rule": choice.rule, **choice.detail})
+    return choice

@@ -1,0 +1,13 @@
+"""Mutators: turn a parent's files into a child's (see DESIGN.md, "Mutators").
+
+`OfflineMutator` is the built-in genetic-programming mutator (no LLM);
+`check_child` is the static validity check every child goes through.
+"""
+from __future__ import annotations
+
+from engine.mutators.base import MutationContext, MutationError, Mutator, Proposal
+from engine.mutators.offline import OfflineMutator, operators_in
+from engine.mutators.validate import check_child
+
+__all__ = ["MutationContext", "MutationError", "Mutator", "OfflineMutator", "Proposal", "check_child",
+           "operators_in"]

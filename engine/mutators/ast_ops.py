@@ -1,0 +1,172 @@
+"""Expression operators of the offline mutator: Koza-style GP point mutations on Python ASTs.
+
+Each operator takes a `Workspace`, its current `Sites` and the generator, edits
+the workspace in place and returns a short description starting with its
+name, or returns None when it does not apply (nothing to act on, or the draw
+changed nothing). Operators (Koza, "Genetic Programming", 1992, ch. 6, for
+point mutation, hoist/shrink and subtree crossover; constant and term
+operators in the style of FunSearch's program edits):
+
+- `const`: perturb a numeric literal: relative step (sign kept), absolute
+  step, sign flip or snap to an integer / zero; only relative steps in
+  restricted slots (denominators, log/sqrt arguments);
+- `swap_op`: swap an arithmetic operator (+ - * /, never creating an
+  unguarded division) or a comparison operator;
+- `wrap`: wrap a subexpression in a unary function (`templates.WRAPPERS`);
+- `insert`: add a new term built from the function's arguments and
+  constants to a returned expression (`templates.TERMS`);
+- `prune`: replace an operation by one of its operands (hoist / shrink),
+  which undoes bloat and lets a search drop a term.
+"""
+from __future__ import annotations
+
+import ast
+import math
+
+import numpy as np
+
+from engine.mutators.sites import ELEMENTWISE, Sites, Slot, call_name, number_value
+from engine.mutators.templates import TERMS, WRAPPERS, const, scale
+from engine.mutators.workspace import Workspace, fresh, short
+
+ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+COMPARE = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Lt: "<", ast.LtE: "<=",
+          ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+WRAPPABLE = (ast.Name, ast.BinOp, ast.Call, ast.UnaryOp, ast.Subscript, ast.Attribute, ast.IfExp)
+
+# insert: how often each term kind is drawn (exact-fit and gap terms are the ones that go past best fit)
+TERM_WEIGHTS = {"lin": 0.6, "diff": 1.5, "inv": 1.0, "eq": 1.0, "sq": 1.0, "le": 0.8, "window": 1.5,
+                "ratio": 0.8, "decay": 1.0}
+
+
+def _pick(rng: np.random.Generator, items: list):
+    return items[int(rng.integers(len(items)))]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _is_boolean(node: ast.AST) -> bool:
+    if isinstance(node, (ast.Compare, ast.BoolOp)):
+        return True
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) \
+        and _is_boolean(node.left) and _is_boolean(node.right)
+
+
+def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
+    slots = [s for s in sites.slots if number_value(s.node) is not None]
+    if not slots:
+        return None
+    slot = _pick(rng, slots)
+    old = number_value(slot.node)
+    assert old is not None
+    draw = rng.random()
+    if slot.restricted:
+        if abs(old) < 1e-3:
+            return None   # a guard epsilon: rescaling it changes nothing that matters
+        new = old * math.exp(rng.normal(0.0, 0.5))
+    elif draw < 0.45 and old != 0:
+        new = old * math.exp(rng.normal(0.0, 0.5))
+    elif draw < 0.8 or old == 0:
+        new = old + rng.normal() * 10.0 ** rng.uniform(-1.0, 1.0)
+    elif draw < 0.9:
+        new = -old
+    else:
+        new = float(round(old)) if round(old) != old else 0.0
+    node = const(new)
+    new = number_value(node)
+    if new is None or new == old:
+        return None
+    slot.replace(node)
+    return f"const {_fmt(old)}->{_fmt(new)}"
+
+
+def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
+    slots = [s for s in sites.slots if not s.restricted and (
+        (isinstance(s.node, ast.BinOp) and isinstance(s.node.op, ARITH)) or isinstance(s.node, ast.Compare))]
+    if not slots:
+        return None
+    node = _pick(rng, slots).node
+    if isinstance(node, ast.Compare):
+        i = int(rng.integers(len(node.ops)))
+        old = type(node.ops[i])
+        new = _pick(rng, [op for op in COMPARE if op is not old])
+        node.ops[i] = new()
+        return f"swap_op {SYMBOL[old]}->{SYMBOL[new]} in {short(node, 30)}"
+    old = type(node.op)
+    choices = [op for op in (ast.Add, ast.Sub, ast.Mult) if op is not old]
+    right = number_value(node.right)
+    if old is ast.Mult and right is not None and right != 0:
+        choices.append(ast.Div)   # dividing by a non-zero literal is safe
+    if _is_boolean(node.left) and _is_boolean(node.right):
+        choices = [op for op in choices if op is not ast.Sub]   # numpy refuses bool - bool
+    if not choices:
+        return None
+    new = _pick(rng, choices)
+    node.op = new()
+    return f"swap_op {SYMBOL[old]}->{SYMBOL[new]} in {short(node, 30)}"
+
+
+def _wrappable(ws: Workspace, slot: Slot) -> bool:
+    node = slot.node
+    if slot.restricted or not isinstance(node, WRAPPABLE) or number_value(node) is not None:
+        return False
+    return not (isinstance(node, ast.Name) and node.id == ws.np_alias)
+
+
+def op_wrap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
+    slots = [s for s in sites.slots if _wrappable(ws, s)]
+    if not slots:
+        return None
+    slot = _pick(rng, slots)
+    name = _pick(rng, sorted(WRAPPERS))
+    old = slot.node
+    slot.replace(fresh(WRAPPERS[name](fresh(old), ws.np_alias, rng)))
+    return f"wrap {name}({short(old, 30)})"
+
+
+def op_insert(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
+    slots = [s for s in sites.results if ws.params(s.func)]
+    if not slots:
+        return None
+    slot = _pick(rng, slots)
+    params = ws.params(slot.func)
+    kinds = sorted(TERM_WEIGHTS)
+    weights = np.array([TERM_WEIGHTS[k] for k in kinds])
+    kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
+    if len(params) >= 2:
+        i, j = (int(v) for v in rng.choice(len(params), size=2, replace=False))
+        x, y = ast.Name(id=params[i], ctx=ast.Load()), ast.Name(id=params[j], ctx=ast.Load())
+        if kind in ("diff", "inv", "eq", "sq", "le", "window", "decay") and rng.random() < 0.75:
+            # a difference "last - first" reads as room left (bins - item): favoured, not forced
+            x, y = ast.Name(id=params[-1], ctx=ast.Load()), ast.Name(id=params[0], ctx=ast.Load())
+    else:
+        x, y = ast.Name(id=params[0], ctx=ast.Load()), const(scale(rng))
+    term = fresh(TERMS[kind](x, y, ws.np_alias, rng))
+    slot.replace(ast.BinOp(left=slot.node, op=ast.Add(), right=term))
+    return f"insert {kind} {short(term, 45)}"
+
+
+def op_prune(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
+    options: list[tuple[Slot, ast.expr]] = []
+    for s in sites.slots:
+        node = s.node
+        if s.restricted or number_value(node) is not None:
+            continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (*ARITH, ast.Pow)):
+            options.append((s, node.left))
+            if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+                options.append((s, node.right))
+        elif call_name(node) in ELEMENTWISE and isinstance(node, ast.Call) and node.args \
+                and not isinstance(node.args[0], ast.Starred):
+            options.append((s, node.args[0]))
+        elif isinstance(node, ast.IfExp):
+            options += [(s, node.body), (s, node.orelse)]
+    if not options:
+        return None
+    slot, keep = _pick(rng, options)
+    old = slot.node
+    slot.replace(keep)
+    return f"prune {short(old, 30)} -> {short(keep, 25)}"

@@ -1,0 +1,180 @@
+"""The built-in offline mutator: genetic programming on the AST of the entry function, no LLM.
+
+A child is the parent with 1 + Geometric extra operators applied to the
+mutable region of the entry file (see `region`): `const`, `swap_op`, `wrap`,
+`insert`, `prune` (`ast_ops`), `delete`, `swap_stmt` (`stmt_ops`) and
+`crossover` (`crossover`). This is Koza-style tree GP (Koza, "Genetic
+Programming", 1992) aimed at the kind of programs FunSearch evolves
+(Romera-Paredes et al., Nature 2024): a priority function whose returned
+expression grows, loses and retunes terms.
+
+Each attempt works on a fresh copy of the region; the child must differ from
+the parent, stay under a size cap and pass `check_child`, otherwise another
+attempt is drawn (up to `max_attempts`). All randomness comes from the
+generator passed to `propose`, so the same parent, context and generator
+state give the same proposal.
+
+Failure mode (documented choice): `propose` never returns the parent
+unchanged; when it cannot make a child (the entry file is missing or does not
+parse, the markers are malformed, no attempt gave a valid child) it raises
+`MutationError` with a one-line reason. Any unexpected exception inside is
+also turned into a `MutationError`.
+
+The description is `"; "`-joined parts, each starting with the operator's
+name, e.g. `"const 0.5->0.71; insert diff -0.7 * (bins - item)"`;
+`operators_in` recovers the names.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numpy as np
+
+from engine.mutators.ast_ops import op_const, op_insert, op_prune, op_swap, op_wrap
+from engine.mutators.base import MutationContext, MutationError, Proposal
+from engine.mutators.crossover import donor_grafts, op_crossover
+from engine.mutators.region import Region, find_region, splice
+from engine.mutators.scope import module_bindings, numpy_alias
+from engine.mutators.sites import Sites
+from engine.mutators.stmt_ops import op_delete, op_swap_stmt
+from engine.mutators.validate import check_child
+from engine.mutators.workspace import Workspace
+
+Operator = Callable[[Workspace, Sites, np.random.Generator], "str | None"]
+
+OPERATORS: dict[str, Operator] = {
+    "const": op_const, "swap_op": op_swap, "wrap": op_wrap, "insert": op_insert, "prune": op_prune,
+    "delete": op_delete, "swap_stmt": op_swap_stmt, "crossover": op_crossover,
+}
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "const": 0.30, "swap_op": 0.08, "wrap": 0.10, "insert": 0.20, "prune": 0.08,
+    "delete": 0.03, "swap_stmt": 0.03, "crossover": 0.18,
+}
+
+MAX_DESCRIPTION = 240
+
+
+def operators_in(description: str) -> list[str]:
+    """The operator names of a description made by `OfflineMutator`, in order."""
+    return [part.split(" ", 1)[0] for part in description.split("; ") if part.split(" ", 1)[0] in OPERATORS]
+
+
+@dataclass
+class OfflineMutator:
+    """Genetic-programming mutator; `name` "offline", `model` None.
+
+    Knobs: `max_ops` caps the operators per child (1 + Geometric(`p_more`)
+    beyond the first); `max_attempts` bounds redraws when an attempt gives no
+    valid, changed child; `max_nodes` caps the region's AST size (bloat
+    control) unless the parent is already larger; `weights` sets how often
+    each operator is drawn among those that apply.
+    """
+    max_ops: int = 4
+    p_more: float = 0.4
+    max_attempts: int = 8
+    max_nodes: int = 400
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    name: str = field(default="offline", init=False)
+    model: str | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.weights) - set(OPERATORS)
+        if unknown:
+            raise ValueError(f"unknown operators in weights: {sorted(unknown)}")
+        if self.max_ops < 1 or self.max_attempts < 1:
+            raise ValueError("max_ops and max_attempts must be at least 1")
+
+    def propose(self, parent_files: Mapping[str, str], context: MutationContext,
+                rng: np.random.Generator) -> Proposal:
+        try:
+            return self._propose(parent_files, context, rng)
+        except MutationError:
+            raise
+        except Exception as exc:   # a bug here must reach the archive as a reason, not end the run
+            raise MutationError(f"offline mutator internal error: {type(exc).__name__}: {exc}"[:300]) from exc
+
+    def _propose(self, parent_files: Mapping[str, str], context: MutationContext,
+                 rng: np.random.Generator) -> Proposal:
+        source = parent_files.get(context.entry_file)
+        if source is None:
+            raise MutationError(f"parent has no entry file {context.entry_file}")
+        try:
+            tree = ast.parse(source, filename=context.entry_file)
+        except SyntaxError as exc:
+            raise MutationError(f"parent's {context.entry_file} does not parse (line {exc.lineno}: {exc.msg})") from None
+        region = find_region(source, tree, context.entry_function)
+        alias, needs_import = _numpy_alias(tree, region)
+        grafts = donor_grafts(context.donors, context.entry_file, context.entry_function, alias)
+        module_names = frozenset(module_bindings(tree)[0])
+        parent_ws = Workspace.from_region(region, context.entry_function, tuple(context.entry_args), alias,
+                                          module_names, grafts)
+        parent_dump, size_cap = parent_ws.dump(), max(self.max_nodes, parent_ws.size())
+        last = "no operator applies"
+        for _ in range(self.max_attempts):
+            ws = Workspace.from_region(region, context.entry_function, tuple(context.entry_args), alias,
+                                       module_names, grafts)
+            parts = self._apply(ws, rng)
+            if not parts or ws.dump() == parent_dump:
+                last = "no operator changed the code"
+                continue
+            if ws.size() > size_cap:
+                last = f"child over {size_cap} AST nodes"
+                continue
+            files = dict(parent_files)
+            files[context.entry_file] = _write(source, region, ws, alias, needs_import)
+            reason = check_child(files, context.entry_file, context.entry_function, context.entry_args)
+            if reason is None:
+                return Proposal(files, _describe(parts))
+            last = reason
+        raise MutationError(f"no valid child in {self.max_attempts} attempts (last: {last})"[:300])
+
+    def _apply(self, ws: Workspace, rng: np.random.Generator) -> list[str]:
+        n_ops = min(self.max_ops, int(rng.geometric(1.0 - self.p_more)))
+        parts: list[str] = []
+        for _ in range(n_ops):
+            sites = ws.sites()
+            names = [k for k in OPERATORS if self.weights.get(k, 0.0) > 0]
+            while names:
+                w = np.array([self.weights[k] for k in names])
+                name = names[int(rng.choice(len(names), p=w / w.sum()))]
+                part = OPERATORS[name](ws, sites, rng)
+                if part is not None:
+                    parts.append(part)
+                    break
+                names.remove(name)
+        return parts
+
+
+def _numpy_alias(tree: ast.Module, region: Region) -> tuple[str, bool]:
+    """numpy's name in the entry file, and whether the child must import it itself."""
+    places = [tree.body, list(region.stmts)]
+    if region.enclosing is not None:
+        places.append(region.enclosing.body)
+    places += [s.body for s in region.stmts if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for place in places:
+        alias = numpy_alias(place)
+        if alias is not None:
+            return alias, False
+    taken = module_bindings(tree)[0]
+    return ("np" if "np" not in taken else "_np"), True
+
+
+def _write(source: str, region: Region, ws: Workspace, alias: str, needs_import: bool) -> str:
+    stmts = ws.stmts
+    if needs_import and ws.uses(alias) and numpy_alias(stmts) is None:
+        imp = ast.Import(names=[ast.alias(name="numpy", asname=alias)])
+        if len(stmts) == 1 and isinstance(stmts[0], (ast.FunctionDef, ast.AsyncFunctionDef)) and not region.marked:
+            body = stmts[0].body
+            doc = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+            body.insert(doc, imp)
+        else:
+            stmts = [imp] + stmts
+    return splice(source, region, stmts)
+
+
+def _describe(parts: list[str]) -> str:
+    text = "; ".join(parts)
+    return text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 3] + "..."

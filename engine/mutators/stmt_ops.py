@@ -1,0 +1,70 @@
+"""Statement operators of the offline mutator: delete one statement, swap two neighbours.
+
+Neither ever touches a `return`, `raise`, `break`/`continue`, a definition, an
+import or a docstring, and neither empties a block. A swap is made only when
+it changes what the code computes (the two statements share a name one of
+them writes) and cannot read a variable before the statement that first binds
+it (a conservative data-flow check within one block).
+"""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from engine.mutators.scope import function_bindings, loaded_names
+from engine.mutators.sites import Body, Sites
+from engine.mutators.workspace import Workspace, short
+
+_FIXED = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.FunctionDef, ast.AsyncFunctionDef,
+          ast.ClassDef, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass)
+
+
+def _movable(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, _FIXED):
+        return False
+    return not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+
+
+def _writes(stmt: ast.stmt) -> set[str]:
+    return function_bindings(ast.Module(body=[stmt], type_ignores=[]))
+
+
+def op_delete(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
+    options = [(body, i) for body in sites.bodies if len(body.stmts) - body.start >= 2
+               for i in range(body.start, len(body.stmts)) if _movable(body.stmts[i])]
+    if not options:
+        return None
+    body, i = options[int(rng.integers(len(options)))]
+    removed = body.stmts.pop(i)
+    return f"delete `{short(removed, 40)}`"
+
+
+def _bound_before(ws: Workspace, body: Body, i: int) -> set[str]:
+    names = set(ws.module_names) | set(ws.preamble) | set(ws.params(body.func))
+    if body.func is not None:
+        names |= {a.arg for a in ast.walk(body.func.args) if isinstance(a, ast.arg)}
+    for stmt in body.stmts[:i]:
+        names |= _writes(stmt)
+    return names
+
+
+def op_swap_stmt(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
+    options: list[tuple[Body, int]] = []
+    for body in sites.bodies:
+        for i in range(body.start, len(body.stmts) - 1):
+            a, b = body.stmts[i], body.stmts[i + 1]
+            if not (_movable(a) and _movable(b)):
+                continue
+            wa, wb = _writes(a), _writes(b)
+            ra, rb = loaded_names(a), loaded_names(b)
+            if not (wa & (rb | wb) or wb & ra):
+                continue   # independent statements: swapping changes nothing
+            if (wa & rb) - _bound_before(ws, body, i):
+                continue   # b would read a name before a first binds it
+            options.append((body, i))
+    if not options:
+        return None
+    body, i = options[int(rng.integers(len(options)))]
+    body.stmts[i], body.stmts[i + 1] = body.stmts[i + 1], body.stmts[i]
+    return f"swap_stmt `{short(body.stmts[i], 25)}` <-> `{short(body.stmts[i + 1], 25)}`"

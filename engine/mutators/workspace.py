@@ -1,0 +1,84 @@
+"""The state one mutation attempt works on: a private copy of the region.
+
+Operators edit `Workspace.stmts` in place (they are deep copies of the parent's
+region) and read the rest (the enclosing def, the module's names, the numpy
+alias, crossover material) without changing it.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+
+from engine.mutators.region import Region
+from engine.mutators.scope import BUILTIN_NAMES, function_bindings, loaded_names
+from engine.mutators.sites import FuncDef, Sites, collect
+
+
+@dataclass(frozen=True)
+class Graft:
+    """A subexpression of a donor's region, offered to crossover."""
+    node: ast.expr
+    names: frozenset[str]   # the names it reads (after renaming the donor's numpy alias)
+    rank: int               # the donor's position, 0 = best
+    internal: bool          # not a bare name or constant (Koza's 90% internal-node rule)
+
+
+@dataclass
+class Workspace:
+    stmts: list[ast.stmt]
+    enclosing: FuncDef | None
+    entry_function: str
+    entry_args: tuple[str, ...]
+    np_alias: str
+    module_names: frozenset[str]
+    grafts: tuple[Graft, ...] = ()
+    preamble: frozenset[str] = field(default_factory=frozenset)   # names bound before a marked region
+
+    @classmethod
+    def from_region(cls, region: Region, entry_function: str, entry_args: tuple[str, ...], np_alias: str,
+                    module_names: frozenset[str], grafts: tuple[Graft, ...]) -> Workspace:
+        preamble: set[str] = set()
+        if region.enclosing is not None:
+            preamble.update(a.arg for a in ast.walk(region.enclosing.args) if isinstance(a, ast.arg))
+            for stmt in region.enclosing.body:
+                if (stmt.end_lineno or stmt.lineno) < region.first_line:
+                    preamble |= function_bindings(ast.Module(body=[stmt], type_ignores=[]))
+        return cls(copy.deepcopy(list(region.stmts)), region.enclosing, entry_function, entry_args,
+                   np_alias, module_names, grafts, frozenset(preamble))
+
+    def sites(self) -> Sites:
+        return collect(self.stmts, self.enclosing)
+
+    def params(self, func: FuncDef | None) -> list[str]:
+        """Positional parameters of the def around a slot; the task's entry arguments for the entry function."""
+        if func is None:
+            return []
+        if func.name == self.entry_function:
+            return list(self.entry_args)
+        return [a.arg for a in func.args.posonlyargs + func.args.args if a.arg not in ("self", "cls")]
+
+    def names(self) -> set[str]:
+        """Names a grafted expression may read (a conservative superset; `check_child` has the last word)."""
+        names = set(self.module_names) | BUILTIN_NAMES | {self.np_alias} | set(self.preamble)
+        names |= function_bindings(ast.Module(body=self.stmts, type_ignores=[]))
+        return names
+
+    def dump(self) -> str:
+        return ast.dump(ast.Module(body=self.stmts, type_ignores=[]))
+
+    def size(self) -> int:
+        return sum(1 for _ in ast.walk(ast.Module(body=self.stmts, type_ignores=[])))
+
+    def uses(self, name: str) -> bool:
+        return name in loaded_names(ast.Module(body=self.stmts, type_ignores=[]))
+
+
+def fresh(node: ast.expr) -> ast.expr:
+    """A new, unshared copy of an expression, exactly as it will read once unparsed."""
+    return ast.parse(ast.unparse(node), mode="eval").body
+
+
+def short(node: ast.AST, limit: int = 40) -> str:
+    text = ast.unparse(node).replace("\n", " ")
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -1,0 +1,108 @@
+"""The live progress display: evaluations against the budget, nodes, best score, workers, ETA."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class SearchProgress:
+    """A rich progress bar the scheduler feeds; `quiet` keeps the same calls silent."""
+
+    def __init__(self, console, budget: int, workers: int, quiet: bool = False, done: int = 0) -> None:
+        self.console = console
+        self.budget = budget
+        self.workers = workers
+        self.quiet = quiet
+        self.valid = self.invalid = 0
+        self.best = float("nan")
+        self.best_node: int | None = None
+        self._busy = 0
+        self._progress = None
+        self._task = None
+        self._extra = None
+        self._start_done = done
+        self._done = done
+        self._plain_every = max(1, budget // 10)  # without a terminal: a plain line every 10 %
+
+    def __enter__(self) -> "SearchProgress":
+        if self.quiet or not self.console.is_terminal:
+            return self
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+            TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=self.console, transient=False, refresh_per_second=4,
+        )
+        self._progress.__enter__()
+        self._task = self._progress.add_task("evaluations", total=self.budget, completed=self._start_done,
+                                             stats=self._stats())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)  # type: ignore[arg-type]
+
+    def _stats(self) -> str:
+        best = "-" if np.isnan(self.best) else f"{self.best:.3f} (node {self.best_node})"
+        return (f"nodes {self.valid} valid / {self.invalid} invalid | best dev mean {best} | "
+                f"workers {self._busy}/{self.workers}")
+
+    def _refresh(self, advance: int = 0) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, advance=advance, stats=self._stats())
+
+    def start(self, state) -> None:
+        """Take the counts of a (possibly resumed) tree."""
+        tree = state.tree
+        self.valid = int(tree.n_valid)
+        self.invalid = int(tree.n - tree.n_valid)
+        self._update_best(state)
+        self._refresh()
+
+    def _update_best(self, state) -> None:
+        tree = state.tree
+        n = tree.n
+        need = max(1, min(tree.n_instances, 4))  # a mean over a handful of instances, not one lucky draw
+        ok = tree.valid[:n] & (tree.n_evals[:n] >= need)
+        if ok.any():
+            nodes = np.flatnonzero(ok)
+            means = tree.s[nodes] / tree.n_evals[nodes]
+            k = int(np.argmax(means))
+            self.best, self.best_node = float(means[k]), int(nodes[k])
+
+    def expanded(self, result) -> None:
+        if result.status == "valid":
+            self.valid += 1
+        else:
+            self.invalid += 1
+        self._refresh()
+
+    def busy(self, count: int) -> None:
+        self._busy = count
+        self._refresh()
+
+    def evaluated(self, state, outcome, busy: int) -> None:
+        self._busy = busy
+        self._done += 1
+        self._update_best(state)
+        self._refresh(advance=1)
+        if self._progress is None and not self.quiet and (
+                self._done % self._plain_every == 0 or self._done == self.budget):
+            print(f"evaluations {self._done}/{self.budget} | {self._stats()}", flush=True)
+
+    def extra_work(self, count: int) -> None:
+        """Holdout and reference runs after the search: a second bar."""
+        if self._progress is None or count == 0:
+            return
+        if self._extra is None:
+            self._extra = self._progress.add_task("holdout + references", total=0, stats="")
+        self._progress.update(self._extra, total=(self._progress.tasks[self._extra].total or 0) + count)
+
+    def advance_extra(self) -> None:
+        if self._progress is not None and self._extra is not None:
+            self._progress.update(self._extra, advance=1)
+
+    def say(self, message: str) -> None:
+        self.console.print(message)
+

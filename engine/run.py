@@ -1,0 +1,164 @@
+"""Building a run from the command line, new or resumed, and carrying it to its summary."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from datetime import datetime
+from pathlib import Path
+
+from engine.config import RunConfig
+from engine.errors import UserError
+
+# Flags that define what a run is; a resumed run keeps its own.
+FIXED_ON_RESUME = ("task", "policy", "seed", "agent", "instances", "sandbox", "run_dir")
+
+
+def _config_from_args(args) -> RunConfig:
+    given = {k: getattr(args, k) for k in ("task", "policy", "budget", "workers", "seed", "run_dir",
+                                           "time_limit", "agent", "instances", "sandbox")}
+    return RunConfig().with_overrides(**given).validate()
+
+
+def _new_run_folder(config: RunConfig) -> tuple[str, Path]:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = f"{config.task}-{config.policy}-s{config.seed}-{stamp}"
+    root = Path(config.run_dir)
+    run_id, k = base, 1
+    while (root / run_id).exists():
+        k += 1
+        run_id = f"{base}-{k}"
+    return run_id, root / run_id
+
+
+def _create(config: RunConfig, console):
+    from archive import Archive, NodeRecord
+    from archive.store import files_hash
+    from engine.agent_files import load_agent
+    from engine.mutators import check_child
+    from tasks import make_task
+    from tasks.binpack.instances import InstanceFileError
+
+    task = make_task(config.task, config.instances)
+    try:
+        instances = task.instances()
+    except InstanceFileError as exc:
+        raise UserError(str(exc)) from None
+    if config.agent:
+        files = load_agent(config.agent, task.entry_file)
+        origin = config.agent
+    else:
+        files = task.seed_files()
+        origin = f"the {task.name} seed"
+    reason = check_child(files, task.entry_file, task.entry_function, task.entry_args)
+    if reason:
+        raise UserError(f"{origin} is not a usable agent: {reason}")
+    config = config.with_overrides(agent=str(Path(config.agent).resolve()) if config.agent else None,
+                                   instances=str(Path(config.instances).resolve()) if config.instances else None)
+    run_id, folder = _new_run_folder(config)
+    archive = Archive.create(folder / "archive.duckdb", run_id, config.to_dict(), config.seed)
+    archive.add_instances([(i.id, i.split, i.data) for i in instances])
+    root = NodeRecord(id=0, parent_id=None, depth=0, status="valid", mutator="seed", code_hash=files_hash(files),
+                      description=f"from {origin}")
+    archive.add_node(root, files, event=("start", 0, {"config": config.to_dict()}))
+    return archive, task, config
+
+
+def _open(args, console):
+    from archive import Archive
+    from tasks import make_task
+
+    for name in FIXED_ON_RESUME:
+        if getattr(args, name) is not None:
+            raise UserError(f"--{name.replace('_', '-')} cannot change on --resume: a run keeps its own")
+    archive = Archive.open(args.resume)
+    try:
+        stored = RunConfig.from_dict(archive.config())
+        config = stored.with_overrides(budget=args.budget, workers=args.workers, time_limit=args.time_limit)
+        config.validate()
+        task = make_task(config.task, None)
+    except Exception:
+        archive.close()
+        raise
+    return archive, task, config
+
+
+def run_from_args(args) -> int:
+    from rich.console import Console
+
+    from archive import ArchiveError
+
+    console = Console(stderr=False, highlight=False)
+    try:
+        if args.resume:
+            archive, task, config = _open(args, console)
+        else:
+            archive, task, config = _create(_config_from_args(args), console)
+    except ArchiveError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        return _carry(archive, task, config, console, resumed=bool(args.resume), quiet=args.quiet)
+    finally:
+        archive.close()
+
+
+def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool) -> int:
+    import numpy as np
+
+    from engine.cli import EXIT_INTERRUPTED
+    from engine.finale import choose_final, measure_holdout, measure_references
+    from engine.mutators import OfflineMutator
+    from engine.progress import SearchProgress
+    from engine.sandbox import make_sandbox
+    from engine.scheduler import Scheduler
+    from engine.state import RunState
+    from engine.summary import compute_summary, render_summary
+    from search import make_policy
+
+    state = RunState.rebuild(archive, task)
+    workers = config.resolved_workers()
+    policy = make_policy(config.policy)
+    mutator = OfflineMutator()
+    sandbox = make_sandbox(config.sandbox)
+    if resumed:
+        rng = np.random.default_rng([config.seed, archive._next_seq])
+        archive.add_event("resume", None, {"budget": config.budget, "done": state.tree.evaluations_done})
+    else:
+        rng = np.random.default_rng(config.seed)
+    archive.set_status("running")
+    console.print(f"Run [bold]{archive.run_id}[/bold] -> {archive.path}")
+    console.print(f"Task {task.name}, policy {policy.name}, budget {config.budget} dev evaluations, "
+                  f"{workers} workers, sandbox {sandbox.name}, seed {config.seed}"
+                  + (f" (resumed at {state.tree.evaluations_done})" if resumed else ""))
+    console.print("No LLM configured: the built-in offline mutator edits the agent's syntax tree "
+                  "(no model calls, no cost).")
+    deadline = time.monotonic() + config.time_limit if config.time_limit else None
+
+    async def main() -> tuple[str, object]:
+        loop = asyncio.get_running_loop()
+        current = asyncio.current_task()
+        loop.add_signal_handler(signal.SIGTERM, current.cancel)
+        with SearchProgress(console, config.budget, workers, quiet=quiet,
+                            done=state.tree.evaluations_done) as progress:
+            progress.start(state)
+            scheduler = Scheduler(state, policy, mutator, sandbox, budget=config.budget, workers=workers,
+                                  rng=rng, deadline=deadline, progress=progress)
+            stop = await scheduler.run()
+            choice = choose_final(state, policy, rng, config.budget)
+            await measure_holdout(state, sandbox, workers, [choice.node_id] if choice else [], progress)
+            await measure_references(state, sandbox, workers, progress)
+        return stop, choice
+
+    try:
+        stop, choice = asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        archive.set_status("interrupted")
+        console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"
+                      f"  python -m engine.search --resume {Path(archive.path).parent}")
+        return EXIT_INTERRUPTED
+    archive.set_status("finished")
+    summary = compute_summary(archive, task, choice.node_id if choice else None,
+                              choice.rule if choice else "", stop, config.budget)
+    render_summary(summary, console)
+    return 0

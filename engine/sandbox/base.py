@@ -1,0 +1,120 @@
+"""Types shared by every sandbox backend.
+
+A sandbox runs one command on one set of files and hands back what came out:
+the answer file, the tail of the output, how it ended. Grading happens
+outside, so nothing here interprets the output (a printed "score: 1.0" is
+just text); the status is decided by how the process ended, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "SandboxLimits",
+    "SandboxJob",
+    "SandboxResult",
+    "Sandbox",
+    "check_relative_path",
+]
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits for one job; backends enforce what they can (see each backend)."""
+
+    timeout_s: float = 10.0  # wall clock; everything the job started is killed after it
+    cpu_s: int = 10  # RLIMIT_CPU, per process
+    memory_mb: int = 1024  # RLIMIT_AS, per process
+    file_size_mb: int = 16  # RLIMIT_FSIZE, per file written
+    processes: int = 64  # max processes/threads alive at once in the job
+    output_bytes: int = 8192  # how much of the stdout / stderr tail is kept, each
+
+    def __post_init__(self) -> None:
+        if not self.timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s!r}")
+        for name in ("cpu_s", "memory_mb", "file_size_mb", "processes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.output_bytes < 0:
+            raise ValueError(f"output_bytes must be >= 0, got {self.output_bytes!r}")
+
+
+def check_relative_path(path: str, what: str = "path") -> PurePosixPath:
+    """Return `path` as a PurePosixPath, or raise ValueError if it could leave the working directory.
+
+    Job files and the answer file are named relative to a fresh directory; an
+    absolute path or a '..' component would write or read outside it.
+    """
+    if not isinstance(path, str):
+        raise ValueError(f"{what} must be a str, got {type(path).__name__}")
+    if not path or "\x00" in path:
+        raise ValueError(f"{what} {path!r} is empty or contains NUL")
+    p = PurePosixPath(path)
+    if p.is_absolute():
+        raise ValueError(f"{what} {path!r} is absolute; give a path relative to the working directory")
+    if ".." in p.parts:
+        raise ValueError(f"{what} {path!r} contains '..'")
+    if p.parts in ((), (".",)):
+        raise ValueError(f"{what} {path!r} names the working directory itself")
+    return p
+
+
+@dataclass(frozen=True)
+class SandboxJob:
+    """One command to run on one set of files.
+
+    `files` are written into a fresh working directory, `command` runs there,
+    and `answer_file` is read back afterwards (at most `answer_limit` bytes).
+    """
+
+    files: Mapping[str, bytes]
+    command: Sequence[str]
+    answer_file: str
+    limits: SandboxLimits = SandboxLimits()  # frozen, so one shared default is safe
+    answer_limit: int = 16 * 2**20
+
+    def __post_init__(self) -> None:
+        for name, content in self.files.items():
+            check_relative_path(name, "job file")
+            if not isinstance(content, (bytes, bytearray, memoryview)):
+                raise TypeError(f"job file {name!r}: content must be bytes, got {type(content).__name__}")
+        check_relative_path(self.answer_file, "answer_file")
+        if isinstance(self.command, (str, bytes)) or not self.command:
+            raise ValueError("command must be a non-empty sequence of arguments (argv), not a string")
+        if self.answer_limit < 0:
+            raise ValueError(f"answer_limit must be >= 0, got {self.answer_limit!r}")
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """How one job ended.
+
+    status: 'ok' (exit 0), 'error' (non-zero exit, or could not start),
+    'timeout' (wall limit hit), 'killed' (ended by a signal: a CPU limit,
+    SIGSEGV, a self-kill, ...).
+    """
+
+    status: str
+    returncode: int | None  # exit code, or -N when ended by signal N (subprocess convention)
+    answer: bytes | None  # None if absent / not a regular file / outside / over the limit
+    stdout_tail: str
+    stderr_tail: str
+    runtime_s: float
+    reason: str = ""  # one human line when status != 'ok' or the answer is missing
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """A backend: runs jobs, several at once from one event loop."""
+
+    name: str
+
+    async def run(self, job: SandboxJob) -> SandboxResult: ...

@@ -1,0 +1,147 @@
+"""The asynchronous search loop: keep W evaluations in flight, decide, record.
+
+HGM is asynchronous, and so is this loop: as soon as one evaluation returns,
+its result is committed and the next decision is taken, so no worker waits on
+another's slow instance (DGM's synchronous generations do). Decisions come
+from the policy, except at the start: the seed (root) is evaluated on every
+dev instance first, since every child's score is measured against it.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from archive import EvaluationRecord
+from engine.evaluation import Outcome, run_agent
+from engine.expansion import expand
+from engine.state import RunState
+from search.decisions import Evaluate, Expand
+
+MAX_INVALID_STREAK = 200
+
+
+@dataclass(frozen=True)
+class Launch:
+    node: int
+    instance: int
+    worker: int
+    detail: dict
+
+
+class Scheduler:
+    def __init__(self, state: RunState, policy, mutator, sandbox, *, budget: int, workers: int,
+                 rng: np.random.Generator, deadline: float | None = None, progress=None) -> None:
+        self.state = state
+        self.policy = policy
+        self.mutator = mutator
+        self.sandbox = sandbox
+        self.budget = budget
+        self.workers = workers
+        self.rng = rng
+        self.deadline = deadline
+        self.progress = progress
+        self._free_workers = list(range(workers))
+        self._invalid_streak = 0
+
+    # ----- decisions --------------------------------------------------------
+    def _next_decision(self) -> Expand | Evaluate | None:
+        tree = self.state.tree
+        if tree.n_instances and tree.valid[0] and not tree.n_evals[0] == tree.n_instances:
+            if 0 in tree.open_nodes:  # the seed first: every child is scored against it
+                untried = tree.untried(0)
+                return Evaluate(0, untried[0], {"rule": "seed first"})
+            if tree.in_flight:
+                return None
+        return self.policy.decide(tree.view(budget=self.budget), self.rng)
+
+    def _spendable(self) -> bool:
+        tree = self.state.tree
+        return tree.evaluations_done + tree.in_flight < self.budget
+
+    def _expand(self, decision: Expand) -> str | None:
+        result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
+        self._invalid_streak = 0 if result.status == "valid" else self._invalid_streak + 1
+        if self.progress:
+            self.progress.expanded(result)
+        if self._invalid_streak >= MAX_INVALID_STREAK:
+            return f"the mutator made {MAX_INVALID_STREAK} unusable children in a row (last: {result.reason})"
+        return None
+
+    # ----- evaluations ------------------------------------------------------
+    def _launch(self, decision: Evaluate) -> tuple[asyncio.Task, Launch]:
+        self.state.tree.start_evaluation(decision.node_id, decision.instance)
+        launch = Launch(decision.node_id, decision.instance, self._free_workers.pop(0), decision.detail)
+        files = self.state.files(decision.node_id)
+        instance = self.state.dev[decision.instance]
+        task = asyncio.ensure_future(run_agent(self.state.task, self.sandbox, files, instance))
+        return task, launch
+
+    def _record(self, launch: Launch, outcome: Outcome) -> None:
+        state = self.state
+        instance = state.dev[launch.instance]
+        if outcome.status != "ok":
+            score = 0.0
+        elif launch.node == 0:
+            score = state.task.score(instance, outcome.metrics, outcome.metrics)
+        else:
+            score = state.task.score(instance, outcome.metrics, state.seed_metrics.get(instance.id))
+        record = EvaluationRecord(
+            node_id=launch.node, instance_id=instance.id, split="dev", repeat=0, score=score,
+            metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,
+            stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
+            worker=f"w{launch.worker}", started_at=outcome.started_at, finished_at=outcome.finished_at,
+        )
+        detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
+        state.archive.add_evaluation(record, event=("evaluate", launch.node, detail))
+        state.tree.finish_evaluation(launch.node, launch.instance, score)
+        if launch.node == 0 and outcome.status == "ok":
+            state.seed_metrics[instance.id] = outcome.metrics
+        self._free_workers.append(launch.worker)
+        self._free_workers.sort()
+        if self.progress:
+            self.progress.evaluated(state, outcome, self.workers - len(self._free_workers))
+
+    # ----- the loop ---------------------------------------------------------
+    async def run(self) -> str:
+        """Search until the budget is spent, time is up, or nothing is left; return why it stopped."""
+        pending: dict[asyncio.Task, Launch] = {}
+        stop: str | None = None
+        try:
+            while True:
+                if stop is None and self.deadline is not None and time.monotonic() >= self.deadline:
+                    stop = "time limit reached"
+                while stop is None and len(pending) < self.workers and self._spendable():
+                    decision = self._next_decision()
+                    if decision is None:
+                        break
+                    if isinstance(decision, Expand):
+                        stop = self._expand(decision)
+                        continue
+                    task, launch = self._launch(decision)
+                    pending[task] = launch
+                    if self.progress:
+                        self.progress.busy(len(pending))
+                if not pending:
+                    if stop is None:
+                        stop = "budget spent" if not self._spendable() else "nothing left to evaluate"
+                    return stop
+                timeout = None if self.deadline is None or stop else max(self.deadline - time.monotonic(), 0.01)
+                done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    self._record(pending.pop(task), task.result())
+        finally:
+            await self._abandon(pending)
+
+    async def _abandon(self, pending: dict[asyncio.Task, Launch]) -> None:
+        """Cancel what is still in flight (Ctrl-C, errors): the sandboxes kill their processes."""
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        for launch in pending.values():
+            self.state.tree.abandon_evaluation(launch.node, launch.instance)
+            self._free_workers.append(launch.worker)
+        pending.clear()

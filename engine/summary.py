@@ -1,0 +1,104 @@
+"""The end-of-run summary: computed from the archive alone (pure), then rendered with rich."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archive import Archive
+
+
+@dataclass(frozen=True)
+class AgentLine:
+    label: str
+    dev_mean: float | None
+    dev_n: int
+    dev_raw: float | None
+    holdout_mean: float | None
+    holdout_n: int
+    holdout_raw: float | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    run_id: str
+    archive: str
+    run_dir: str
+    stop_reason: str
+    final_node: int | None
+    final_rule: str
+    agents: list[AgentLine]
+    nodes_by_status: dict[str, int]
+    dev_evaluations_by_status: dict[str, int]
+    budget: int
+    dev_done: int
+    holdout_done: int
+    raw_metric: str
+    extra: dict = field(default_factory=dict)
+
+
+def _line(label: str, rows: list[tuple[str, float, str | None]], task) -> AgentLine:
+    """rows: (split, score, metrics JSON) of one agent."""
+    out = {}
+    for split in ("dev", "holdout"):
+        scores = [r[1] for r in rows if r[0] == split]
+        metrics = [json.loads(r[2]) for r in rows if r[0] == split and r[2]]
+        raw = task.raw_value([m for m in metrics if m]) if metrics else None
+        out[split] = (sum(scores) / len(scores) if scores else None, len(scores), raw)
+    return AgentLine(label, *out["dev"], *out["holdout"])
+
+
+def compute_summary(archive: Archive, task, final_node: int | None, final_rule: str,
+                    stop_reason: str, budget: int) -> Summary:
+    def node_rows(node: int):
+        return archive.query("SELECT split, score, metrics FROM evaluations WHERE node_id = ?", [node])
+
+    agents = []
+    if final_node is not None:
+        agents.append(_line(f"final (node {final_node})", node_rows(final_node), task))
+    agents.append(_line("seed (node 0)", node_rows(0), task))
+    for (name,) in archive.query("SELECT DISTINCT agent FROM reference_evaluations ORDER BY agent"):
+        rows = archive.query("SELECT split, score, metrics FROM reference_evaluations WHERE agent = ?", [name])
+        agents.append(_line(f"reference: {name}", rows, task))
+    nodes = dict(archive.query("SELECT status, count(*) FROM nodes GROUP BY status ORDER BY status"))
+    dev = dict(archive.query("SELECT status, count(*) FROM evaluations WHERE split = 'dev' GROUP BY status ORDER BY status"))
+    holdout = archive.query("SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0]
+    return Summary(
+        run_id=archive.run_id, archive=str(archive.path), run_dir=str(Path(archive.path).parent),
+        stop_reason=stop_reason, final_node=final_node, final_rule=final_rule, agents=agents,
+        nodes_by_status=nodes, dev_evaluations_by_status=dev, budget=budget,
+        dev_done=sum(dev.values()), holdout_done=int(holdout), raw_metric=task.raw_metric,
+    )
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def render_summary(summary: Summary, console) -> None:
+    from rich.table import Table
+
+    console.print()
+    console.print(f"[bold]Run {summary.run_id}[/bold]: {summary.stop_reason}; "
+                  f"{summary.dev_done}/{summary.budget} dev evaluations, "
+                  f"{summary.holdout_done} holdout evaluations on top")
+    if summary.final_node is None:
+        console.print("No valid evaluated node to report.")
+    else:
+        console.print(f"Final node {summary.final_node}, chosen by the {summary.final_rule}")
+    table = Table(title=None, show_edge=False)
+    for name in ("agent", "dev score", "dev n", f"dev {summary.raw_metric}", "holdout score", "holdout n",
+                 f"holdout {summary.raw_metric}"):
+        table.add_column(name, justify="left" if name == "agent" else "right")
+    for a in summary.agents:
+        table.add_row(a.label, _fmt(a.dev_mean), str(a.dev_n), _fmt(a.dev_raw), _fmt(a.holdout_mean),
+                      str(a.holdout_n), _fmt(a.holdout_raw))
+    console.print(table)
+    nodes = ", ".join(f"{v} {k}" for k, v in summary.nodes_by_status.items())
+    evals = ", ".join(f"{v} {k}" for k, v in summary.dev_evaluations_by_status.items())
+    console.print(f"Nodes: {nodes}. Dev evaluations: {evals}.")
+    console.print(f"Archive: {summary.archive}")
+    console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} --budget N")
+    query = "SELECT status, count(*) FROM nodes GROUP BY status"
+    console.print(f"Query:   python -c \"import duckdb; print(duckdb.connect('{summary.archive}', "
+                  f"read_only=True).sql('{query}'))\"", soft_wrap=True)

@@ -1,0 +1,54 @@
+"""Baseline policies that every comparison needs.
+
+- `greedy`: the AutoResearch / SICA loop (Robeyns et al. 2025, "A Self-Improving
+  Coding Agent"): evaluate each child on every dev instance, then always expand
+  the best node so far; a worse child is simply never expanded (keep if better).
+- `random`: expand a uniformly random evaluated node once every child has been
+  fully evaluated; evaluate in random order. The floor any policy must beat.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from search.decisions import Decision, Evaluate, Expand, FinalChoice, evaluable, pick_instance
+from search.final import max_mean
+from search.tree import TreeView
+
+
+@dataclass(frozen=True)
+class GreedyPolicy:
+    name: str = "greedy"
+
+    def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
+        if view.open_nodes:
+            node = view.open_nodes[0]  # finish the oldest child first
+            return Evaluate(node, pick_instance(view, node, rng), {"rule": "finish child"})
+        if view.in_flight:
+            return None  # wait: the best node is not known until the child's results are in
+        choice = max_mean(view, view.n_instances)
+        if choice is None:
+            return None
+        return Expand(choice.node_id, {"rule": "best so far", **choice.detail})
+
+    def select_final(self, view: TreeView, rng: np.random.Generator) -> FinalChoice | None:
+        return max_mean(view, view.n_instances)
+
+
+@dataclass(frozen=True)
+class RandomPolicy:
+    name: str = "random"
+
+    def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
+        if view.open_nodes:
+            node = view.open_nodes[int(rng.integers(len(view.open_nodes)))]
+            return Evaluate(node, pick_instance(view, node, rng), {"rule": "random open node"})
+        candidates = evaluable(view)
+        if len(candidates) == 0:
+            return None
+        node = int(candidates[int(rng.integers(len(candidates)))])
+        return Expand(node, {"rule": "random evaluated node", "candidates": int(len(candidates))})
+
+    def select_final(self, view: TreeView, rng: np.random.Generator) -> FinalChoice | None:
+        return max_mean(view, view.n_instances)

@@ -1,0 +1,75 @@
+"""The Huxley-Gödel Machine's policy.
+
+Wang et al., "Huxley-Gödel Machine: Human-Level Coding Agent Development by
+an Approximation of the Optimal Self-Improving Machine", arXiv 2510.21614:
+- expand or evaluate by UCB-Air progressive widening: expand while
+  t^alpha >= (nodes grown so far) + pending expansions, t = evaluations so far;
+- expand the node with the largest Thompson draw from its clade's posterior
+  Beta(1 + tau S, 1 + tau F) (clade-metaproductivity), over valid nodes with
+  at least one evaluation; tau may cool down as (T / (T - t))^beta;
+- evaluate the node with the largest draw from its own Beta(1 + s, 1 + f)
+  among nodes with untried dev instances, on one of those at random;
+- report the node with the highest epsilon-quantile of its own posterior.
+Nodes grown counts valid children only: an invalid child takes no evaluation,
+so counting it would starve the search of the expansions that replace it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from search.decisions import Decision, Evaluate, Expand, FinalChoice, evaluable, pick_instance
+from search.final import epsilon_quantile
+from search.thompson import thompson_argmax
+from search.tree import TreeView
+
+
+@dataclass(frozen=True)
+class HGMPolicy:
+    name: str = "hgm"
+    alpha: float = 0.6
+    tau: float = 1.0
+    cooldown_beta: float | None = None
+    epsilon: float = 0.1
+
+    def temperature(self, view: TreeView) -> float:
+        if self.cooldown_beta is None or not view.budget:
+            return self.tau
+        remaining = max(view.budget - view.evaluations_done, 1)
+        return self.tau * (view.budget / remaining) ** self.cooldown_beta
+
+    def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
+        t = view.evaluations_done
+        grown = (view.n_valid - 1) + view.pending_expansions
+        widen = t**self.alpha >= grown
+        candidates = evaluable(view)
+        can_evaluate = len(view.open_nodes) > 0
+        if len(candidates) and (widen or not can_evaluate):
+            return self._expand(view, candidates, rng, t, grown, widen)
+        if can_evaluate:
+            return self._evaluate(view, rng, t, grown)
+        return None
+
+    def _expand(self, view: TreeView, candidates: np.ndarray, rng: np.random.Generator,
+                t: int, grown: int, widen: bool) -> Expand:
+        tau = self.temperature(view)
+        best, theta = thompson_argmax(1.0 + tau * view.S[candidates], 1.0 + tau * view.F[candidates], rng)
+        node = int(candidates[best])
+        return Expand(node, {
+            "rule": "widen" if widen else "nothing to evaluate",
+            "t": t, "t_alpha": t**self.alpha, "grown": grown, "tau": tau, "theta": theta,
+            "S": float(view.S[node]), "F": float(view.F[node]), "candidates": int(len(candidates)),
+        })
+
+    def _evaluate(self, view: TreeView, rng: np.random.Generator, t: int, grown: int) -> Evaluate:
+        nodes = np.asarray(view.open_nodes, dtype=np.int64)
+        best, theta = thompson_argmax(1.0 + view.s[nodes], 1.0 + view.f[nodes], rng)
+        node = int(nodes[best])
+        instance = pick_instance(view, node, rng)
+        return Evaluate(node, instance, {
+            "t": t, "t_alpha": t**self.alpha, "grown": grown, "theta": theta, "candidates": int(len(nodes)),
+        })
+
+    def select_final(self, view: TreeView, rng: np.random.Generator) -> FinalChoice | None:
+        return epsilon_quantile(view, self.epsilon)

@@ -1,0 +1,193 @@
+"""Incremental tree statistics: each node's own sums and its clade's sums.
+
+An evaluation with score x adds x to the node's s and 1 - x to its f, and the
+same to S and F of the node and every ancestor (its clade sums): O(depth) per
+evaluation, never a recompute of the tree (DESIGN.md, Search). Arrays grow by
+doubling so that 100k nodes cost no Python objects per node beyond a bitmask.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_FLOAT_FIELDS = ("s", "f", "S", "F")
+_INT_FIELDS = ("parent", "depth", "n_evals", "n_clade_evals", "n_children", "n_valid_children")
+
+
+class TreeStats:
+    """The tree's numbers, owned by the engine; policies see a `TreeView`."""
+
+    def __init__(self, n_instances: int, capacity: int = 1024) -> None:
+        if n_instances < 0:
+            raise ValueError("n_instances must be >= 0")
+        self.n_instances = n_instances
+        self.n = 0
+        self.n_valid = 0
+        self.evaluations_done = 0
+        self.in_flight = 0
+        self._full_mask = (1 << n_instances) - 1
+        self._capacity = 0
+        self.tried: list[int] = []  # bitmask of dev instances done or in flight, per node
+        self.open_nodes: set[int] = set()  # valid nodes with an instance neither done nor in flight
+        self._grow(max(capacity, 1))
+
+    def _grow(self, capacity: int) -> None:
+        for name in _FLOAT_FIELDS:
+            old = getattr(self, name, np.zeros(0))
+            new = np.zeros(capacity, dtype=np.float64)
+            new[: len(old)] = old
+            setattr(self, name, new)
+        for name in _INT_FIELDS:
+            old = getattr(self, name, np.zeros(0, dtype=np.int64))
+            new = np.zeros(capacity, dtype=np.int64)
+            new[: len(old)] = old
+            setattr(self, name, new)
+        old_valid = getattr(self, "valid", np.zeros(0, dtype=bool))
+        self.valid = np.zeros(capacity, dtype=bool)
+        self.valid[: len(old_valid)] = old_valid
+        self._capacity = capacity
+
+    # ----- growth ------------------------------------------------------------
+    def add_node(self, parent: int | None, valid: bool) -> int:
+        node = self.n
+        if node >= self._capacity:
+            self._grow(2 * self._capacity)
+        self.parent[node] = -1 if parent is None else parent
+        self.depth[node] = 0 if parent is None else self.depth[parent] + 1
+        self.valid[node] = valid
+        self.tried.append(0)
+        if parent is not None:
+            self.n_children[parent] += 1
+            if valid:
+                self.n_valid_children[parent] += 1
+        if valid:
+            self.n_valid += 1
+            if self.n_instances:
+                self.open_nodes.add(node)
+        self.n += 1
+        return node
+
+    # ----- evaluations -------------------------------------------------------
+    def is_tried(self, node: int, instance: int) -> bool:
+        return bool(self.tried[node] >> instance & 1)
+
+    def start_evaluation(self, node: int, instance: int) -> None:
+        """Mark (node, instance) as in flight so no one else picks it."""
+        if self.is_tried(node, instance):
+            raise ValueError(f"instance {instance} of node {node} is already done or in flight")
+        self.tried[node] |= 1 << instance
+        self.in_flight += 1
+        if self.tried[node] == self._full_mask:
+            self.open_nodes.discard(node)
+
+    def abandon_evaluation(self, node: int, instance: int) -> None:
+        """An in-flight evaluation that will not finish (lost, cancelled): free the instance again."""
+        self.tried[node] &= ~(1 << instance)
+        self.in_flight -= 1
+        if self.valid[node]:
+            self.open_nodes.add(node)
+
+    def finish_evaluation(self, node: int, instance: int, score: float, started: bool = True) -> None:
+        """Add a finished dev evaluation to the node and every ancestor."""
+        if not started:
+            self.start_evaluation(node, instance)
+        self.in_flight -= 1
+        x = min(max(float(score), 0.0), 1.0)
+        self.s[node] += x
+        self.f[node] += 1.0 - x
+        self.n_evals[node] += 1
+        self.evaluations_done += 1
+        current = node
+        while current >= 0:
+            self.S[current] += x
+            self.F[current] += 1.0 - x
+            self.n_clade_evals[current] += 1
+            current = int(self.parent[current])
+
+    # ----- reading ---------------------------------------------------------
+    def untried(self, node: int) -> list[int]:
+        mask = self.tried[node]
+        return [i for i in range(self.n_instances) if not mask >> i & 1]
+
+    def view(self, pending_expansions: int = 0, budget: int | None = None) -> "TreeView":
+        n = self.n
+
+        def frozen(array: np.ndarray) -> np.ndarray:
+            v = array[:n]
+            v = v.view()
+            v.flags.writeable = False
+            return v
+
+        return TreeView(
+            n=n,
+            n_valid=self.n_valid,
+            n_instances=self.n_instances,
+            evaluations_done=self.evaluations_done,
+            in_flight=self.in_flight,
+            pending_expansions=pending_expansions,
+            budget=budget,
+            parent=frozen(self.parent),
+            depth=frozen(self.depth),
+            valid=frozen(self.valid),
+            s=frozen(self.s),
+            f=frozen(self.f),
+            S=frozen(self.S),
+            F=frozen(self.F),
+            n_evals=frozen(self.n_evals),
+            n_clade_evals=frozen(self.n_clade_evals),
+            n_children=frozen(self.n_children),
+            n_valid_children=frozen(self.n_valid_children),
+            open_nodes=tuple(sorted(self.open_nodes)),
+            _tree=self,
+        )
+
+
+@dataclass(frozen=True)
+class TreeView:
+    """A read-only picture of the tree handed to a policy. Arrays are not writeable."""
+
+    n: int
+    n_valid: int
+    n_instances: int
+    evaluations_done: int
+    in_flight: int
+    pending_expansions: int
+    budget: int | None
+    parent: np.ndarray
+    depth: np.ndarray
+    valid: np.ndarray
+    s: np.ndarray
+    f: np.ndarray
+    S: np.ndarray
+    F: np.ndarray
+    n_evals: np.ndarray
+    n_clade_evals: np.ndarray
+    n_children: np.ndarray
+    n_valid_children: np.ndarray
+    open_nodes: tuple[int, ...]
+    _tree: TreeStats
+
+    def untried(self, node: int) -> list[int]:
+        """Dev instance indices this node has neither finished nor has in flight."""
+        return self._tree.untried(node)
+
+    def mean(self) -> np.ndarray:
+        """Each node's own mean dev score (0 where it has none)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.n_evals > 0, self.s / np.maximum(self.n_evals, 1), 0.0)
+
+
+def recompute_clade_sums(parent: np.ndarray, s: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Brute-force clade sums (for tests and the benchmark's naive side): every node's subtree, summed.
+
+    Children always have larger ids than their parents, so one reverse pass suffices.
+    """
+    S = np.array(s, dtype=np.float64, copy=True)
+    F = np.array(f, dtype=np.float64, copy=True)
+    for node in range(len(parent) - 1, 0, -1):
+        p = parent[node]
+        if p >= 0:
+            S[p] += S[node]
+            F[p] += F[node]
+    return S, F

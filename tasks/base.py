@@ -1,0 +1,55 @@
+"""The `Task` protocol: what the engine needs from a benchmark.
+
+A task owns its instances, what goes into the sandbox to run an agent on one
+(`sandbox_files`, `command`), and the grading of the answer that comes back,
+which happens outside the sandbox and trusts nothing the agent printed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Protocol, Sequence
+
+from engine.sandbox.base import SandboxLimits
+
+
+@dataclass(frozen=True)
+class Instance:
+    id: str
+    split: str  # 'dev' | 'holdout'
+    data: dict
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The evaluator's verdict on one answer: valid or not, raw figures, a line of feedback."""
+
+    valid: bool
+    metrics: dict = field(default_factory=dict)
+    feedback: str = ""
+
+
+class Task(Protocol):
+    name: str
+    description: str
+    entry_file: str
+    entry_function: str
+    entry_args: tuple[str, ...]
+    answer_file: str
+    limits: SandboxLimits
+    raw_metric: str  # name of the figure reports show beside scores, e.g. "excess over L1 (%)"
+
+    def seed_files(self) -> dict[str, str]: ...
+
+    def reference_agents(self) -> dict[str, dict[str, str]]: ...
+
+    def instances(self) -> list[Instance]: ...
+
+    def sandbox_files(self, instance: Instance) -> dict[str, bytes]: ...
+
+    def command(self) -> Sequence[str]: ...
+
+    def grade(self, instance: Instance, answer: bytes) -> Grade: ...
+
+    def score(self, instance: Instance, metrics: Mapping, reference: Mapping | None) -> float: ...
+
+    def raw_value(self, metrics: Sequence[Mapping]) -> float | None: ...

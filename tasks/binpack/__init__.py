@@ -1,0 +1,1 @@
+"""Online bin packing, FunSearch's benchmark."""

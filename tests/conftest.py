@@ -1,0 +1,35 @@
+"""Shared fixtures: small instance files and a way to run the CLI as a user does."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def small_instances(path: Path, n_dev: int = 4, n_holdout: int = 2, n_items: int = 120, seed: int = 0) -> Path:
+    """A JSON instances file of OR-style instances small enough for fast end-to-end tests."""
+    rng = np.random.default_rng(seed)
+    data = {}
+    for split, count in (("dev", n_dev), ("holdout", n_holdout)):
+        for i in range(count):
+            data[f"{split}{i}"] = {"capacity": 150, "items": rng.integers(20, 101, n_items).tolist(), "split": split}
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.fixture
+def instances_file(tmp_path) -> Path:
+    return small_instances(tmp_path / "instances.json")
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
+    return subprocess.run([sys.executable, "-m", "engine.search", *args], cwd=cwd or REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)

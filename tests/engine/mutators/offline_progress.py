@@ -1,0 +1,158 @@
+"""Does the offline mutator make progress on online bin packing? A test-only search harness.
+
+Candidates are evaluated in this process with `tasks.binpack.packing.pack_online`
+(acceptable here: the code is our own mutator's output, and this module is
+never used by the engine). Six fixed instances: three OR-style (uniform
+integer sizes 20..100, capacity 150, 500 items) and three Weibull (45 *
+Weibull(3) rounded and clipped to 1..100, capacity 100, 1000 items). The
+search is a steady-state GA: tournament selection (size 3) from an elite
+population, one child per step, the two best other members as crossover
+donors.
+
+Report across seeds (proposals to beat first fit, to reach best fit, best
+mean bins):
+
+    python tests/engine/mutators/offline_progress.py --seeds 5 --proposals 1000
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[3]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from engine.mutators import MutationContext, MutationError, OfflineMutator, check_child, operators_in  # noqa: E402
+from tasks.binpack.packing import best_fit, first_fit, pack_online  # noqa: E402
+
+ENTRY = ("agent.py", "priority", ("item", "bins"))
+SEED_AGENT = ROOT / "agents_seed" / "binpack" / "agent.py"
+
+
+def instances() -> list[tuple[float, np.ndarray]]:
+    out = []
+    for seed in (11, 12, 13):
+        rng = np.random.default_rng(seed)
+        out.append((150.0, rng.integers(20, 101, size=500).astype(float)))
+    for seed in (21, 22, 23):
+        rng = np.random.default_rng(seed)
+        out.append((100.0, np.clip(np.round(rng.weibull(3.0, size=1000) * 45), 1, 100)))
+    return out
+
+
+INSTANCES = instances()
+
+
+def bins_used(priority: Callable, instance_set=INSTANCES) -> float:
+    """Mean number of bins over the instances; raises on a bad priority (error, wrong shape, non-finite)."""
+    def checked(item: float, bins: np.ndarray) -> np.ndarray:
+        out = np.asarray(priority(item, bins), dtype=float)
+        if out.shape not in ((), bins.shape) or not np.all(np.isfinite(out)):
+            raise ValueError("bad priority output")
+        return out
+    with np.errstate(divide="raise", over="raise", invalid="raise", under="ignore"):
+        return float(np.mean([len(np.unique(pack_online(checked, cap, items))) for cap, items in instance_set]))
+
+
+def evaluate_source(source: str) -> float | None:
+    """Mean bins of an agent's source, or None when it fails to load or run."""
+    namespace: dict = {"__name__": "candidate"}
+    try:
+        exec(compile(source, "agent.py", "exec"), namespace)
+        return bins_used(namespace["priority"])
+    except Exception:
+        return None
+
+
+FIRST_FIT = bins_used(first_fit)
+BEST_FIT = bins_used(best_fit)
+
+
+@dataclass
+class SearchResult:
+    seed: int
+    proposals: int
+    best: float
+    best_source: str
+    beat_first_fit: int | None = None    # proposal number when a child first beat first fit
+    reached_best_fit: int | None = None  # ... first matched or beat best fit
+    beat_best_fit: int | None = None     # ... first strictly beat best fit
+    invalid: int = 0                     # MutationError or check_child rejection
+    runtime_errors: int = 0              # valid per check_child but failed when run
+    operators: dict[str, int] = field(default_factory=dict)
+
+
+def search(seed: int, proposals: int, mutator: OfflineMutator | None = None, population: int = 16,
+           stop_when_beating_first_fit: bool = False) -> SearchResult:
+    mutator = mutator or OfflineMutator()
+    rng = np.random.default_rng(seed)
+    seed_files = {ENTRY[0]: SEED_AGENT.read_text()}
+    pop: list[tuple[float, int, dict[str, str]]] = [(FIRST_FIT, 0, seed_files)]
+    seen = {seed_files[ENTRY[0]]}
+    result = SearchResult(seed, 0, FIRST_FIT, seed_files[ENTRY[0]])
+    for t in range(1, proposals + 1):
+        result.proposals = t
+        picks = rng.integers(len(pop), size=min(3, len(pop)))
+        parent = min((pop[int(i)] for i in picks), key=lambda p: (p[0], -p[1]))
+        donors = tuple(p[2] for p in pop if p is not parent)[:2]
+        try:
+            proposal = mutator.propose(parent[2], MutationContext(*ENTRY, donors=donors), rng)
+        except MutationError:
+            result.invalid += 1
+            continue
+        for name in operators_in(proposal.description):
+            result.operators[name] = result.operators.get(name, 0) + 1
+        if check_child(proposal.files, *ENTRY) is not None:
+            result.invalid += 1
+            continue
+        source = proposal.files[ENTRY[0]]
+        if source in seen:
+            continue
+        seen.add(source)
+        score = evaluate_source(source)
+        if score is None:
+            result.runtime_errors += 1
+            continue
+        pop.append((score, t, proposal.files))
+        pop.sort(key=lambda p: (p[0], -p[1]))   # best first; among equals the newest (neutral drift)
+        del pop[population:]
+        if score < result.best:
+            result.best, result.best_source = score, source
+        if score < FIRST_FIT and result.beat_first_fit is None:
+            result.beat_first_fit = t
+            if stop_when_beating_first_fit:
+                break
+        if score <= BEST_FIT and result.reached_best_fit is None:
+            result.reached_best_fit = t
+        if score < BEST_FIT and result.beat_best_fit is None:
+            result.beat_best_fit = t
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--proposals", type=int, default=1000)
+    parser.add_argument("--show-best", action="store_true")
+    args = parser.parse_args(argv)
+    print(f"first fit {FIRST_FIT:.3f} bins, best fit {BEST_FIT:.3f} bins (mean of 6 instances)")
+    for seed in range(args.seeds):
+        start = time.time()
+        r = search(seed, args.proposals)
+        print(f"seed {seed}: beat first fit at {r.beat_first_fit}, reached best fit at {r.reached_best_fit}, "
+              f"beat best fit at {r.beat_best_fit}; best {r.best:.3f} bins after {r.proposals} proposals "
+              f"(invalid {r.invalid}, runtime errors {r.runtime_errors}, {time.time() - start:.0f} s)")
+        if args.show_best:
+            print(r.best_source)
+            print(dict(sorted(r.operators.items())))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""Nothing a job starts outlives it: fork bombs, escaped daemons, cancellation.
+
+Each containment test runs twice: with the per-job pids cgroup (when this
+machine allows it) and without (the rlimit/process-group/subreaper fallback).
+Fork bombs always run with a short timeout and a process cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from sandbox_helpers import PY, count_processes, new_marker, pids_with_marker, process_exists, run, script_job  # noqa: E402
+
+from engine.sandbox import ProcessSandbox, SandboxJob, SandboxLimits  # noqa: E402
+from engine.sandbox import process as process_mod  # noqa: E402
+from engine.sandbox.cgroup import PidsCgroups  # noqa: E402
+
+CGROUPS = PidsCgroups().available
+modes = pytest.mark.parametrize(
+    "use_cgroup",
+    [pytest.param(True, marks=pytest.mark.skipif(not CGROUPS, reason="no writable pids cgroup")), False],
+    ids=["cgroup", "fallback"],
+)
+
+
+def wait_for_file(path: Path, timeout: float = 10.0) -> str:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if path.exists() and path.read_text().endswith("\n"):
+            return path.read_text()
+        time.sleep(0.01)
+    raise AssertionError(f"{path} never written")
+
+
+@pytest.mark.skipif(not CGROUPS, reason="an uncapped fork bomb as root is not safe to run")
+def test_fork_bomb_is_capped_and_leaves_nothing() -> None:
+    marker = new_marker()
+    before = count_processes()
+    res = run(script_job("""
+        import os
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+    """, args=(marker,), timeout_s=3, processes=32))  # fmt: skip
+    assert res.status in ("timeout", "killed", "error"), res
+    assert res.runtime_s < 6
+    assert pids_with_marker(marker) == []
+    assert count_processes() <= before + 2  # slack for unrelated activity on the machine
+
+
+def test_cgroup_caps_process_count() -> None:
+    if not CGROUPS:
+        pytest.skip("no writable pids cgroup")
+    res = run(script_job("""
+        import os, time
+        kids = 0
+        for _ in range(40):
+            try:
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                kids += 1
+            except OSError:
+                break
+        open('answer.txt', 'w').write(str(kids))
+    """, processes=10, timeout_s=10))  # fmt: skip
+    assert res.status == "ok", res
+    assert res.answer == b"9"  # 10 tasks in all, the runner included
+    assert res.runtime_s < 5  # the sleeping children were killed when the runner exited
+
+
+@modes
+def test_process_tree_bomb_is_killed_on_timeout(use_cgroup: bool) -> None:
+    # A bounded bomb (127 processes, some in their own sessions), safe without a cap.
+    marker = new_marker()
+    res = run(script_job("""
+        import os, time
+        for depth in range(6):
+            for _ in range(2):
+                if os.fork() == 0:
+                    if depth % 2:
+                        os.setsid()
+                    break
+            else:
+                break
+        time.sleep(60)
+    """, args=(marker,), timeout_s=2, processes=200), ProcessSandbox(use_cgroup=use_cgroup))  # fmt: skip
+    assert res.status == "timeout"
+    assert pids_with_marker(marker) == []
+
+
+@modes
+def test_daemonized_grandchild_does_not_survive(use_cgroup: bool, tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    res = run(script_job(f"""
+        import os, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                # the daemon: own session, parent gone, stdout still the sandbox's pipe
+                with open({str(pidfile)!r}, 'w') as f:
+                    f.write(f"{{os.getpid()}}\\n")
+                time.sleep(60)
+                os._exit(0)
+            os._exit(0)
+        while not os.path.exists({str(pidfile)!r}):
+            time.sleep(0.01)
+        time.sleep(0.05)
+        open('answer.txt', 'w').write('started')
+    """, timeout_s=10), ProcessSandbox(use_cgroup=use_cgroup))  # fmt: skip
+    assert res.status == "ok", res
+    assert res.answer == b"started"
+    assert res.runtime_s < 5
+    pid = int(wait_for_file(pidfile))
+    assert not process_exists(pid)  # not running, and not a zombie either
+
+
+@modes
+def test_short_lived_orphans_leave_no_zombies(use_cgroup: bool, tmp_path: Path) -> None:
+    pidfile = tmp_path / "orphans.pid"
+    run(script_job(f"""
+        import os, time
+        pids = []
+        for _ in range(5):
+            if os.fork() == 0:        # child forks a grandchild and exits: grandchild is an orphan
+                gc = os.fork()
+                if gc == 0:
+                    time.sleep(0.05)  # ends on its own, while the job still runs
+                    os._exit(0)
+                with open({str(pidfile)!r}, 'a') as f:
+                    f.write(f"{{gc}}\\n")
+                os._exit(0)
+        time.sleep(0.5)
+    """), ProcessSandbox(use_cgroup=use_cgroup))  # fmt: skip
+    pids = [int(x) for x in pidfile.read_text().split()]
+    assert len(pids) == 5
+    assert [p for p in pids if process_exists(p)] == []
+
+
+@modes
+def test_cancellation_kills_the_job_and_removes_the_directory(use_cgroup: bool, tmp_path: Path) -> None:
+    info = tmp_path / "info"
+    job = script_job(f"""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            with open({str(info)!r} + '.child', 'w') as f:
+                f.write(f"{{os.getpid()}}\\n")
+            time.sleep(60)
+            os._exit(0)
+        with open({str(info)!r}, 'w') as f:
+            f.write(f"{{os.getpid()}} {{os.getcwd()}}\\n")
+        time.sleep(60)
+    """, timeout_s=30)  # fmt: skip
+
+    async def cancel_after_start() -> None:
+        task = asyncio.create_task(ProcessSandbox(use_cgroup=use_cgroup).run(job))
+        await asyncio.sleep(0.5)
+        for _ in range(200):
+            if info.exists() and Path(str(info) + ".child").exists():
+                break
+            await asyncio.sleep(0.02)
+        t0 = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - t0 < 3
+
+    asyncio.run(cancel_after_start())
+    pid_s, cwd = wait_for_file(info).split()
+    child = int(wait_for_file(Path(str(info) + ".child")))
+    assert not process_exists(int(pid_s))
+    assert not process_exists(child)
+    assert not os.path.exists(cwd)
+
+
+def test_cancellation_while_timing_out_still_cleans_up(tmp_path: Path) -> None:
+    # Cancel twice: the second cancel lands while the sandbox is stopping the job.
+    info = tmp_path / "info"
+    job = script_job(f"""
+        import os, time
+        with open({str(info)!r}, 'w') as f:
+            f.write(f"{{os.getpid()}} {{os.getcwd()}}\\n")
+        time.sleep(60)
+    """, timeout_s=30)  # fmt: skip
+
+    async def go() -> None:
+        task = asyncio.create_task(ProcessSandbox().run(job))
+        for _ in range(300):
+            if info.exists():
+                break
+            await asyncio.sleep(0.02)
+        task.cancel()
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    pid_s, cwd = wait_for_file(info).split()
+    end = time.monotonic() + 2  # after a hard kill, init reaps; give it a moment
+    while process_exists(int(pid_s)) and time.monotonic() < end:
+        time.sleep(0.02)
+    assert not process_exists(int(pid_s))
+    assert not os.path.exists(cwd)
+
+
+def test_job_killing_its_supervisor_is_still_contained(tmp_path: Path) -> None:
+    info = tmp_path / "info"
+    res = run(script_job(f"""
+        import os, signal, time
+        if os.fork() == 0:
+            with open({str(info)!r}, 'w') as f:
+                f.write(f"{{os.getpid()}}\\n")
+            time.sleep(60)
+            os._exit(0)
+        while not os.path.exists({str(info)!r}):
+            time.sleep(0.01)
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(60)
+    """, timeout_s=10))  # fmt: skip
+    assert res.status == "killed"
+    assert "supervisor ended without a report" in res.reason
+    assert res.runtime_s < 5
+    child = int(wait_for_file(info))
+    end = time.monotonic() + 5  # orphans of a killed supervisor are reaped by init
+    while process_exists(child) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not process_exists(child)
+
+
+def test_fallback_is_announced_once(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    class NoCgroups:
+        available = False
+        reason = "testing"
+
+    monkeypatch.setattr(process_mod, "_cgroups", NoCgroups())
+    monkeypatch.setattr(process_mod, "_said", set())
+    job = SandboxJob(files={}, command=[PY, "-c", "pass"], answer_file="a", limits=SandboxLimits(timeout_s=5))
+    with caplog.at_level(logging.WARNING, logger="engine.sandbox.process"):
+        assert run(job).status == "ok"
+        assert run(job).status == "ok"
+    messages = [r.getMessage() for r in caplog.records if "pids cgroup unavailable (testing)" in r.getMessage()]
+    assert len(messages) == 1

@@ -1,0 +1,115 @@
+"""Whole searches through the real CLI: budget exactness, determinism, kill -9 and resume."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import REPO, run_cli, small_instances
+
+
+def only_run(runs: Path) -> Path:
+    (run,) = list(runs.iterdir())
+    return run
+
+
+def read(run: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(run / "archive.duckdb"), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def assert_budget_invariants(run: Path, budget: int) -> None:
+    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == budget
+    dupes = read(run, 'SELECT node_id, instance_id, "repeat", count(*) FROM evaluations '
+                      'GROUP BY ALL HAVING count(*) > 1')
+    assert dupes == []
+    # every evaluated node exists and is valid; parents precede children
+    assert read(run, "SELECT count(*) FROM evaluations e LEFT JOIN nodes n ON n.id = e.node_id "
+                     "WHERE n.id IS NULL OR n.status <> 'valid'")[0][0] == 0
+    assert read(run, "SELECT count(*) FROM nodes WHERE parent_id >= id")[0][0] == 0
+
+
+def test_a_small_search_runs_end_to_end(tmp_path, instances_file):
+    runs = tmp_path / "runs"
+    out = run_cli("--budget", "30", "--workers", "2", "--seed", "1", "--instances", str(instances_file),
+                  "--run-dir", str(runs))
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "offline mutator" in out.stdout and "Final node" in out.stdout and "--resume" in out.stdout
+    run = only_run(runs)
+    assert_budget_invariants(run, 30)
+    assert read(run, "SELECT status FROM runs")[0][0] == "finished"
+    # the seed ran every dev instance first, scored 0.5 against itself
+    assert read(run, "SELECT count(*), avg(score) FROM evaluations WHERE node_id = 0 AND split = 'dev'")[0] == (4, 0.5)
+    final = read(run, "SELECT node_id, detail->>'rule' FROM events WHERE kind = 'select_final'")
+    assert len(final) == 1 and "quantile" in final[0][1]
+    holdout = read(run, "SELECT DISTINCT node_id FROM evaluations WHERE split = 'holdout' ORDER BY 1")
+    assert {h[0] for h in holdout} == {0, final[0][0]}
+    assert read(run, "SELECT count(*) FROM reference_evaluations WHERE agent = 'best_fit'")[0][0] == 6
+    kinds = {k for (k,) in read(run, "SELECT DISTINCT kind FROM events")}
+    assert {"start", "expand", "evaluate", "select_final"} <= kinds
+    # holdout instances never enter the search's events
+    assert read(run, "SELECT count(*) FROM events WHERE kind = 'evaluate' AND detail->>'instance' LIKE 'holdout%'")[0][0] == 0
+
+
+def tree_of(run: Path) -> list[tuple]:
+    return read(run, "SELECT id, parent_id, status, code_hash, diff, reason FROM nodes ORDER BY id")
+
+
+def test_same_seed_same_tree_with_one_worker(tmp_path, instances_file):
+    trees = []
+    for k in range(2):
+        runs = tmp_path / f"runs{k}"
+        out = run_cli("--budget", "24", "--workers", "1", "--seed", "5", "--instances", str(instances_file),
+                      "--run-dir", str(runs), "--quiet")
+        assert out.returncode == 0, out.stderr
+        trees.append(tree_of(only_run(runs)))
+    assert trees[0] == trees[1]
+    assert len(trees[0]) > 3
+    other = tmp_path / "runs-other"
+    assert run_cli("--budget", "24", "--workers", "1", "--seed", "6", "--instances", str(instances_file),
+                   "--run-dir", str(other), "--quiet").returncode == 0
+    assert tree_of(only_run(other)) != trees[0]
+
+
+def test_kill_9_then_resume_spends_exactly_the_budget(tmp_path):
+    instances = small_instances(tmp_path / "inst.json", n_dev=6, n_holdout=2)
+    runs = tmp_path / "runs"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.search", "--budget", "60", "--workers", "2", "--seed", "3",
+         "--instances", str(instances), "--run-dir", str(runs)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = ""
+    try:
+        deadline = time.monotonic() + 120
+        for line in proc.stdout:
+            seen += line
+            if line.startswith("evaluations 24/60") or time.monotonic() > deadline:
+                break
+        assert "evaluations 24/60" in seen, seen
+        os.kill(proc.pid, signal.SIGKILL)  # no cleanup, no flush: a power cut
+    finally:
+        proc.kill()
+        proc.wait()
+    run = only_run(runs)
+    assert read(run, "SELECT status FROM runs")[0][0] == "running"
+    done = read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0]
+    assert 24 <= done < 60
+    out = run_cli("--resume", str(run), "--quiet")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert_budget_invariants(run, 60)
+    assert read(run, "SELECT count(*) FROM events WHERE kind = 'resume'")[0][0] == 1
+    assert read(run, "SELECT status FROM runs")[0][0] == "finished"
+    # resuming a finished run spends nothing more
+    again = run_cli("--resume", str(run), "--quiet")
+    assert again.returncode == 0
+    assert_budget_invariants(run, 60)
