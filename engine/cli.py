@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instances", help="JSON file of instances (name -> {capacity, items[, split]}) "
                    "instead of generated ones")
     p.add_argument("--sandbox", help="sandbox backend: process (default)")
+    p.add_argument("--timeout", dest="eval_timeout", type=float,
+                   help="wall-clock limit of one evaluation in seconds (default: the task's; binpack: 20)")
     p.add_argument("--resume", metavar="RUN", help="continue a stopped run (its folder or archive file)")
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     return p

@@ -20,6 +20,7 @@ class RunConfig:
     agent: str | None = None  # a file or folder to start from instead of the task's seed
     instances: str | None = None  # a JSON file of instances instead of generated ones
     sandbox: str = "process"
+    eval_timeout: float | None = None  # per-evaluation wall limit, overriding the task's
     mutator: str = "offline"
 
     def resolved_workers(self) -> int:
@@ -50,6 +51,8 @@ class RunConfig:
             raise UserError(f"--workers must be 1 or more (0 means one per core), not {self.workers}")
         if self.time_limit is not None and self.time_limit <= 0:
             raise UserError(f"--time-limit must be a positive number of seconds, not {self.time_limit}")
+        if self.eval_timeout is not None and self.eval_timeout <= 0:
+            raise UserError(f"--timeout must be a positive number of seconds, not {self.eval_timeout}")
         if self.sandbox != "process":
             raise UserError(f"unknown sandbox {self.sandbox!r}; choose one of: process")
         if self.mutator != "offline":

@@ -12,12 +12,12 @@ from engine.config import RunConfig
 from engine.errors import UserError
 
 # Flags that define what a run is; a resumed run keeps its own.
-FIXED_ON_RESUME = ("task", "policy", "seed", "agent", "instances", "sandbox", "run_dir")
+FIXED_ON_RESUME = ("task", "policy", "seed", "agent", "instances", "sandbox", "run_dir", "eval_timeout")
 
 
 def _config_from_args(args) -> RunConfig:
     given = {k: getattr(args, k) for k in ("task", "policy", "budget", "workers", "seed", "run_dir",
-                                           "time_limit", "agent", "instances", "sandbox")}
+                                           "time_limit", "agent", "instances", "sandbox", "eval_timeout")}
     return RunConfig().with_overrides(**given).validate()
 
 
@@ -32,15 +32,28 @@ def _new_run_folder(config: RunConfig) -> tuple[str, Path]:
     return run_id, root / run_id
 
 
+def _make_task(config: RunConfig):
+    """The run's task, with the run's overrides of its sandbox limits."""
+    import math
+    from dataclasses import replace
+
+    from tasks import make_task
+
+    task = make_task(config.task, config.instances)
+    if config.eval_timeout:
+        cpu = max(1, math.ceil(config.eval_timeout))
+        task.limits = replace(task.limits, timeout_s=config.eval_timeout, cpu_s=cpu)
+    return task
+
+
 def _create(config: RunConfig, console):
     from archive import Archive, NodeRecord
     from archive.store import files_hash
     from engine.agent_files import load_agent
     from engine.mutators import check_child
-    from tasks import make_task
     from tasks.binpack.instances import InstanceFileError
 
-    task = make_task(config.task, config.instances)
+    task = _make_task(config)
     try:
         instances = task.instances()
     except InstanceFileError as exc:
@@ -67,7 +80,6 @@ def _create(config: RunConfig, console):
 
 def _open(args, console):
     from archive import Archive
-    from tasks import make_task
 
     for name in FIXED_ON_RESUME:
         if getattr(args, name) is not None:
@@ -77,7 +89,7 @@ def _open(args, console):
         stored = RunConfig.from_dict(archive.config())
         config = stored.with_overrides(budget=args.budget, workers=args.workers, time_limit=args.time_limit)
         config.validate()
-        task = make_task(config.task, None)
+        task = _make_task(config)  # instances come from the archive, not the file
     except Exception:
         archive.close()
         raise

@@ -34,6 +34,7 @@ class Summary:
     dev_done: int
     holdout_done: int
     raw_metric: str
+    raw_metric_note: str = ""
     extra: dict = field(default_factory=dict)
 
 
@@ -55,11 +56,11 @@ def compute_summary(archive: Archive, task, final_node: int | None, final_rule: 
 
     agents = []
     if final_node is not None:
-        agents.append(_line(f"final (node {final_node})", node_rows(final_node), task))
-    agents.append(_line("seed (node 0)", node_rows(0), task))
+        agents.append(_line(f"final #{final_node}", node_rows(final_node), task))
+    agents.append(_line("seed #0", node_rows(0), task))
     for (name,) in archive.query("SELECT DISTINCT agent FROM reference_evaluations ORDER BY agent"):
         rows = archive.query("SELECT split, score, metrics FROM reference_evaluations WHERE agent = ?", [name])
-        agents.append(_line(f"reference: {name}", rows, task))
+        agents.append(_line(f"{name} (reference)", rows, task))
     nodes = dict(archive.query("SELECT status, count(*) FROM nodes GROUP BY status ORDER BY status"))
     dev = dict(archive.query("SELECT status, count(*) FROM evaluations WHERE split = 'dev' GROUP BY status ORDER BY status"))
     holdout = archive.query("SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0]
@@ -68,6 +69,7 @@ def compute_summary(archive: Archive, task, final_node: int | None, final_rule: 
         stop_reason=stop_reason, final_node=final_node, final_rule=final_rule, agents=agents,
         nodes_by_status=nodes, dev_evaluations_by_status=dev, budget=budget,
         dev_done=sum(dev.values()), holdout_done=int(holdout), raw_metric=task.raw_metric,
+        raw_metric_note=getattr(task, "raw_metric_note", ""),
     )
 
 
@@ -87,13 +89,15 @@ def render_summary(summary: Summary, console) -> None:
     else:
         console.print(f"Final node {summary.final_node}, chosen by the {summary.final_rule}")
     table = Table(title=None, show_edge=False)
-    for name in ("agent", "dev score", "dev n", f"dev {summary.raw_metric}", "holdout score", "holdout n",
-                 f"holdout {summary.raw_metric}"):
-        table.add_column(name, justify="left" if name == "agent" else "right")
+    raw = summary.raw_metric
+    for name in ("agent", "dev score", "n", f"dev {raw}", "holdout score", "n", f"holdout {raw}"):
+        table.add_column(name, justify="left" if name == "agent" else "right", no_wrap=name == "agent")
     for a in summary.agents:
         table.add_row(a.label, _fmt(a.dev_mean), str(a.dev_n), _fmt(a.dev_raw), _fmt(a.holdout_mean),
                       str(a.holdout_n), _fmt(a.holdout_raw))
     console.print(table)
+    if summary.raw_metric_note:
+        console.print(f"({summary.raw_metric_note}; scores are measured against the seed on each instance)")
     nodes = ", ".join(f"{v} {k}" for k, v in summary.nodes_by_status.items())
     evals = ", ".join(f"{v} {k}" for k, v in summary.dev_evaluations_by_status.items())
     console.print(f"Nodes: {nodes}. Dev evaluations: {evals}.")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from search.bounds import clade_thompson, own_thompson
 from search.decisions import Decision, Evaluate, Expand, FinalChoice, evaluable, pick_instance
 from search.final import epsilon_quantile
 from search.thompson import thompson_argmax
@@ -54,7 +55,10 @@ class HGMPolicy:
     def _expand(self, view: TreeView, candidates: np.ndarray, rng: np.random.Generator,
                 t: int, grown: int, widen: bool) -> Expand:
         tau = self.temperature(view)
-        best, theta = thompson_argmax(1.0 + tau * view.S[candidates], 1.0 + tau * view.F[candidates], rng)
+        if self.cooldown_beta is None:  # a fixed tau: pruned exact draw (search.bounds)
+            best, theta = clade_thompson(view, candidates, tau, rng)
+        else:
+            best, theta = thompson_argmax(1.0 + tau * view.S[candidates], 1.0 + tau * view.F[candidates], rng)
         node = int(candidates[best])
         return Expand(node, {
             "rule": "widen" if widen else "nothing to evaluate",
@@ -64,7 +68,7 @@ class HGMPolicy:
 
     def _evaluate(self, view: TreeView, rng: np.random.Generator, t: int, grown: int) -> Evaluate:
         nodes = np.asarray(view.open_nodes, dtype=np.int64)
-        best, theta = thompson_argmax(1.0 + view.s[nodes], 1.0 + view.f[nodes], rng)
+        best, theta = own_thompson(view, nodes, rng)
         node = int(nodes[best])
         instance = pick_instance(view, node, rng)
         return Evaluate(node, instance, {

@@ -8,6 +8,7 @@ doubling so that 100k nodes cost no Python objects per node beyond a bitmask.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -30,6 +31,8 @@ class TreeStats:
         self._capacity = 0
         self.tried: list[int] = []  # bitmask of dev instances done or in flight, per node
         self.open_nodes: set[int] = set()  # valid nodes with an instance neither done nor in flight
+        self.derived: dict[object, object] = {}  # caches derived from these numbers (search.bounds), not state
+        self._changes: list[int] | None = None  # nodes added or evaluated since the last drain, once watched
         self._grow(max(capacity, 1))
 
     def _grow(self, capacity: int) -> None:
@@ -66,6 +69,8 @@ class TreeStats:
             if self.n_instances:
                 self.open_nodes.add(node)
         self.n += 1
+        if self._changes is not None:
+            self._changes.append(node)
         return node
 
     # ----- evaluations -------------------------------------------------------
@@ -104,6 +109,28 @@ class TreeStats:
             self.F[current] += 1.0 - x
             self.n_clade_evals[current] += 1
             current = int(self.parent[current])
+        if self._changes is not None:
+            self._changes.append(node)
+
+    # ----- derived caches ---------------------------------------------------
+    def watch_changes(self) -> None:
+        """From now on, log every added or evaluated node (an evaluation changes its ancestors' S, F too)."""
+        if self._changes is None:
+            self._changes = []
+
+    def drain_changes(self) -> list[int]:
+        """Nodes added or evaluated since the last drain (with repeats), and forget them."""
+        changes = self._changes or []
+        if self._changes is not None:
+            self._changes = []
+        return changes
+
+    def derived_cache(self, key: object, make: "Callable[[TreeStats], object]") -> object:
+        """The cache stored under `key`, made by `make(self)` the first time (e.g. posterior bounds)."""
+        cache = self.derived.get(key)
+        if cache is None:
+            cache = self.derived[key] = make(self)
+        return cache
 
     # ----- reading ---------------------------------------------------------
     def untried(self, node: int) -> list[int]:
@@ -171,6 +198,10 @@ class TreeView:
     def untried(self, node: int) -> list[int]:
         """Dev instance indices this node has neither finished nor has in flight."""
         return self._tree.untried(node)
+
+    def derived_cache(self, key: object, make: "Callable[[TreeStats], object]") -> object:
+        """A cache derived from the tree's numbers, kept with the tree across views (TreeStats.derived_cache)."""
+        return self._tree.derived_cache(key, make)
 
     def mean(self) -> np.ndarray:
         """Each node's own mean dev score (0 where it has none)."""

@@ -36,7 +36,8 @@ class Task(Protocol):
     entry_args: tuple[str, ...]
     answer_file: str
     limits: SandboxLimits
-    raw_metric: str  # name of the figure reports show beside scores, e.g. "excess over L1 (%)"
+    raw_metric: str  # short name of the figure reports show beside scores, e.g. "excess %"
+    raw_metric_note: str  # one line saying what it is
 
     def seed_files(self) -> dict[str, str]: ...
 

@@ -75,7 +75,7 @@ class OfflineMutator:
     max_ops: int = 4
     p_more: float = 0.4
     max_attempts: int = 8
-    max_nodes: int = 400
+    max_nodes: int = 250
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     name: str = field(default="offline", init=False)
     model: str | None = field(default=None, init=False)

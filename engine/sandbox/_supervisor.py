@@ -42,13 +42,18 @@ SWEEP_DEADLINE_S = 10.0
 
 
 def _libc():
-    import ctypes
+    try:
+        import ctypes
 
-    return ctypes.CDLL(None, use_errno=True)
+        return ctypes.CDLL(None, use_errno=True)
+    except (ImportError, OSError):
+        return None
 
 
 def _prctl(libc, option, arg):
     """Return '' or a warning saying why prctl(option, arg) failed."""
+    if libc is None:
+        return f"prctl({option}, {arg}) unavailable: no ctypes"
     if libc.prctl(option, arg, 0, 0, 0) == 0:
         return ""
     import ctypes
@@ -74,7 +79,8 @@ def _spawn(command, rlimits, cgroup_dir, libc):
             os.close(r)
             os.setpgid(0, 0)
             # If the supervisor is SIGKILLed (engine's last resort), its job's main process goes too.
-            libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
+            if libc is not None:
+                libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
             if os.getppid() != parent:
                 os._exit(127)
             if cgroup_dir:

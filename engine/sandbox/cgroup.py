@@ -60,7 +60,8 @@ def _find_pids_parent() -> tuple[str, str]:
     raise OSError("no pids cgroup hierarchy mounted")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (it may be another user's)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -176,7 +177,7 @@ class PidsCgroups:
             if not name.startswith(_PREFIX):
                 continue
             pid = name[len(_PREFIX) :].split("-", 1)[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
                 JobCgroup(os.path.join(parent, name)).remove(wait_s=0.5)
 
     def create(self, max_pids: int) -> JobCgroup | None:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .base import SandboxJob, SandboxLimits, SandboxResult
-from .cgroup import JobCgroup, PidsCgroups
+from .cgroup import JobCgroup, PidsCgroups, pid_alive
 
 __all__ = ["ProcessSandbox"]
 
@@ -51,8 +51,11 @@ _CHUNK = 64 * 1024
 _MB = 2**20
 _PIPE_GRACE_S = 2.0  # after the job ended, how long open output pipes are waited for
 
+_WORKDIR_PREFIX = "clade-sbx-"
+
 _cgroups = PidsCgroups()  # one probe per engine process
 _said: set[str] = set()
+_swept_bases: set[str] = set()
 
 
 def _warn_once(message: str) -> None:
@@ -83,11 +86,12 @@ class ProcessSandbox:
 
     async def run(self, job: SandboxJob) -> SandboxResult:
         limits = job.limits
-        workdir = tempfile.mkdtemp(prefix="clade-sbx-", dir=self.base_dir)
+        self._remove_stale_workdirs()
+        workdir = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-", dir=self.base_dir)
         cg: JobCgroup | None = None
         proc: asyncio.subprocess.Process | None = None
+        status: asyncio.Task[bytes] | None = None
         readers: list[asyncio.Task[None]] = []
-        status_r = -1
         try:
             _write_files(workdir, job.files)
             cg = self._make_cgroup(limits)
@@ -106,43 +110,69 @@ class ProcessSandbox:
                     start_new_session=True,  # the supervisor leads its own session, off the engine's terminal
                     pass_fds=(status_w,),
                 )  # fmt: skip
+            except BaseException:
+                os.close(status_r)
+                raise
             finally:
                 os.close(status_w)
             t0 = time.monotonic()
+            status = asyncio.create_task(_read_until_eof(status_r))
+            status.add_done_callback(lambda _, fd=status_r: os.close(fd))  # runs even if cancelled unstarted
             out, err = _Tail(limits.output_bytes), _Tail(limits.output_bytes)
             assert proc.stdout is not None and proc.stderr is not None
             readers = [asyncio.create_task(_drain(proc.stdout, out)), asyncio.create_task(_drain(proc.stderr, err))]
-            timed_out = False
-            try:
-                await asyncio.wait_for(proc.wait(), limits.timeout_s)
-            except asyncio.TimeoutError:
-                timed_out = True
+            # EOF on the status pipe means the supervisor is gone, and with it (normally) the whole job.
+            # Not proc.wait(): in 3.11 it also waits for stdout/stderr to close, which an escaped
+            # process could hold open forever.
+            done, _ = await asyncio.wait({status}, timeout=limits.timeout_s)
             runtime = time.monotonic() - t0
+            timed_out = not done
             if timed_out:
-                await self._stop(proc, cg)
-            report = _Report.parse(_read_all(status_r))
+                await self._stop(proc, cg, status)
+            report = _Report.parse(status.result())
             if report.kind is None:  # the supervisor itself was killed: clean up after it
                 _hard_kill(proc.pid, cg)
             for warning in report.warnings:
                 _warn_once(f"sandbox supervisor: {warning}")
-            await _finish_readers(readers, proc)
+            await _finish(proc, readers)
             answer, answer_reason = _read_answer(workdir, job.answer_file, job.answer_limit)
             return _result(limits, job, report, proc.returncode, timed_out, runtime, out, err, answer, answer_reason)
         except BaseException:
             # Cancellation (Ctrl-C in the engine) or a bug: kill before the exception propagates.
-            if proc is not None and proc.returncode is None:
-                await self._stop(proc, cg)
-            for task in readers:
-                task.cancel()
-            if readers:
-                await asyncio.gather(*readers, return_exceptions=True)
+            # A further cancellation meanwhile only makes the kill harder (see _stop); the
+            # clean-up is bounded, and the original exception is re-raised after it.
+            if proc is not None and status is not None and not status.done():
+                try:
+                    await self._stop(proc, cg, status)
+                except asyncio.CancelledError:
+                    pass
+            if proc is not None:
+                try:
+                    await _finish(proc, readers)
+                except asyncio.CancelledError:
+                    pass
             raise
         finally:
-            if status_r >= 0:
-                os.close(status_r)
+            if status is not None and not status.done():
+                status.cancel()  # only after a second cancellation hard-killed the supervisor
             if cg is not None:
                 cg.remove()
             _rmtree(workdir)
+
+    def _remove_stale_workdirs(self) -> None:
+        """Once per base directory: remove working directories of engines that died (named by their pid)."""
+        base = self.base_dir or tempfile.gettempdir()
+        if base in _swept_bases:
+            return
+        _swept_bases.add(base)
+        try:
+            names = os.listdir(base)
+        except OSError:
+            return
+        for name in names:
+            pid, dash, _ = name[len(_WORKDIR_PREFIX) :].partition("-")
+            if name.startswith(_WORKDIR_PREFIX) and dash and pid.isdigit() and not pid_alive(int(pid)):
+                _rmtree(os.path.join(base, name))
 
     def _make_cgroup(self, limits: SandboxLimits) -> JobCgroup | None:
         if not self.use_cgroup:
@@ -159,8 +189,8 @@ class ProcessSandbox:
             return None
         return _cgroups.create(limits.processes)
 
-    async def _stop(self, proc: asyncio.subprocess.Process, cg: JobCgroup | None) -> None:
-        """Kill the job now and wait for the supervisor to have reaped everything.
+    async def _stop(self, proc: asyncio.subprocess.Process, cg: JobCgroup | None, status: asyncio.Task[bytes]) -> None:
+        """Kill the job now and wait until the supervisor has reaped everything and exited.
 
         The cgroup is killed from here first, so that a stuck supervisor cannot
         keep the job alive; SIGTERM then makes the supervisor sweep the process
@@ -175,14 +205,38 @@ class ProcessSandbox:
         except ProcessLookupError:
             pass
         try:
-            await asyncio.wait_for(proc.wait(), self.kill_grace_s)
-        except asyncio.TimeoutError:
-            log.warning("sandbox supervisor %d did not exit %.1f s after SIGTERM; killing it", proc.pid, self.kill_grace_s)
-            _hard_kill(proc.pid, cg)
-            await proc.wait()
+            done, _ = await asyncio.wait({status}, timeout=self.kill_grace_s)
         except asyncio.CancelledError:
             _hard_kill(proc.pid, cg)
             raise
+        if not done:
+            log.warning("sandbox supervisor %d did not exit %.1f s after SIGTERM; killing it", proc.pid, self.kill_grace_s)
+            _hard_kill(proc.pid, cg)
+            await status  # EOF once the SIGKILLed supervisor is gone
+
+
+async def _read_until_eof(fd: int) -> bytes:
+    """Read a pipe to EOF without blocking the loop (the caller closes fd)."""
+    loop = asyncio.get_running_loop()
+    chunks: list[bytes] = []
+    eof = loop.create_future()
+
+    def readable() -> None:
+        try:
+            while data := os.read(fd, 65536):
+                chunks.append(data)
+        except BlockingIOError:
+            return
+        if not eof.done():
+            eof.set_result(None)
+
+    os.set_blocking(fd, False)
+    loop.add_reader(fd, readable)
+    try:
+        await eof
+    finally:
+        loop.remove_reader(fd)
+    return b"".join(chunks)
 
 
 class _Tail:
@@ -214,9 +268,9 @@ async def _drain(stream: asyncio.StreamReader, tail: _Tail) -> None:
         tail.add(chunk)
 
 
-async def _finish_readers(readers: list[asyncio.Task[None]], proc: asyncio.subprocess.Process) -> None:
-    """Let the readers reach EOF; if a process escaped and still holds a pipe, stop waiting."""
-    _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE_S)
+async def _finish(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]) -> None:
+    """Let the readers reach EOF and the transport close; stop waiting if a process escaped with a pipe."""
+    _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE_S) if readers else (set(), set())
     if pending:
         _warn_once("process sandbox: output pipes still open after the job ended; a process may have escaped")
         for task in pending:
@@ -225,6 +279,10 @@ async def _finish_readers(readers: list[asyncio.Task[None]], proc: asyncio.subpr
         transport = getattr(proc, "_transport", None)  # no public way to close the pipes
         if transport is not None:
             transport.close()
+    try:
+        await asyncio.wait_for(proc.wait(), _PIPE_GRACE_S)  # lets asyncio close the transport in this loop
+    except asyncio.TimeoutError:
+        pass
 
 
 @dataclass
@@ -385,13 +443,6 @@ def _user_tasks(uid: int) -> int:
             except OSError:
                 continue
     return n
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while data := os.read(fd, 65536):
-        chunks.append(data)
-    return b"".join(chunks)
 
 
 def _read_answer(workdir: str, answer_file: str, limit: int) -> tuple[bytes | None, str]:

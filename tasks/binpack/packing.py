@@ -28,6 +28,8 @@ def pack_online(priority: PriorityFn, capacity: float, items: np.ndarray | list[
     for i, item in enumerate(sizes):
         feasible = np.flatnonzero(remaining - item >= 0)
         scores = np.asarray(priority(float(item), remaining[feasible]), dtype=float)
+        if scores.shape != feasible.shape:
+            raise ValueError(f"priority returned shape {scores.shape} for {len(feasible)} bins")
         best = int(feasible[int(np.argmax(scores))])
         remaining[best] -= item
         chosen[i] = best

@@ -60,7 +60,8 @@ class BinPackTask:
     entry_function = "priority"
     entry_args = ("item", "bins")
     answer_file = "answer.json"
-    raw_metric = "excess over L1 (%)"
+    raw_metric = "excess %"
+    raw_metric_note = "excess % = bins / L1 - 1, mean over instances; lower is better"
     limits = SandboxLimits(timeout_s=20.0, cpu_s=20, memory_mb=1024, file_size_mb=16, processes=64)
 
     def __init__(self, instances_path: str | None = None, instance_seed: int = 0,

@@ -113,3 +113,67 @@ def test_kill_9_then_resume_spends_exactly_the_budget(tmp_path):
     again = run_cli("--resume", str(run), "--quiet")
     assert again.returncode == 0
     assert_budget_invariants(run, 60)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, signum):
+    instances = small_instances(tmp_path / "inst.json", n_dev=6, n_holdout=2)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    agent = tmp_path / "slow.py"  # slow enough that evaluations are in flight when the signal lands
+    agent.write_text("import os, time\nimport numpy as np\n"
+                     f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\n"
+                     "def priority(item, bins):\n    time.sleep(0.01)\n    return np.zeros_like(bins)\n")
+    runs = tmp_path / "runs"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.search", "--budget", "60", "--workers", "2", "--agent", str(agent),
+         "--instances", str(instances), "--run-dir", str(runs)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = ""
+    for line in proc.stdout:
+        seen += line
+        if line.startswith("evaluations 6/60"):
+            break
+    assert "evaluations 6/60" in seen, seen
+    time.sleep(0.3)
+    proc.send_signal(signum)
+    rest, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, seen + rest
+    assert "--resume" in rest and "Traceback" not in rest
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) >= 6
+    assert [pid for pid in started if alive(pid)] == []  # every sandboxed agent is gone
+    run = only_run(runs)
+    assert read(run, "SELECT status FROM runs")[0][0] == "interrupted"
+    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 60
+
+
+def test_agent_folder_time_limit_and_a_larger_budget_on_resume(tmp_path, instances_file):
+    agent = tmp_path / "my_agent"
+    agent.mkdir()
+    (agent / "helpers.py").write_text("WEIGHT = -1.0\n")
+    (agent / "agent.py").write_text("import numpy as np\nfrom helpers import WEIGHT\n\n"
+                                    "def priority(item, bins):\n    return WEIGHT * (bins - item)\n")
+    runs = tmp_path / "runs"
+    out = run_cli("--agent", str(agent), "--budget", "400", "--workers", "2", "--time-limit", "4",
+                  "--instances", str(instances_file), "--run-dir", str(runs), "--quiet")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "time limit reached" in out.stdout
+    run = only_run(runs)
+    done = read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0]
+    assert 4 <= done < 400
+    # the root holds both files; the helper module was importable in the sandbox
+    assert read(run, "SELECT path FROM node_files WHERE node_id = 0 ORDER BY path") == [("agent.py",), ("helpers.py",)]
+    assert read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND status = 'ok'")[0][0] == 4
+    out = run_cli("--resume", str(run), "--budget", str(done + 6), "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert_budget_invariants(run, done + 6)

@@ -54,7 +54,7 @@ def bins_used(priority: Callable, instance_set=INSTANCES) -> float:
     """Mean number of bins over the instances; raises on a bad priority (error, wrong shape, non-finite)."""
     def checked(item: float, bins: np.ndarray) -> np.ndarray:
         out = np.asarray(priority(item, bins), dtype=float)
-        if out.shape not in ((), bins.shape) or not np.all(np.isfinite(out)):
+        if out.shape not in ((), bins.shape) or not np.isfinite(out).all():
             raise ValueError("bad priority output")
         return out
     with np.errstate(divide="raise", over="raise", invalid="raise", under="ignore"):
