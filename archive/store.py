@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -131,18 +132,28 @@ class Archive:
         self._con.execute("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), self.run_id])
 
     def add_instances(self, rows: list[tuple[str, str, dict]]) -> None:
-        self._con.execute("BEGIN")
-        self._con.executemany(
-            "INSERT INTO instances VALUES (?, ?, ?)", [(i, s, json.dumps(d)) for i, s, d in rows]
-        )
-        self._con.execute("COMMIT")
+        with self._transaction() as con:
+            con.executemany("INSERT INTO instances VALUES (?, ?, ?)", [(i, s, json.dumps(d)) for i, s, d in rows])
+
+    @contextmanager
+    def _transaction(self, event: Event | None = None) -> Iterator[Any]:
+        """One committed transaction, with the event that explains it; all or nothing."""
+        con = self._con
+        con.execute("BEGIN")
+        try:
+            yield con
+            if event is not None:
+                self._insert_event(*event)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            self._reload_seq()
+            raise
 
     def add_node(self, node: NodeRecord, files: Mapping[str, str], event: Event | None = None) -> None:
         """Store a node with its files (and the event that made it) in one transaction;
         unchanged files are stored once."""
-        con = self._con
-        con.execute("BEGIN")
-        try:
+        with self._transaction(event) as con:
             con.execute(
                 "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [node.id, self.run_id, node.parent_id, node.depth, node.status, utcnow(), node.mutator,
@@ -153,27 +164,11 @@ class Archive:
                 digest = content_hash(text)
                 con.execute("INSERT INTO blobs VALUES (?, ?) ON CONFLICT DO NOTHING", [digest, text])
                 con.execute("INSERT INTO node_files VALUES (?, ?, ?)", [node.id, path, digest])
-            if event is not None:
-                self._insert_event(*event)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            self._reload_seq()
-            raise
 
     def add_evaluation(self, ev: EvaluationRecord, event: Event | None = None) -> None:
         """Store a finished evaluation (and its event) in one transaction."""
-        con = self._con
-        con.execute("BEGIN")
-        try:
+        with self._transaction(event):
             self._insert_evaluation(ev)
-            if event is not None:
-                self._insert_event(*event)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            self._reload_seq()
-            raise
 
     def _insert_evaluation(self, ev: EvaluationRecord) -> None:
         self._con.execute(
