@@ -1,25 +1,30 @@
 """Thompson sampling's argmax over Beta posteriors: the plain draw and an exact pruned one.
 
 `thompson_argmax` draws theta_i ~ Beta(alpha_i, beta_i) for every candidate.
-`pruned_argmax` returns a pair (argmax, max) with exactly the same joint
-distribution while drawing only the candidates that can still win. It needs,
-for every candidate, an upper bound u_i with p_i = P(theta_i > u_i) <= delta:
-1. draw the lead (a likely winner, chosen before any draw): best0 = its theta;
-2. draw every other candidate with u_i > best0 (`over`);
-3. the rest (u_i <= best0) win only if their theta exceeds u_i. Write theta_i
-   as a mixture: with probability p_i it lies in the tail (u_i, 1], else in
-   [0, u_i]. A body draw is at most u_i <= best0, so it never wins and is never
-   made. Which of them are in the tail: each candidate is picked with
-   probability delta (K ~ Binomial(m - 1, delta) picks, uniformly without
-   replacement), and a picked one is kept with probability p_i / delta, so each
-   is in the tail with probability exactly p_i, independently. A kept one
-   draws its theta from the tail: survival function = p_i * V, V ~ U(0, 1).
-Which candidates land in `over` depends only on the lead's draw, which is
-independent of everyone else's, so, given best0, every other theta still has
-its own Beta law: the returned (argmax, max) is exact, not approximate (to the
-floating-point accuracy of scipy's incomplete Beta functions, as numpy's Beta
-generator is to its own). Stage 2 falls back to drawing every candidate when
-`over` is large; that choice, too, depends on the lead's draw only.
+`pruned_argmax` returns (argmax, max) with exactly the same joint distribution
+while drawing only the candidates that can still win. It needs, for every
+candidate, an upper bound u_i at least the (1 - delta)-quantile of its Beta.
+Think of each draw as theta_i = F_i^-1(U_i), U_i ~ U(0, 1), independent.
+1. Optionally draw a lead first (a likely winner, chosen before any draw).
+2. Go down the candidates in decreasing u_i, drawing them in blocks, until the
+   next u_i is at most the best draw so far: that u is the cut. Only a band of
+   the highest bounds is sorted (thresholds from a fixed sample of the
+   bounds); if the band runs out above the best draw, the next band, four
+   times larger, is sorted, down to everyone in the worst case.
+3. A candidate below the cut (u_i <= cut <= best) not yet drawn can win only
+   if U_i > 1 - delta, since otherwise theta_i <= F_i^-1(1 - delta) <= u_i.
+   Which of them have U_i > 1 - delta: each independently with probability
+   delta, i.e. K ~ Binomial(m - 1, delta) positions, uniformly without
+   replacement, of which those below the cut count. For those, U_i given
+   U_i > 1 - delta is uniform on (1 - delta, 1), so theta_i is drawn as the
+   point whose upper tail is delta * V, V ~ U(0, 1) (scipy's betainccinv). The
+   others below the cut have theta_i <= u_i <= best: they never win, and are
+   never drawn.
+Which candidates are drawn in step 2 depends only on the draws already made,
+which are independent of everyone else's, so the undrawn thetas keep their
+own laws: the returned (argmax, max) is exact, not approximate (to the
+floating-point accuracy of scipy's incomplete Beta inverse, as numpy's Beta
+generator is to its own).
 """
 from __future__ import annotations
 
@@ -62,91 +67,113 @@ class PruneStats:
     """What one pruned draw did (for the benchmark and tests)."""
 
     candidates: int = 0
-    drawn: int = 0  # full Beta draws: the lead and `over`
-    picked: int = 0  # Binomial picks among the pruned candidates
-    tail: int = 0  # pruned candidates whose theta landed above their bound
-    fell_back: bool = False  # `over` was large, so every candidate was drawn
+    drawn: int = 0  # full Beta draws: the lead and everyone above the cut
+    bands: int = 0  # passes over the bounds to find the next highest ones
+    picked: int = 0  # Binomial picks (U_i > 1 - delta) below the cut: tail draws
+    tail_won: bool = False  # the winner is one of those tail draws
 
 
 Params = Callable[[np.ndarray], "tuple[np.ndarray, np.ndarray]"]
 
+FIRST_BLOCK = 128
+BLOCK_GROWTH = 2.0
+SAMPLE = 2048
 
-def pruned_argmax(m: int, upper: np.ndarray, lead: int, params: Params, delta: float,
-                  rng: np.random.Generator, *, fallback_fraction: float = 0.5,
+
+def pruned_argmax(m: int, upper: np.ndarray, params: Params, delta: float, rng: np.random.Generator, *,
+                  target: int | None = None, lead: int | None = None,
                   stats: PruneStats | None = None) -> tuple[int, float]:
     """Exact Thompson argmax over m candidates given bounds (see the module docstring).
 
-    upper: u_i for positions 0..m-1, with P(theta_i > u_i) <= delta for each.
-    lead: the position drawn first; it must not depend on this call's randomness.
-    params(positions) -> (alpha, beta) of those positions, so that only the
-    candidates actually drawn have their parameters computed.
-    Raises ValueError if a picked candidate's tail mass exceeds delta (a bad bound).
+    upper: u_i for positions 0..m-1, each at least the (1 - delta)-quantile of its Beta.
+    params(positions) -> (alpha, beta) of those positions: only the candidates
+    drawn have their parameters looked up.
+    target: about how many of the highest bounds to sort first (default: all);
+    if the best draw is still below the rest, the next band is four times larger.
+    lead: a position drawn first; it must not depend on this call's randomness.
     """
-    from scipy.special import betaincc, betainccinv
+    from scipy.special import betainccinv
 
     if m == 0:
         raise ValueError("no candidates to sample")
     if not 0.0 < delta < 1.0:
         raise ValueError("delta must be in (0, 1)")
     stats = stats if stats is not None else PruneStats()
-    stats.candidates = m
-    a, b = params(np.array([lead]))
-    best0 = float(rng.beta(a[0], b[0]))
-    winner, best = lead, best0
-    over = np.flatnonzero(upper > best0)
-    over = over[over != lead]
-    fell_back = len(over) > fallback_fraction * m
-    if fell_back:
-        over = np.delete(np.arange(m), lead)
-    stats.drawn, stats.fell_back = 1 + len(over), fell_back
-    if len(over):
-        a, b = params(over)
+    stats.candidates, stats.drawn, stats.bands, stats.picked, stats.tail_won = m, 0, 0, 0, False
+    winner, best = -1, -np.inf
+    done: list[np.ndarray] = []
+
+    def draw(positions: np.ndarray) -> None:
+        nonlocal winner, best
+        if lead is not None:
+            positions = positions[positions != lead]
+        if len(positions) == 0:
+            return
+        a, b = params(positions)
         theta = rng.beta(a, b)
         k = int(np.argmax(theta))
+        stats.drawn += len(positions)
+        done.append(positions)
         if theta[k] > best:
-            winner, best = int(over[k]), float(theta[k])
-    if fell_back or m == 1:
-        return winner, best
-    picks_n = int(rng.binomial(m - 1, delta))
-    stats.picked = picks_n
+            winner, best = int(positions[k]), float(theta[k])
+
+    if lead is not None:
+        a, b = params(np.array([lead]))
+        winner, best = lead, float(rng.beta(a[0], b[0]))
+        stats.drawn = 1
+    # bands of decreasing bounds: (h_1, inf), (h_2, h_1], ...; h_j from a fixed sample of the bounds
+    sample = np.sort(upper[:: max(1, m // SAMPLE)])[::-1]
+    target = m if target is None else max(1, target)
+    ceiling = np.inf
+    while ceiling > best:
+        rank = int(np.ceil(target / m * len(sample)))
+        floor = float(sample[rank]) if rank < len(sample) else -np.inf
+        mask = upper > floor
+        if ceiling < np.inf:
+            mask &= upper <= ceiling
+        band = np.flatnonzero(mask)
+        band = band[np.argsort(-upper[band])]
+        stats.bands += 1
+        start, block = 0, FIRST_BLOCK
+        while start < len(band) and upper[band[start]] > best:  # the next bound is the cut
+            draw(band[start: start + block])
+            start, block = start + block, int(BLOCK_GROWTH * block)
+        if start < len(band):
+            break  # cut = upper[band[start]] <= best: everyone undrawn is at or below it
+        ceiling, target = floor, 4 * target  # the band ran out above the best draw: the next one
+    # below the cut: only those with U_i > 1 - delta can win
+    others = m - (lead is not None)
+    picks_n = int(rng.binomial(others, delta)) if others else 0
     if picks_n == 0:
         return winner, best
-    picks = rng.choice(m - 1, size=picks_n, replace=False)
-    picks = picks + (picks >= lead)  # positions other than the lead, uniformly
-    picks = picks[upper[picks] <= best0]  # the others were drawn in full
+    picks = rng.choice(others, size=picks_n, replace=False)
+    if lead is not None:
+        picks = picks + (picks >= lead)  # positions other than the lead, uniformly
+    if done:  # those drawn in full need no tail draw
+        drawn = np.sort(np.concatenate(done))
+        at = np.minimum(np.searchsorted(drawn, picks), len(drawn) - 1)
+        picks = picks[drawn[at] != picks]
+    stats.picked = len(picks)
     if len(picks) == 0:
         return winner, best
     a, b = params(picks)
-    u = upper[picks]
-    p = betaincc(a, b, u)
-    if np.any(p > delta):
-        worst = int(np.argmax(p))
-        raise ValueError(f"bound violated: P(theta > {u[worst]}) = {p[worst]} > delta = {delta} "
-                         f"for Beta({a[worst]}, {b[worst]})")
-    keep = rng.random(len(picks)) * delta < p
-    stats.tail = int(keep.sum())
-    if not stats.tail:
-        return winner, best
-    v = rng.random(stats.tail)
-    theta = betainccinv(a[keep], b[keep], p[keep] * v)  # survival = p * V: the tail's conditional law
-    theta = np.maximum(theta, u[keep])  # rounding guard: a tail draw is above its bound
+    theta = betainccinv(a, b, delta * rng.random(len(picks)))  # given U > 1 - delta: upper tail delta * V
     k = int(np.argmax(theta))
     if theta[k] > best:
-        winner, best = int(picks[keep][k]), float(theta[k])
+        winner, best, stats.tail_won = int(picks[k]), float(theta[k]), True
     return winner, best
 
 
 def thompson_argmax_pruned(alpha: np.ndarray, beta: np.ndarray, upper: np.ndarray, delta: float,
-                           rng: np.random.Generator, *, lead: int | None = None,
+                           rng: np.random.Generator, *, target: int | None = None, lead: int | None = None,
                            stats: PruneStats | None = None) -> tuple[int, float]:
-    """`thompson_argmax` with the same distribution, drawing only candidates that can win.
+    """`thompson_argmax` with the same distribution, drawing only the candidates that can win.
 
-    upper must satisfy P(theta_i > upper_i) <= delta (e.g. `beta_upper_bound`).
-    The lead defaults to the largest posterior mean.
+    upper must be at least each candidate's (1 - delta)-quantile (e.g. `beta_upper_bound`).
+    target: how many of the highest bounds to sort first (default: all).
     """
     alpha = np.asarray(alpha, dtype=np.float64)
     beta = np.asarray(beta, dtype=np.float64)
-    if lead is None:
-        lead = int(np.argmax(alpha / (alpha + beta))) if len(alpha) else 0
-    return pruned_argmax(len(alpha), np.asarray(upper, dtype=np.float64), lead,
-                         lambda pos: (alpha[pos], beta[pos]), delta, rng, stats=stats)
+    upper = np.asarray(upper, dtype=np.float64)
+    return pruned_argmax(len(alpha), upper, lambda pos: (alpha[pos], beta[pos]), delta, rng,
+                         target=target, lead=lead, stats=stats)

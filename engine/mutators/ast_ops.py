@@ -36,8 +36,8 @@ SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Lt: "<", 
 WRAPPABLE = (ast.Name, ast.BinOp, ast.Call, ast.UnaryOp, ast.Subscript, ast.Attribute, ast.IfExp)
 
 # insert: how often each term kind is drawn (exact-fit and gap terms are the ones that go past best fit)
-TERM_WEIGHTS = {"lin": 0.6, "diff": 1.5, "inv": 1.0, "eq": 1.0, "sq": 1.0, "le": 0.8, "window": 1.5,
-                "ratio": 0.8, "decay": 1.0}
+TERM_WEIGHTS = {"lin": 0.3, "diff": 1.0, "inv": 0.6, "eq": 0.6, "sq": 0.5, "le": 1.5, "window": 1.5,
+                "ratio": 0.4, "decay": 0.8}
 
 
 def _pick(rng: np.random.Generator, items: list):

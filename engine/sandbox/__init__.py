@@ -15,12 +15,12 @@ if TYPE_CHECKING:
     from .process import ProcessSandbox
 
 __all__ = [
+    "SANDBOX_NAMES",
+    "ProcessSandbox",
     "Sandbox",
     "SandboxJob",
     "SandboxLimits",
     "SandboxResult",
-    "ProcessSandbox",
-    "SANDBOX_NAMES",
     "make_sandbox",
 ]
 
@@ -33,7 +33,9 @@ def make_sandbox(name: str) -> Sandbox:
         from .process import ProcessSandbox
 
         return ProcessSandbox()
-    raise ValueError(f"unknown sandbox {name!r}; choose one of: {', '.join(SANDBOX_NAMES)}")
+    raise ValueError(
+        f"unknown sandbox {name!r}; choose one of: {', '.join(SANDBOX_NAMES)}"
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -27,11 +27,17 @@ Only the stdlib, and few modules: startup time is per-job overhead (`_signal`
 is used instead of `signal`, whose enum import costs ~5 ms).
 """
 
-import os
-import sys
+from __future__ import annotations
 
-import _signal  # noqa: I001 -- the C module behind `signal`, see above
+import _signal
+import os
 import resource
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
+    from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -41,7 +47,7 @@ WAITED = {SIGCHLD, _signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP}
 SWEEP_DEADLINE_S = 10.0
 
 
-def _libc():
+def _libc() -> ctypes.CDLL | None:
     try:
         import ctypes
 
@@ -50,7 +56,7 @@ def _libc():
         return None
 
 
-def _prctl(libc, option, arg):
+def _prctl(libc: ctypes.CDLL | None, option: int, arg: int) -> str:
     """Return '' or a warning saying why prctl(option, arg) failed."""
     if libc is None:
         return f"prctl({option}, {arg}) unavailable: no ctypes"
@@ -61,7 +67,7 @@ def _prctl(libc, option, arg):
     return f"prctl({option}, {arg}) failed: {os.strerror(ctypes.get_errno())}"
 
 
-def _parse_rlimits(spec):
+def _parse_rlimits(spec: str) -> list[tuple[int, int, int]]:
     out = []
     for item in filter(None, spec.split(",")):
         res, soft, hard = (int(x) for x in item.split(":"))
@@ -69,12 +75,19 @@ def _parse_rlimits(spec):
     return out
 
 
-def _spawn(command, rlimits, cgroup_dir, libc):
+def _spawn(
+    command: list[str],
+    rlimits: list[tuple[int, int, int]],
+    cgroup_dir: str,
+    libc: ctypes.CDLL | None,
+) -> tuple[int, str, list[str]]:
     """Fork and exec the job; return (pid, exec_error or '', warnings)."""
     r, w = os.pipe()  # close-on-exec: EOF on successful exec
     parent = os.getpid()
     pid = os.fork()
-    if pid == 0:  # child: single-threaded fork of a tiny process, safe to run Python here
+    if (
+        pid == 0
+    ):  # child: single-threaded fork of a tiny process, safe to run Python here
         try:
             os.close(r)
             os.setpgid(0, 0)
@@ -91,7 +104,10 @@ def _spawn(command, rlimits, cgroup_dir, libc):
                     finally:
                         os.close(fd)
                 except OSError as exc:
-                    os.write(w, f"W could not join pids cgroup {cgroup_dir}: {exc}\n".encode())
+                    os.write(
+                        w,
+                        f"W could not join pids cgroup {cgroup_dir}: {exc}\n".encode(),
+                    )
             for res, soft, hard in rlimits:
                 resource.setrlimit(res, (soft, hard))
             # Python ignores SIGPIPE and SIGXFSZ; an ignored disposition survives exec.
@@ -107,17 +123,19 @@ def _spawn(command, rlimits, cgroup_dir, libc):
                 os._exit(127)
     os.close(w)
     try:
-        os.setpgid(pid, pid)  # also from the parent, so the group exists before we can signal it
+        os.setpgid(
+            pid, pid
+        )  # also from the parent, so the group exists before we can signal it
     except OSError:
         pass  # the child already did it, or already exec'd
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         data = os.read(r, 65536)
         if not data:
             break
         chunks.append(data)
     os.close(r)
-    exec_error, warnings = "", []
+    exec_error, warnings = "", []  # type: tuple[str, list[str]]
     for line in b"".join(chunks).decode(errors="replace").splitlines():
         if line.startswith("E "):
             exec_error = line[2:]
@@ -126,7 +144,7 @@ def _spawn(command, rlimits, cgroup_dir, libc):
     return pid, exec_error, warnings
 
 
-def _children(me):
+def _children(me: int) -> set[int]:
     """Pids of this process's children (zombies included)."""
     try:
         with open(f"/proc/{me}/task/{me}/children") as f:
@@ -147,7 +165,7 @@ def _children(me):
     return kids
 
 
-def _cgroup_members(cgroup_dir):
+def _cgroup_members(cgroup_dir: str) -> set[int]:
     if not cgroup_dir:
         return set()
     try:
@@ -157,14 +175,16 @@ def _cgroup_members(cgroup_dir):
         return set()
 
 
-def _kill(pid):
+def _kill(pid: int) -> None:
     try:
         os.kill(pid, SIGKILL)
     except OSError:
         pass
 
 
-def _sweep(main_pid, main_exited, cgroup_dir, monotonic):
+def _sweep(
+    main_pid: int, main_exited: bool, cgroup_dir: str, monotonic: Callable[[], float]
+) -> bool:
     """Kill everything the job left and reap it all except main_pid (reaped by the caller).
 
     Main stays an unreaped zombie until the end, so its pid, which is also the
@@ -201,32 +221,53 @@ def _sweep(main_pid, main_exited, cgroup_dir, monotonic):
             except ChildProcessError:
                 pass
         if not main_exited:
-            main_exited = os.waitid(os.P_PID, main_pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-        if main_exited and not (_children(me) - {main_pid}) and not _cgroup_members(cgroup_dir):
+            main_exited = (
+                os.waitid(os.P_PID, main_pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                is not None
+            )
+        if (
+            main_exited
+            and not (_children(me) - {main_pid})
+            and not _cgroup_members(cgroup_dir)
+        ):
             return True
         if monotonic() > end:
             return False
         _signal.sigtimedwait([SIGCHLD], 0.005)
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     from time import monotonic
 
-    status_fd, engine_pid, cgroup_dir, rlimit_spec = int(argv[1]), int(argv[2]), argv[3], argv[4]
+    status_fd, engine_pid, cgroup_dir, rlimit_spec = (
+        int(argv[1]),
+        int(argv[2]),
+        argv[3],
+        argv[4],
+    )
     if argv[5] != "--" or len(argv) < 7:
-        raise SystemExit("usage: _supervisor.py STATUS_FD ENGINE_PID CGROUP_DIR RLIMITS -- ARGV...")
+        raise SystemExit(
+            "usage: _supervisor.py STATUS_FD ENGINE_PID CGROUP_DIR RLIMITS -- ARGV..."
+        )
     command = argv[6:]
     os.set_inheritable(status_fd, False)  # the job must not hold (or forge) the report
-    _signal.pthread_sigmask(_signal.SIG_BLOCK, WAITED)  # taken with sigwaitinfo: no handler races
+    _signal.pthread_sigmask(
+        _signal.SIG_BLOCK, WAITED
+    )  # taken with sigwaitinfo: no handler races
     libc = _libc()
-    report = [_prctl(libc, PR_SET_CHILD_SUBREAPER, 1), _prctl(libc, PR_SET_PDEATHSIG, _signal.SIGTERM)]
+    report = [
+        _prctl(libc, PR_SET_CHILD_SUBREAPER, 1),
+        _prctl(libc, PR_SET_PDEATHSIG, _signal.SIGTERM),
+    ]
     report = [f"warn {w}" for w in report if w]
     stopped = os.getppid() != engine_pid  # the engine died before PDEATHSIG was armed
     if stopped:
         os.write(status_fd, b"stopped\n")
         return 0
 
-    main_pid, exec_error, warnings = _spawn(command, _parse_rlimits(rlimit_spec), cgroup_dir, libc)
+    main_pid, exec_error, warnings = _spawn(
+        command, _parse_rlimits(rlimit_spec), cgroup_dir, libc
+    )
     report += [f"warn {w}" for w in warnings]
     while True:
         info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
@@ -239,7 +280,9 @@ def main(argv):
             stopped = True
             break
     if not _sweep(main_pid, not stopped, cgroup_dir, monotonic):
-        report.append(f"warn processes survived {SWEEP_DEADLINE_S:g} s of SIGKILL sweeps")
+        report.append(
+            f"warn processes survived {SWEEP_DEADLINE_S:g} s of SIGKILL sweeps"
+        )
     _, status, usage = os.wait4(main_pid, 0)
     cpu = usage.ru_utime + usage.ru_stime
     if stopped:
@@ -255,4 +298,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    code = main(sys.argv)
+    os._exit(
+        code
+    )  # everything went through os.write; skip interpreter finalization (~ms per job)

@@ -14,10 +14,10 @@ from pathlib import PurePosixPath
 from typing import Protocol, runtime_checkable
 
 __all__ = [
-    "SandboxLimits",
-    "SandboxJob",
-    "SandboxResult",
     "Sandbox",
+    "SandboxJob",
+    "SandboxLimits",
+    "SandboxResult",
     "check_relative_path",
 ]
 
@@ -50,12 +50,14 @@ def check_relative_path(path: str, what: str = "path") -> PurePosixPath:
     absolute path or a '..' component would write or read outside it.
     """
     if not isinstance(path, str):
-        raise ValueError(f"{what} must be a str, got {type(path).__name__}")
+        raise TypeError(f"{what} must be a str, got {type(path).__name__}")
     if not path or "\x00" in path:
         raise ValueError(f"{what} {path!r} is empty or contains NUL")
     p = PurePosixPath(path)
     if p.is_absolute():
-        raise ValueError(f"{what} {path!r} is absolute; give a path relative to the working directory")
+        raise ValueError(
+            f"{what} {path!r} is absolute; give a path relative to the working directory"
+        )
     if ".." in p.parts:
         raise ValueError(f"{what} {path!r} contains '..'")
     if p.parts in ((), (".",)):
@@ -81,10 +83,14 @@ class SandboxJob:
         for name, content in self.files.items():
             check_relative_path(name, "job file")
             if not isinstance(content, (bytes, bytearray, memoryview)):
-                raise TypeError(f"job file {name!r}: content must be bytes, got {type(content).__name__}")
+                raise TypeError(
+                    f"job file {name!r}: content must be bytes, got {type(content).__name__}"
+                )
         check_relative_path(self.answer_file, "answer_file")
         if isinstance(self.command, (str, bytes)) or not self.command:
-            raise ValueError("command must be a non-empty sequence of arguments (argv), not a string")
+            raise ValueError(
+                "command must be a non-empty sequence of arguments (argv), not a string"
+            )
         if self.answer_limit < 0:
             raise ValueError(f"answer_limit must be >= 0, got {self.answer_limit!r}")
 
@@ -99,8 +105,12 @@ class SandboxResult:
     """
 
     status: str
-    returncode: int | None  # exit code, or -N when ended by signal N (subprocess convention)
-    answer: bytes | None  # None if absent / not a regular file / outside / over the limit
+    returncode: (
+        int | None
+    )  # exit code, or -N when ended by signal N (subprocess convention)
+    answer: (
+        bytes | None
+    )  # None if absent / not a regular file / outside / over the limit
     stdout_tail: str
     stderr_tail: str
     runtime_s: float

@@ -17,11 +17,13 @@ falls back to rlimits.
 from __future__ import annotations
 
 import itertools
+import secrets
 import logging
 import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -31,31 +33,50 @@ _PREFIX = "clade-"
 
 def _find_pids_parent() -> tuple[str, str]:
     """Return (directory of the engine's own pids cgroup, 'v1'|'v2'), or raise OSError."""
-    v1_mount = v2_mount = None
     with open("/proc/self/mounts") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) < 4:
-                continue
-            if parts[2] == "cgroup" and "pids" in parts[3].split(","):
-                v1_mount = parts[1]
-            elif parts[2] == "cgroup2" and v2_mount is None:
-                v2_mount = parts[1]
-    own_v1 = own_v2 = None
+        mounts = f.read()
     with open("/proc/self/cgroup") as f:
-        for line in f:
-            hid, controllers, path = line.rstrip("\n").split(":", 2)
-            if "pids" in controllers.split(","):
-                own_v1 = path
-            elif hid == "0" and controllers == "":
-                own_v2 = path
+        membership = f.read()
+
+    def pids_enabled_for_children(parent: str) -> bool:
+        with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+            return "pids" in f.read().split()
+
+    return parse_pids_parent(mounts, membership, pids_enabled_for_children)
+
+
+def parse_pids_parent(
+    mounts: str, membership: str, pids_enabled_for_children: Callable[[str], bool]
+) -> tuple[str, str]:
+    """The pids cgroup directory of a process, from its /proc/self/mounts and /proc/self/cgroup.
+
+    v1 (a hierarchy mounted with the `pids` option) is preferred; with v2 the
+    process's cgroup must have `pids` in cgroup.subtree_control for its
+    children to get pids.max.
+    """
+    v1_mount = v2_mount = None
+    for line in mounts.splitlines():
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        if parts[2] == "cgroup" and "pids" in parts[3].split(","):
+            v1_mount = parts[1]
+        elif parts[2] == "cgroup2" and v2_mount is None:
+            v2_mount = parts[1]
+    own_v1 = own_v2 = None
+    for line in membership.splitlines():
+        hid, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if "pids" in controllers.split(","):
+            own_v1 = path
+        elif hid == "0" and controllers == "":
+            own_v2 = path
     if v1_mount and own_v1 is not None:
         return os.path.join(v1_mount, own_v1.lstrip("/")), "v1"
     if v2_mount and own_v2 is not None:
         parent = os.path.join(v2_mount, own_v2.lstrip("/"))
-        with open(os.path.join(parent, "cgroup.subtree_control")) as f:
-            if "pids" not in f.read().split():
-                raise OSError(f"pids controller not enabled for children of {parent}")
+        if not pids_enabled_for_children(parent):
+            raise OSError(f"pids controller not enabled for children of {parent}")
         return parent, "v2"
     raise OSError("no pids cgroup hierarchy mounted")
 
@@ -125,7 +146,12 @@ class JobCgroup:
                 return True
             except OSError as exc:
                 if time.monotonic() > end:
-                    log.warning("could not remove job cgroup %s: %s (members: %s)", self.path, exc, self.members())
+                    log.warning(
+                        "could not remove job cgroup %s: %s (members: %s)",
+                        self.path,
+                        exc,
+                        self.members(),
+                    )
                     return False
             self.kill()
             time.sleep(0.002)
@@ -140,6 +166,7 @@ class PidsCgroups:
         self._parent: str | None = None
         self.reason = ""
         self._counter = itertools.count()
+        self._token = secrets.token_hex(3)  # two sandboxes in one engine never share a name
 
     @property
     def available(self) -> bool:
@@ -185,7 +212,9 @@ class PidsCgroups:
         if not self.available:
             return None
         assert self._parent is not None
-        path = os.path.join(self._parent, f"{_PREFIX}{os.getpid()}-{next(self._counter)}")
+        path = os.path.join(
+            self._parent, f"{_PREFIX}{os.getpid()}-{self._token}-{next(self._counter)}"
+        )
         cg = JobCgroup(path)
         try:
             try:
@@ -195,7 +224,11 @@ class PidsCgroups:
                 os.mkdir(path)
             _write(os.path.join(path, "pids.max"), str(max_pids))
         except OSError as exc:
-            log.warning("could not create job cgroup %s (%s); this job runs without a pids cap", path, exc)
+            log.warning(
+                "could not create job cgroup %s (%s); this job runs without a pids cap",
+                path,
+                exc,
+            )
             cg.remove(wait_s=0.1)
             return None
         return cg

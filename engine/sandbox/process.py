@@ -35,7 +35,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,15 +53,17 @@ _PIPE_GRACE_S = 2.0  # after the job ended, how long open output pipes are waite
 
 _WORKDIR_PREFIX = "clade-sbx-"
 
-_cgroups = PidsCgroups()  # one probe per engine process
-_said: set[str] = set()
-_swept_bases: set[str] = set()
 
+class _OnceLog:
+    """Says each warning once per sandbox, not once per job."""
 
-def _warn_once(message: str) -> None:
-    if message not in _said:
-        _said.add(message)
-        log.warning(message)
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+
+    def __call__(self, message: str) -> None:
+        if message not in self._said:
+            self._said.add(message)
+            log.warning(message)
 
 
 class ProcessSandbox:
@@ -83,11 +85,16 @@ class ProcessSandbox:
         self.base_dir = os.fspath(base_dir) if base_dir is not None else None
         self.use_cgroup = use_cgroup
         self.kill_grace_s = kill_grace_s
+        self._cgroups = PidsCgroups()  # probed once, on the first job
+        self._swept_bases: set[str] = set()
+        self._warn_once = _OnceLog()
 
     async def run(self, job: SandboxJob) -> SandboxResult:
         limits = job.limits
         self._remove_stale_workdirs()
-        workdir = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-", dir=self.base_dir)
+        workdir = tempfile.mkdtemp(
+            prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-", dir=self.base_dir
+        )
         cg: JobCgroup | None = None
         proc: asyncio.subprocess.Process | None = None
         status: asyncio.Task[bytes] | None = None
@@ -117,10 +124,15 @@ class ProcessSandbox:
                 os.close(status_w)
             t0 = time.monotonic()
             status = asyncio.create_task(_read_until_eof(status_r))
-            status.add_done_callback(lambda _, fd=status_r: os.close(fd))  # runs even if cancelled unstarted
+            status.add_done_callback(
+                _closer(status_r)
+            )  # runs even if the task is cancelled unstarted
             out, err = _Tail(limits.output_bytes), _Tail(limits.output_bytes)
             assert proc.stdout is not None and proc.stderr is not None
-            readers = [asyncio.create_task(_drain(proc.stdout, out)), asyncio.create_task(_drain(proc.stderr, err))]
+            readers = [
+                asyncio.create_task(_drain(proc.stdout, out)),
+                asyncio.create_task(_drain(proc.stderr, err)),
+            ]
             # EOF on the status pipe means the supervisor is gone, and with it (normally) the whole job.
             # Not proc.wait(): in 3.11 it also waits for stdout/stderr to close, which an escaped
             # process could hold open forever.
@@ -130,13 +142,28 @@ class ProcessSandbox:
             if timed_out:
                 await self._stop(proc, cg, status)
             report = _Report.parse(status.result())
-            if report.kind is None:  # the supervisor itself was killed: clean up after it
+            if (
+                report.kind is None
+            ):  # the supervisor itself was killed: clean up after it
                 _hard_kill(proc.pid, cg)
             for warning in report.warnings:
-                _warn_once(f"sandbox supervisor: {warning}")
-            await _finish(proc, readers)
-            answer, answer_reason = _read_answer(workdir, job.answer_file, job.answer_limit)
-            return _result(limits, job, report, proc.returncode, timed_out, runtime, out, err, answer, answer_reason)
+                self._warn_once(f"sandbox supervisor: {warning}")
+            await _finish(proc, readers, self._warn_once)
+            answer, answer_reason = _read_answer(
+                workdir, job.answer_file, job.answer_limit
+            )
+            return _result(
+                limits,
+                job,
+                report,
+                proc.returncode,
+                timed_out,
+                runtime,
+                out,
+                err,
+                answer,
+                answer_reason,
+            )
         except BaseException:
             # Cancellation (Ctrl-C in the engine) or a bug: kill before the exception propagates.
             # A further cancellation meanwhile only makes the kill harder (see _stop); the
@@ -148,7 +175,7 @@ class ProcessSandbox:
                     pass
             if proc is not None:
                 try:
-                    await _finish(proc, readers)
+                    await _finish(proc, readers, self._warn_once)
                 except asyncio.CancelledError:
                     pass
             raise
@@ -162,34 +189,44 @@ class ProcessSandbox:
     def _remove_stale_workdirs(self) -> None:
         """Once per base directory: remove working directories of engines that died (named by their pid)."""
         base = self.base_dir or tempfile.gettempdir()
-        if base in _swept_bases:
+        if base in self._swept_bases:
             return
-        _swept_bases.add(base)
+        self._swept_bases.add(base)
         try:
             names = os.listdir(base)
         except OSError:
             return
         for name in names:
             pid, dash, _ = name[len(_WORKDIR_PREFIX) :].partition("-")
-            if name.startswith(_WORKDIR_PREFIX) and dash and pid.isdigit() and not pid_alive(int(pid)):
+            if (
+                name.startswith(_WORKDIR_PREFIX)
+                and dash
+                and pid.isdigit()
+                and not pid_alive(int(pid))
+            ):
                 _rmtree(os.path.join(base, name))
 
     def _make_cgroup(self, limits: SandboxLimits) -> JobCgroup | None:
         if not self.use_cgroup:
             return None
-        if not _cgroups.available:
+        if not self._cgroups.available:
             if os.geteuid() == 0:
                 consequence = "which the kernel does not enforce for root: a fork bomb is held only by the wall-clock timeout"
             else:
                 consequence = "counted over all of this user's processes"
-            _warn_once(
-                f"process sandbox: pids cgroup unavailable ({_cgroups.reason}); "
+            self._warn_once(
+                f"process sandbox: pids cgroup unavailable ({self._cgroups.reason}); "
                 f"process count capped by RLIMIT_NPROC only, {consequence}"
             )
             return None
-        return _cgroups.create(limits.processes)
+        return self._cgroups.create(limits.processes)
 
-    async def _stop(self, proc: asyncio.subprocess.Process, cg: JobCgroup | None, status: asyncio.Task[bytes]) -> None:
+    async def _stop(
+        self,
+        proc: asyncio.subprocess.Process,
+        cg: JobCgroup | None,
+        status: asyncio.Task[bytes],
+    ) -> None:
         """Kill the job now and wait until the supervisor has reaped everything and exited.
 
         The cgroup is killed from here first, so that a stuck supervisor cannot
@@ -210,9 +247,17 @@ class ProcessSandbox:
             _hard_kill(proc.pid, cg)
             raise
         if not done:
-            log.warning("sandbox supervisor %d did not exit %.1f s after SIGTERM; killing it", proc.pid, self.kill_grace_s)
+            log.warning(
+                "sandbox supervisor %d did not exit %.1f s after SIGTERM; killing it",
+                proc.pid,
+                self.kill_grace_s,
+            )
             _hard_kill(proc.pid, cg)
             await status  # EOF once the SIGKILLed supervisor is gone
+
+
+def _closer(fd: int) -> Callable[[object], None]:
+    return lambda _: os.close(fd)
 
 
 async def _read_until_eof(fd: int) -> bytes:
@@ -268,20 +313,34 @@ async def _drain(stream: asyncio.StreamReader, tail: _Tail) -> None:
         tail.add(chunk)
 
 
-async def _finish(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]) -> None:
+async def _finish(
+    proc: asyncio.subprocess.Process,
+    readers: list[asyncio.Task[None]],
+    warn: Callable[[str], None],
+) -> None:
     """Let the readers reach EOF and the transport close; stop waiting if a process escaped with a pipe."""
-    _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE_S) if readers else (set(), set())
+    _, pending = (
+        await asyncio.wait(readers, timeout=_PIPE_GRACE_S)
+        if readers
+        else (set(), set())
+    )
     if pending:
-        _warn_once("process sandbox: output pipes still open after the job ended; a process may have escaped")
+        warn(
+            "process sandbox: output pipes still open after the job ended; a process may have escaped"
+        )
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-        transport = getattr(proc, "_transport", None)  # no public way to close the pipes
+        transport = getattr(
+            proc, "_transport", None
+        )  # no public way to close the pipes
         if transport is not None:
             transport.close()
     try:
-        await asyncio.wait_for(proc.wait(), _PIPE_GRACE_S)  # lets asyncio close the transport in this loop
-    except asyncio.TimeoutError:
+        await asyncio.wait_for(
+            proc.wait(), _PIPE_GRACE_S
+        )  # lets asyncio close the transport in this loop
+    except TimeoutError:
         pass
 
 
@@ -289,7 +348,9 @@ async def _finish(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[N
 class _Report:
     """What the supervisor wrote on its status pipe."""
 
-    kind: str | None = None  # 'exit' | 'signal' | 'execfail' | None (no report: supervisor died)
+    kind: str | None = (
+        None  # 'exit' | 'signal' | 'execfail' | None (no report: supervisor died)
+    )
     code: int = 0
     cpu_s: float = 0.0
     message: str = ""
@@ -346,15 +407,24 @@ def _result(
         reason = "" if report.code == 0 else f"exit code {report.code}"
     elif report.kind == "signal":
         status, reason = "killed", f"killed by {_signal_name(report.code)}"
-        if report.code == signal.SIGXCPU or (report.code == signal.SIGKILL and report.cpu_s >= limits.cpu_s):
+        if report.code == signal.SIGXCPU or (
+            report.code == signal.SIGKILL and report.cpu_s >= limits.cpu_s
+        ):
             reason += f" (CPU time limit of {limits.cpu_s} s)"
         elif report.code == signal.SIGXFSZ:
             reason += f" (file size limit of {limits.file_size_mb} MB)"
     elif report.kind == "execfail":
-        status, reason = "error", f"could not start {job.command[0]!r}: {report.message}"
+        status, reason = (
+            "error",
+            f"could not start {job.command[0]!r}: {report.message}",
+        )
     else:
         rc = sup_returncode
-        how = f"killed by {_signal_name(-rc)}" if rc is not None and rc < 0 else f"exit code {rc}"
+        how = (
+            f"killed by {_signal_name(-rc)}"
+            if rc is not None and rc < 0
+            else f"exit code {rc}"
+        )
         status = "killed" if rc is not None and rc < 0 else "error"
         reason = f"sandbox supervisor ended without a report ({how}); all job processes killed"
     if answer_reason:
@@ -445,7 +515,9 @@ def _user_tasks(uid: int) -> int:
     return n
 
 
-def _read_answer(workdir: str, answer_file: str, limit: int) -> tuple[bytes | None, str]:
+def _read_answer(
+    workdir: str, answer_file: str, limit: int
+) -> tuple[bytes | None, str]:
     """Read the answer back, refusing what is not a regular file inside the directory, or too big.
 
     Runs after every job process is dead, so nothing can swap the file between
@@ -520,7 +592,9 @@ def _hard_kill(sup_pid: int, cg: JobCgroup | None) -> None:
         kids = _children_of(frontier.pop()) - victims
         victims |= kids
         frontier.extend(kids)
-    victims |= _session_members(sup_pid)  # the supervisor leads the session its job was started in
+    victims |= _session_members(
+        sup_pid
+    )  # the supervisor leads the session its job was started in
     for pid in victims:
         try:
             os.kill(pid, signal.SIGKILL)

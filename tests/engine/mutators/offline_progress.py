@@ -50,29 +50,48 @@ def instances() -> list[tuple[float, np.ndarray]]:
 INSTANCES = instances()
 
 
-def bins_used(priority: Callable, instance_set=INSTANCES) -> float:
-    """Mean number of bins over the instances; raises on a bad priority (error, wrong shape, non-finite)."""
+def _checked(priority: Callable) -> Callable:
     def checked(item: float, bins: np.ndarray) -> np.ndarray:
         out = np.asarray(priority(item, bins), dtype=float)
         if out.shape not in ((), bins.shape) or not np.isfinite(out).all():
             raise ValueError("bad priority output")
         return out
+    return checked
+
+
+def per_instance_bins(priority: Callable, cutoff: list[int] | None = None) -> list[int] | None:
+    """Bins used on each instance; raises on a bad priority (error, wrong shape, non-finite).
+    With `cutoff`, stops early (returns None) once an instance needs more bins than its cutoff."""
+    out = []
     with np.errstate(divide="raise", over="raise", invalid="raise", under="ignore"):
-        return float(np.mean([len(np.unique(pack_online(checked, cap, items))) for cap, items in instance_set]))
+        for i, (cap, items) in enumerate(INSTANCES):
+            out.append(len(np.unique(pack_online(_checked(priority), cap, items))))
+            if cutoff is not None and out[-1] > cutoff[i]:
+                return None
+    return out
 
 
-def evaluate_source(source: str) -> float | None:
-    """Mean bins of an agent's source, or None when it fails to load or run."""
+def bins_used(priority: Callable) -> float:
+    """Mean number of bins over the six instances."""
+    return float(np.mean(per_instance_bins(priority)))
+
+
+FIRST_FIT_BINS = per_instance_bins(first_fit)
+FIRST_FIT = float(np.mean(FIRST_FIT_BINS))
+BEST_FIT = bins_used(best_fit)
+SLACK = 3   # a candidate worse than first fit by more than this on an instance is not worth finishing
+
+
+def evaluate_source(source: str) -> tuple[float | None, str]:
+    """(mean bins, "ok") for an agent's source; (None, "error") when it fails to load or run;
+    (None, "poor") when it is clearly worse than first fit (evaluation stopped early)."""
     namespace: dict = {"__name__": "candidate"}
     try:
         exec(compile(source, "agent.py", "exec"), namespace)
-        return bins_used(namespace["priority"])
+        bins = per_instance_bins(namespace["priority"], [b + SLACK for b in FIRST_FIT_BINS])
     except Exception:
-        return None
-
-
-FIRST_FIT = bins_used(first_fit)
-BEST_FIT = bins_used(best_fit)
+        return None, "error"
+    return (None, "poor") if bins is None else (float(np.mean(bins)), "ok")
 
 
 @dataclass
@@ -116,9 +135,9 @@ def search(seed: int, proposals: int, mutator: OfflineMutator | None = None, pop
         if source in seen:
             continue
         seen.add(source)
-        score = evaluate_source(source)
+        score, status = evaluate_source(source)
         if score is None:
-            result.runtime_errors += 1
+            result.runtime_errors += status == "error"
             continue
         pop.append((score, t, proposal.files))
         pop.sort(key=lambda p: (p[0], -p[1]))   # best first; among equals the newest (neutral drift)

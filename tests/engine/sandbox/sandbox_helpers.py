@@ -13,7 +13,13 @@ from engine.sandbox import ProcessSandbox, SandboxJob, SandboxLimits, SandboxRes
 PY = sys.executable
 
 
-def script_job(code: str, answer_file: str = "answer.txt", *, args: tuple[str, ...] = (), **limits: float) -> SandboxJob:
+def script_job(
+    code: str,
+    answer_file: str = "answer.txt",
+    *,
+    args: tuple[str, ...] = (),
+    **limits: float,
+) -> SandboxJob:
     """A job running `code` as runner.py with the given limit overrides."""
     return SandboxJob(
         files={"runner.py": textwrap.dedent(code).encode()},

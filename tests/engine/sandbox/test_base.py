@@ -9,7 +9,13 @@ import pytest
 
 ROOT = str(__import__("pathlib").Path(__file__).resolve().parents[3])
 
-from engine.sandbox import ProcessSandbox, Sandbox, SandboxJob, SandboxLimits, make_sandbox
+from engine.sandbox import (
+    ProcessSandbox,
+    Sandbox,
+    SandboxJob,
+    SandboxLimits,
+    make_sandbox,
+)
 
 
 @pytest.mark.parametrize("bad", ["/etc/passwd", "../x", "a/../../x", "", ".", "a\x00b"])
@@ -48,5 +54,11 @@ def test_make_sandbox() -> None:
 
 def test_importing_the_package_does_not_import_backends() -> None:
     code = "import sys, engine.sandbox; print('engine.sandbox.process' in sys.modules, 'asyncio' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     assert out.stdout.split() == ["False", "False"]

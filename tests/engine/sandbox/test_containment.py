@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -19,16 +18,31 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sandbox_helpers import PY, count_processes, new_marker, pids_with_marker, process_exists, run, script_job  # noqa: E402
+from sandbox_helpers import (
+    PY,
+    count_processes,
+    new_marker,
+    pids_with_marker,
+    process_exists,
+    run,
+    script_job,
+)
 
-from engine.sandbox import ProcessSandbox, SandboxJob, SandboxLimits  # noqa: E402
-from engine.sandbox import process as process_mod  # noqa: E402
-from engine.sandbox.cgroup import PidsCgroups  # noqa: E402
+from engine.sandbox import ProcessSandbox, SandboxJob, SandboxLimits
+from engine.sandbox import cgroup as cgroup_mod
+from engine.sandbox import process as process_mod
+from engine.sandbox.cgroup import PidsCgroups
 
 CGROUPS = PidsCgroups().available
 modes = pytest.mark.parametrize(
     "use_cgroup",
-    [pytest.param(True, marks=pytest.mark.skipif(not CGROUPS, reason="no writable pids cgroup")), False],
+    [
+        pytest.param(
+            True,
+            marks=pytest.mark.skipif(not CGROUPS, reason="no writable pids cgroup"),
+        ),
+        False,
+    ],
     ids=["cgroup", "fallback"],
 )
 
@@ -42,7 +56,9 @@ def wait_for_file(path: Path, timeout: float = 10.0) -> str:
     raise AssertionError(f"{path} never written")
 
 
-@pytest.mark.skipif(not CGROUPS, reason="an uncapped fork bomb as root is not safe to run")
+@pytest.mark.skipif(
+    not CGROUPS, reason="an uncapped fork bomb as root is not safe to run"
+)
 def test_fork_bomb_is_capped_and_leaves_nothing() -> None:
     marker = new_marker()
     before = count_processes()
@@ -103,7 +119,9 @@ def test_process_tree_bomb_is_killed_on_timeout(use_cgroup: bool) -> None:
 
 
 @modes
-def test_daemonized_grandchild_does_not_survive(use_cgroup: bool, tmp_path: Path) -> None:
+def test_daemonized_grandchild_does_not_survive(
+    use_cgroup: bool, tmp_path: Path
+) -> None:
     pidfile = tmp_path / "daemon.pid"
     res = run(script_job(f"""
         import os, sys, time
@@ -151,7 +169,9 @@ def test_short_lived_orphans_leave_no_zombies(use_cgroup: bool, tmp_path: Path) 
 
 
 @modes
-def test_cancellation_kills_the_job_and_removes_the_directory(use_cgroup: bool, tmp_path: Path) -> None:
+def test_cancellation_kills_the_job_and_removes_the_directory(
+    use_cgroup: bool, tmp_path: Path
+) -> None:
     info = tmp_path / "info"
     job = script_job(f"""
         import os, time
@@ -204,7 +224,9 @@ def test_cancellation_while_timing_out_still_cleans_up(tmp_path: Path) -> None:
                 break
             await asyncio.sleep(0.02)
         task.cancel()
-        await asyncio.sleep(0)  # the task runs up to its first await in the clean-up: stopping the supervisor
+        await asyncio.sleep(
+            0
+        )  # the task runs up to its first await in the clean-up: stopping the supervisor
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -242,18 +264,29 @@ def test_job_killing_its_supervisor_is_still_contained(tmp_path: Path) -> None:
     assert not process_exists(child)
 
 
-def test_fallback_is_announced_once(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_fallback_is_announced_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     class NoCgroups:
         available = False
         reason = "testing"
 
-    monkeypatch.setattr(process_mod, "_cgroups", NoCgroups())
-    monkeypatch.setattr(process_mod, "_said", set())
-    job = SandboxJob(files={}, command=[PY, "-c", "pass"], answer_file="a", limits=SandboxLimits(timeout_s=5))
+    sandbox = ProcessSandbox()
+    monkeypatch.setattr(sandbox, "_cgroups", NoCgroups())
+    job = SandboxJob(
+        files={},
+        command=[PY, "-c", "pass"],
+        answer_file="a",
+        limits=SandboxLimits(timeout_s=5),
+    )
     with caplog.at_level(logging.WARNING, logger="engine.sandbox.process"):
-        assert run(job).status == "ok"
-        assert run(job).status == "ok"
-    messages = [r.getMessage() for r in caplog.records if "pids cgroup unavailable (testing)" in r.getMessage()]
+        assert run(job, sandbox).status == "ok"
+        assert run(job, sandbox).status == "ok"
+    messages = [
+        r.getMessage()
+        for r in caplog.records
+        if "pids cgroup unavailable (testing)" in r.getMessage()
+    ]
     assert len(messages) == 1
 
 
@@ -274,15 +307,17 @@ with open({INFO!r}, "w") as f:
 time.sleep(60)
 '''.encode()
 job = SandboxJob({"runner.py": code}, [sys.executable, "runner.py"], "a", SandboxLimits(timeout_s=60))
-asyncio.run(ProcessSandbox().run(job))
+asyncio.run(ProcessSandbox(base_dir=BASE).run(job))
 """
 
 
 def test_engine_killed_mid_job_takes_the_job_along(tmp_path: Path) -> None:
-    """PR_SET_PDEATHSIG on the supervisor: an engine that dies, even by SIGKILL, leaves no job behind."""
-    info = tmp_path / "info"
+    """PR_SET_PDEATHSIG on the supervisor: an engine that dies, even by SIGKILL, leaves no job
+    behind; the next engine removes its working directory and cgroup."""
+    info, base = tmp_path / "info", tmp_path / "work"
+    base.mkdir()
     root = str(Path(__file__).resolve().parents[3])
-    script = f"ROOT = {root!r}\nINFO = {str(info)!r}\n" + ENGINE
+    script = f"ROOT = {root!r}\nINFO = {str(info)!r}\nBASE = {str(base)!r}\n" + ENGINE
     engine = subprocess.Popen([PY, "-c", script])
     try:
         pid_s, cwd = wait_for_file(info).split()
@@ -290,9 +325,20 @@ def test_engine_killed_mid_job_takes_the_job_along(tmp_path: Path) -> None:
     finally:
         engine.kill()
         engine.wait()
-    end = time.monotonic() + 5  # the dead supervisor's own zombie goes to init; the job's are reaped
-    while (process_exists(int(pid_s)) or process_exists(child)) and time.monotonic() < end:
+    end = time.monotonic() + 5
+    while (
+        process_exists(int(pid_s)) or process_exists(child)
+    ) and time.monotonic() < end:
         time.sleep(0.02)
     assert not process_exists(int(pid_s))
     assert not process_exists(child)
-    shutil.rmtree(cwd, ignore_errors=True)  # the engine died before it could; the next engine would
+
+    assert os.path.isdir(cwd)  # the engine died before it could clean up...
+    ProcessSandbox(base_dir=base)._remove_stale_workdirs()  # ...the next engine does it
+    assert not os.path.exists(cwd)
+    if CGROUPS:
+        parent = cgroup_mod._find_pids_parent()[0]
+        PidsCgroups._remove_stale(parent)
+        assert not [
+            n for n in os.listdir(parent) if n.startswith(f"clade-{engine.pid}-")
+        ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import resource
 import sys
 import time
@@ -13,9 +12,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sandbox_helpers import PY, run, script_job  # noqa: E402
+from sandbox_helpers import PY, run, script_job
 
-from engine.sandbox import ProcessSandbox, SandboxJob, SandboxLimits  # noqa: E402
+from engine.sandbox import ProcessSandbox, SandboxJob
 
 
 def test_ordinary_job_returns_answer_and_output(tmp_path: Path) -> None:
@@ -52,7 +51,9 @@ def test_memory_bomb_is_not_ok_and_engine_survives() -> None:
     """, memory_mb=256, timeout_s=10))  # fmt: skip
     assert res.status in ("error", "killed"), res
     assert "MemoryError" in res.stderr_tail
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 1024 * 1024  # KiB: engine stayed well under 1 GB
+    assert (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 1024 * 1024
+    )  # KiB: engine stayed well under 1 GB
 
 
 def test_output_flood_is_bounded_and_keeps_the_last_line() -> None:
@@ -75,7 +76,9 @@ def test_output_flood_is_bounded_and_keeps_the_last_line() -> None:
 
 
 def test_printed_score_is_just_text() -> None:
-    res = run(script_job("print('score: 1.0')\nprint('status: ok')\nraise SystemExit(1)\n"))
+    res = run(
+        script_job("print('score: 1.0')\nprint('status: ok')\nraise SystemExit(1)\n")
+    )
     assert res.status == "error"
     assert res.returncode == 1
     assert "score: 1.0" in res.stdout_tail
@@ -105,7 +108,11 @@ def test_environment_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_exit_code_is_reported() -> None:
     res = run(script_job("import os\nos._exit(3)\n"))
-    assert (res.status, res.returncode, res.reason.split(";")[0]) == ("error", 3, "exit code 3")
+    assert (res.status, res.returncode, res.reason.split(";")[0]) == (
+        "error",
+        3,
+        "exit code 3",
+    )
 
 
 def test_self_sigkill_is_killed() -> None:
@@ -153,20 +160,36 @@ def test_missing_answer_is_none_with_reason() -> None:
 )
 def test_answer_file_is_refused_when_unsafe(code: str, expect: str) -> None:
     job = script_job(code)
-    job = SandboxJob(files=job.files, command=job.command, answer_file=job.answer_file, answer_limit=100)
+    job = SandboxJob(
+        files=job.files,
+        command=job.command,
+        answer_file=job.answer_file,
+        answer_limit=100,
+    )
     res = run(job)
     assert res.answer is None
     assert expect in res.reason
 
 
 def test_answer_symlink_inside_the_directory_is_read() -> None:
-    res = run(script_job("import os\nopen('real.txt','w').write('42')\nos.symlink('real.txt', 'answer.txt')\n"))
+    res = run(
+        script_job(
+            "import os\nopen('real.txt','w').write('42')\nos.symlink('real.txt', 'answer.txt')\n"
+        )
+    )
     assert res.answer == b"42"
 
 
 def test_answer_at_the_limit_is_read() -> None:
     job = script_job("open('answer.txt', 'wb').write(b'y' * 100)\n")
-    res = run(SandboxJob(files=job.files, command=job.command, answer_file=job.answer_file, answer_limit=100))
+    res = run(
+        SandboxJob(
+            files=job.files,
+            command=job.command,
+            answer_file=job.answer_file,
+            answer_limit=100,
+        )
+    )
     assert res.answer == b"y" * 100
 
 
@@ -179,7 +202,9 @@ def test_command_that_cannot_start() -> None:
 def test_jobs_run_concurrently() -> None:
     async def many() -> list:
         sb = ProcessSandbox()
-        job = script_job("import time\ntime.sleep(1)\nopen('answer.txt','w').write('z')\n")
+        job = script_job(
+            "import time\ntime.sleep(1)\nopen('answer.txt','w').write('z')\n"
+        )
         return await asyncio.gather(*(sb.run(job) for _ in range(4)))
 
     t0 = time.monotonic()
@@ -207,7 +232,7 @@ def test_rlimits_are_applied_in_the_job() -> None:
         lim = {n: resource.getrlimit(getattr(resource, n)) for n in ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CORE")}
         open('answer.txt', 'w').write(repr(lim))
     """, cpu_s=7, memory_mb=900, file_size_mb=3))  # fmt: skip
-    lim = eval(res.answer or b"{}")  # noqa: S307 -- our own repr of ints
+    lim = eval(res.answer or b"{}")  # our own repr of ints and tuples
     assert lim["RLIMIT_CPU"] == (7, 8)
     assert lim["RLIMIT_AS"] == (900 * 2**20, 900 * 2**20)
     assert lim["RLIMIT_FSIZE"] == (3 * 2**20, 3 * 2**20)
