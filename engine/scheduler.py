@@ -50,7 +50,7 @@ class Scheduler:
     def _next_decision(self) -> Expand | Evaluate | None:
         tree = self.state.tree
         if tree.n_instances and tree.valid[0] and not tree.n_evals[0] == tree.n_instances:
-            if 0 in tree.open_nodes:  # the seed first: every child is scored against it
+            if tree.open_mask[0]:  # the seed first: every child is scored against it
                 untried = tree.untried(0)
                 return Evaluate(0, untried[0], {"rule": "seed first"})
             if tree.in_flight:

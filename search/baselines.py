@@ -22,8 +22,9 @@ class GreedyPolicy:
     name: str = "greedy"
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
-        if view.open_nodes:
-            node = view.open_nodes[0]  # finish the oldest child first
+        open_nodes = view.open_nodes
+        if len(open_nodes):
+            node = int(open_nodes[0])  # finish the oldest child first
             return Evaluate(node, pick_instance(view, node, rng), {"rule": "finish child"})
         if view.in_flight:
             return None  # wait: the best node is not known until the child's results are in
@@ -41,8 +42,9 @@ class RandomPolicy:
     name: str = "random"
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
-        if view.open_nodes:
-            node = view.open_nodes[int(rng.integers(len(view.open_nodes)))]
+        open_nodes = view.open_nodes
+        if len(open_nodes):
+            node = int(open_nodes[int(rng.integers(len(open_nodes)))])
             return Evaluate(node, pick_instance(view, node, rng), {"rule": "random open node"})
         candidates = evaluable(view)
         if len(candidates) == 0:

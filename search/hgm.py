@@ -45,7 +45,7 @@ class HGMPolicy:
         grown = (view.n_valid - 1) + view.pending_expansions
         widen = t**self.alpha >= grown
         candidates = evaluable(view)
-        can_evaluate = len(view.open_nodes) > 0
+        can_evaluate = bool(view.open_mask.any())
         if len(candidates) and (widen or not can_evaluate):
             return self._expand(view, candidates, rng, t, grown, widen)
         if can_evaluate:
@@ -67,7 +67,7 @@ class HGMPolicy:
         })
 
     def _evaluate(self, view: TreeView, rng: np.random.Generator, t: int, grown: int) -> Evaluate:
-        nodes = np.asarray(view.open_nodes, dtype=np.int64)
+        nodes = view.open_nodes
         best, theta = own_thompson(view, nodes, rng)
         node = int(nodes[best])
         instance = pick_instance(view, node, rng)

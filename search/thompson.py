@@ -14,8 +14,10 @@ Think of each draw as theta_i = F_i^-1(U_i), U_i ~ U(0, 1), independent.
 3. A candidate below the cut (u_i <= cut <= best) not yet drawn can win only
    if U_i > 1 - delta, since otherwise theta_i <= F_i^-1(1 - delta) <= u_i.
    Which of them have U_i > 1 - delta: each independently with probability
-   delta, i.e. K ~ Binomial(m - 1, delta) positions, uniformly without
-   replacement, of which those below the cut count. For those, U_i given
+   delta, i.e. K ~ Binomial(m, delta) positions (m - 1 and never the lead,
+   with a lead), uniformly without replacement; a pick that was drawn in
+   full in step 2 is ignored (its indicator is simply unused). For the
+   others picked, U_i given
    U_i > 1 - delta is uniform on (1 - delta, 1), so theta_i is drawn as the
    point whose upper tail is delta * V, V ~ U(0, 1) (scipy's betainccinv). The
    others below the cut have theta_i <= u_i <= best: they never win, and are
@@ -28,8 +30,8 @@ generator is to its own).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

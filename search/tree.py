@@ -7,8 +7,8 @@ doubling so that 100k nodes cost no Python objects per node beyond a bitmask.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -30,7 +30,6 @@ class TreeStats:
         self._full_mask = (1 << n_instances) - 1
         self._capacity = 0
         self.tried: list[int] = []  # bitmask of dev instances done or in flight, per node
-        self.open_nodes: set[int] = set()  # valid nodes with an instance neither done nor in flight
         self.derived: dict[object, object] = {}  # caches derived from these numbers (search.bounds), not state
         self._changes: list[int] | None = None  # nodes added or evaluated since the last drain, once watched
         self._grow(max(capacity, 1))
@@ -46,10 +45,16 @@ class TreeStats:
             new = np.zeros(capacity, dtype=np.int64)
             new[: len(old)] = old
             setattr(self, name, new)
-        old_valid = getattr(self, "valid", np.zeros(0, dtype=bool))
-        self.valid = np.zeros(capacity, dtype=bool)
-        self.valid[: len(old_valid)] = old_valid
+        for name in ("valid", "open_mask"):  # open: valid, with an instance neither done nor in flight
+            old = getattr(self, name, np.zeros(0, dtype=bool))
+            new = np.zeros(capacity, dtype=bool)
+            new[: len(old)] = old
+            setattr(self, name, new)
         self._capacity = capacity
+
+    @property
+    def open_nodes(self) -> set[int]:
+        return set(np.flatnonzero(self.open_mask[: self.n]).tolist())
 
     # ----- growth ------------------------------------------------------------
     def add_node(self, parent: int | None, valid: bool) -> int:
@@ -66,8 +71,7 @@ class TreeStats:
                 self.n_valid_children[parent] += 1
         if valid:
             self.n_valid += 1
-            if self.n_instances:
-                self.open_nodes.add(node)
+            self.open_mask[node] = self.n_instances > 0
         self.n += 1
         if self._changes is not None:
             self._changes.append(node)
@@ -84,14 +88,14 @@ class TreeStats:
         self.tried[node] |= 1 << instance
         self.in_flight += 1
         if self.tried[node] == self._full_mask:
-            self.open_nodes.discard(node)
+            self.open_mask[node] = False
 
     def abandon_evaluation(self, node: int, instance: int) -> None:
         """An in-flight evaluation that will not finish (lost, cancelled): free the instance again."""
         self.tried[node] &= ~(1 << instance)
         self.in_flight -= 1
         if self.valid[node]:
-            self.open_nodes.add(node)
+            self.open_mask[node] = True
 
     def finish_evaluation(self, node: int, instance: int, score: float, started: bool = True) -> None:
         """Add a finished dev evaluation to the node and every ancestor."""
@@ -125,7 +129,7 @@ class TreeStats:
             self._changes = []
         return changes
 
-    def derived_cache(self, key: object, make: "Callable[[TreeStats], object]") -> object:
+    def derived_cache(self, key: object, make: Callable[[TreeStats], object]) -> object:
         """The cache stored under `key`, made by `make(self)` the first time (e.g. posterior bounds)."""
         cache = self.derived.get(key)
         if cache is None:
@@ -165,7 +169,7 @@ class TreeStats:
             n_clade_evals=frozen(self.n_clade_evals),
             n_children=frozen(self.n_children),
             n_valid_children=frozen(self.n_valid_children),
-            open_nodes=tuple(sorted(self.open_nodes)),
+            open_mask=frozen(self.open_mask),
             _tree=self,
         )
 
@@ -192,14 +196,19 @@ class TreeView:
     n_clade_evals: np.ndarray
     n_children: np.ndarray
     n_valid_children: np.ndarray
-    open_nodes: tuple[int, ...]
+    open_mask: np.ndarray
     _tree: TreeStats
+
+    @property
+    def open_nodes(self) -> np.ndarray:
+        """Valid nodes with a dev instance neither done nor in flight, in id order."""
+        return np.flatnonzero(self.open_mask)
 
     def untried(self, node: int) -> list[int]:
         """Dev instance indices this node has neither finished nor has in flight."""
         return self._tree.untried(node)
 
-    def derived_cache(self, key: object, make: "Callable[[TreeStats], object]") -> object:
+    def derived_cache(self, key: object, make: Callable[[TreeStats], object]) -> object:
         """A cache derived from the tree's numbers, kept with the tree across views (TreeStats.derived_cache)."""
         return self._tree.derived_cache(key, make)
 
