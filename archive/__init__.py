@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
-from archive.records import EvaluationRecord, NodeRecord, ReferenceEvaluation
+from archive.records import EvaluationRecord, LLMCallRecord, NodeRecord, ReferenceEvaluation
 from archive.schema import SCHEMA_VERSION
 from archive.store import Archive, archive_path
 
@@ -12,6 +12,7 @@ __all__ = [
     "ArchiveLocked",
     "ArchiveSchemaError",
     "EvaluationRecord",
+    "LLMCallRecord",
     "NodeRecord",
     "ReferenceEvaluation",
     "SCHEMA_VERSION",

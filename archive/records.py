@@ -49,3 +49,21 @@ class ReferenceEvaluation:
     status: str = "ok"
     runtime_s: float = 0.0
     feedback: str = ""
+
+
+@dataclass(frozen=True)
+class LLMCallRecord:
+    """One model call, stored when it returns (or fails); doubles as the replay cache by request_hash."""
+
+    id: int
+    node_id: int | None
+    purpose: str  # 'mutate', 'diagnose', 'retry', 'agent', ...
+    model: str
+    request_hash: str
+    request: dict
+    response: dict | None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None  # None where the provider's price is unknown
+    latency_s: float = 0.0
+    error: str | None = None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
-from archive.records import EvaluationRecord, NodeRecord, ReferenceEvaluation
+from archive.records import EvaluationRecord, LLMCallRecord, NodeRecord, ReferenceEvaluation
 from archive.schema import SCHEMA_VERSION, TABLES
 
 ARCHIVE_FILE = "archive.duckdb"
@@ -184,6 +184,35 @@ class Archive:
             [ref.agent, ref.instance_id, ref.split, float(ref.score), json.dumps(ref.metrics), ref.status,
              ref.runtime_s, ref.feedback],
         )
+
+    def add_llm_call(self, call: LLMCallRecord) -> None:
+        """Store one model call as soon as it returns: a crash after this never pays for it again."""
+        self._con.execute(
+            "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [call.id, call.node_id, call.purpose, call.model, call.request_hash, json.dumps(call.request),
+             None if call.response is None else json.dumps(call.response), call.tokens_in, call.tokens_out,
+             call.cost_usd, call.latency_s, call.error, utcnow()],
+        )
+
+    def next_llm_call_id(self) -> int:
+        return int(self._con.execute("SELECT coalesce(max(id), -1) + 1 FROM llm_calls").fetchone()[0])
+
+    def llm_answer(self, request_hash: str) -> LLMCallRecord | None:
+        """The first successful call with this request hash (the replay cache), or None."""
+        row = self._con.execute(
+            "SELECT id, node_id, purpose, model, request_hash, request, response, tokens_in, tokens_out, "
+            "cost_usd, latency_s, error FROM llm_calls WHERE request_hash = ? AND error IS NULL "
+            "ORDER BY id LIMIT 1", [request_hash]).fetchone()
+        if row is None:
+            return None
+        return LLMCallRecord(*row[:5], json.loads(row[5]), json.loads(row[6]) if row[6] else None, *row[7:])
+
+    def llm_spend(self) -> tuple[float, int, int, int]:
+        """(dollars, tokens in, tokens out, calls) spent so far."""
+        row = self._con.execute(
+            "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), "
+            "count(*) FROM llm_calls").fetchone()
+        return float(row[0]), int(row[1]), int(row[2]), int(row[3])
 
     def add_event(self, kind: str, node_id: int | None = None, detail: Mapping[str, Any] | None = None) -> int:
         return self._insert_event(kind, node_id, detail)

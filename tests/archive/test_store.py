@@ -121,3 +121,16 @@ def test_archive_held_by_another_process_is_refused(tmp_path):
         holder.wait()
     time.sleep(0.1)
     Archive.open(path).close()  # free again once the holder is gone
+
+
+def test_llm_calls_are_a_replay_cache(archive):
+    from archive import LLMCallRecord
+
+    assert archive.llm_answer("h1") is None and archive.next_llm_call_id() == 0
+    archive.add_llm_call(LLMCallRecord(0, None, "mutate", "m", "h1", {"messages": []}, None, error="RateLimitError"))
+    assert archive.llm_answer("h1") is None  # failures are not answers
+    archive.add_llm_call(LLMCallRecord(1, 3, "mutate", "m", "h1", {"messages": []}, {"text": "hi"}, 10, 20, 0.1, 0.5))
+    hit = archive.llm_answer("h1")
+    assert hit.id == 1 and hit.response == {"text": "hi"} and hit.cost_usd == 0.1
+    assert archive.llm_spend() == (0.1, 10, 20, 2)
+    assert archive.next_llm_call_id() == 2
