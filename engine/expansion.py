@@ -16,7 +16,7 @@ import numpy as np
 
 from archive import NodeRecord
 from archive.store import files_hash
-from engine.mutators import MutationContext, check_child
+from engine.mutators import MutationContext, Proposal, check_child
 from engine.state import RunState
 
 DONORS = 2
@@ -53,27 +53,31 @@ def donors(state: RunState, parent: int, count: int = DONORS) -> tuple[dict[str,
     return tuple(state.files(int(node)) for node in order)
 
 
-def expand(state: RunState, mutator, parent: int, rng: np.random.Generator, decision_detail: dict) -> ExpansionResult:
+def mutation_context(state: RunState, parent: int) -> MutationContext:
+    task = state.task
+    return MutationContext(task.entry_file, task.entry_function, tuple(task.entry_args), donors(state, parent))
+
+
+def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseException,
+                decision_detail: dict) -> ExpansionResult:
+    """Check a proposal (or the mutator's error) and store it as the next node, valid or not."""
     task = state.task
     parent_files = state.files(parent)
-    context = MutationContext(task.entry_file, task.entry_function, tuple(task.entry_args),
-                              donors(state, parent))
-    try:
-        proposal = mutator.propose(parent_files, context, rng)
-        files, description = dict(proposal.files), proposal.description
+    if isinstance(outcome, BaseException):
+        files, description = dict(parent_files), "mutation failed"
+        status, reason = "failed", f"{type(outcome).__name__}: {outcome}"[:500]
+    else:
+        files, description = dict(outcome.files), outcome.description
         reason = check_child(files, task.entry_file, task.entry_function, task.entry_args)
         status = "valid" if reason is None else "invalid"
-    except Exception as exc:  # a mutator bug or a model's garbage must not end the run
-        files, description = dict(parent_files), "mutation failed"
-        status, reason = "failed", f"{type(exc).__name__}: {exc}"[:500]
     code_hash = files_hash(files)
     if status == "valid" and code_hash in state.code_hashes:
         status, reason = "invalid", f"duplicate of node {state.code_hashes[code_hash]}"
     node_id = state.tree.n
     record = NodeRecord(
         id=node_id, parent_id=parent, depth=int(state.tree.depth[parent]) + 1, status=status,
-        mutator=mutator.name, model=mutator.model, diff=unified_diff(parent_files, files),
-        code_hash=code_hash, reason=reason or "", description=description,
+        mutator=mutator.name, model=getattr(outcome, "model", None) or mutator.model,
+        diff=unified_diff(parent_files, files), code_hash=code_hash, reason=reason or "", description=description,
     )
     event = ("expand", parent, {**decision_detail, "child": node_id, "status": status})
     state.archive.add_node(record, files, event=event)
@@ -82,3 +86,12 @@ def expand(state: RunState, mutator, parent: int, rng: np.random.Generator, deci
     if status == "valid":
         state.remember_files(node_id, files)
     return ExpansionResult(node_id, status, reason or "", description)
+
+
+def expand(state: RunState, mutator, parent: int, rng: np.random.Generator, decision_detail: dict) -> ExpansionResult:
+    """A synchronous mutator (the offline one): propose and store at once."""
+    try:
+        outcome: Proposal | BaseException = mutator.propose(state.files(parent), mutation_context(state, parent), rng)
+    except Exception as exc:  # a mutator bug or a model's garbage must not end the run
+        outcome = exc
+    return store_child(state, mutator, parent, outcome, decision_detail)

@@ -5,6 +5,14 @@ its result is committed and the next decision is taken, so no worker waits on
 another's slow instance (DGM's synchronous generations do). Decisions come
 from the policy, except at the start: the seed (root) is evaluated on every
 dev instance first, since every child's score is measured against it.
+
+Expansions by a synchronous mutator (the offline one) happen inline. An
+asynchronous mutator (an LLM) runs up to `expansion_slots` expansions while
+evaluations go on; the policy sees them as pending and is told when no slot
+is free, so workers keep evaluating instead of waiting on a model. With one
+worker, expansions are awaited inline too, so that a seed fixes the tree.
+An exception whose `stops_run` is true (a budget reached, a bad API key)
+stops new work; what is in flight finishes and is stored.
 """
 from __future__ import annotations
 
@@ -16,7 +24,7 @@ import numpy as np
 
 from archive import EvaluationRecord
 from engine.evaluation import Outcome, run_agent
-from engine.expansion import expand
+from engine.expansion import expand, mutation_context, store_child
 from engine.state import RunState
 from search.decisions import Evaluate, Expand
 
@@ -31,9 +39,16 @@ class Launch:
     detail: dict
 
 
+@dataclass(frozen=True)
+class ExpansionLaunch:
+    parent: int
+    detail: dict
+
+
 class Scheduler:
     def __init__(self, state: RunState, policy, mutator, sandbox, *, budget: int, workers: int,
-                 rng: np.random.Generator, deadline: float | None = None, progress=None) -> None:
+                 rng: np.random.Generator, deadline: float | None = None, progress=None,
+                 expansion_slots: int = 1) -> None:
         self.state = state
         self.policy = policy
         self.mutator = mutator
@@ -45,6 +60,9 @@ class Scheduler:
         self.progress = progress
         self._free_workers = list(range(workers))
         self._invalid_streak = 0
+        self.asynchronous = bool(getattr(mutator, "asynchronous", False))
+        self.expansion_slots = max(1, expansion_slots)
+        self._expanding = 0
 
     # ----- decisions --------------------------------------------------------
     def _next_decision(self) -> Expand | Evaluate | None:
@@ -55,7 +73,9 @@ class Scheduler:
                 return Evaluate(0, untried[0], {"rule": "seed first"})
             if tree.in_flight:
                 return None
-        return self.policy.decide(tree.view(budget=self.budget), self.rng)
+        view = tree.view(pending_expansions=self._expanding, budget=self.budget,
+                         can_expand=self._expanding < self.expansion_slots)
+        return self.policy.decide(view, self.rng)
 
     def _spendable(self) -> bool:
         tree = self.state.tree
@@ -63,6 +83,26 @@ class Scheduler:
 
     def _expand(self, decision: Expand) -> str | None:
         result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
+        return self._expanded(result)
+
+    def _launch_expansion(self, decision: Expand) -> tuple[asyncio.Task, ExpansionLaunch]:
+        """Start an asynchronous mutation; the child is stored when it returns."""
+        parent = decision.node_id
+        self._expanding += 1
+        child_rng = np.random.default_rng(int(self.rng.integers(2**63)))
+        task = asyncio.ensure_future(self.mutator.propose_async(
+            self.state.files(parent), mutation_context(self.state, parent), child_rng, parent=parent))
+        return task, ExpansionLaunch(parent, decision.detail)
+
+    def _finish_expansion(self, launch: ExpansionLaunch, task: asyncio.Future) -> str | None:
+        self._expanding -= 1
+        error = task.exception()
+        if error is not None and getattr(error, "stops_run", False):
+            return str(error)
+        outcome = error if error is not None else task.result()
+        return self._expanded(store_child(self.state, self.mutator, launch.parent, outcome, launch.detail))
+
+    def _expanded(self, result) -> str | None:
         self._invalid_streak = 0 if result.status == "valid" else self._invalid_streak + 1
         if self.progress:
             self.progress.expanded(result)
@@ -107,23 +147,31 @@ class Scheduler:
     # ----- the loop ---------------------------------------------------------
     async def run(self) -> str:
         """Search until the budget is spent, time is up, or nothing is left; return why it stopped."""
-        pending: dict[asyncio.Task, Launch] = {}
+        pending: dict[asyncio.Task, Launch | ExpansionLaunch] = {}
         stop: str | None = None
         try:
             while True:
                 if stop is None and self.deadline is not None and time.monotonic() >= self.deadline:
                     stop = "time limit reached"
-                while stop is None and len(pending) < self.workers and self._spendable():
+                while stop is None and self._free_workers and self._spendable():
                     decision = self._next_decision()
                     if decision is None:
                         break
                     if isinstance(decision, Expand):
-                        stop = self._expand(decision)
+                        if not self.asynchronous:
+                            stop = self._expand(decision)
+                            continue
+                        task, expansion = self._launch_expansion(decision)
+                        if self.workers == 1:  # deterministic: the tree depends on the seed alone
+                            await asyncio.wait([task])
+                            stop = self._finish_expansion(expansion, task)
+                        else:
+                            pending[task] = expansion
                         continue
                     task, launch = self._launch(decision)
                     pending[task] = launch
                     if self.progress:
-                        self.progress.busy(len(pending))
+                        self.progress.busy(self.workers - len(self._free_workers))
                 if not pending:
                     if stop is None:
                         stop = "budget spent" if not self._spendable() else "nothing left to evaluate"
@@ -131,17 +179,24 @@ class Scheduler:
                 timeout = None if self.deadline is None or stop else max(self.deadline - time.monotonic(), 0.01)
                 done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    self._record(pending.pop(task), task.result())
+                    launch = pending.pop(task)
+                    if isinstance(launch, ExpansionLaunch):
+                        stop = self._finish_expansion(launch, task) or stop
+                    else:
+                        self._record(launch, task.result())
         finally:
             await self._abandon(pending)
 
-    async def _abandon(self, pending: dict[asyncio.Task, Launch]) -> None:
+    async def _abandon(self, pending: dict[asyncio.Task, Launch | ExpansionLaunch]) -> None:
         """Cancel what is still in flight (Ctrl-C, errors): the sandboxes kill their processes."""
         for task in pending:
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
         for launch in pending.values():
+            if isinstance(launch, ExpansionLaunch):
+                self._expanding -= 1
+                continue
             self.state.tree.abandon_evaluation(launch.node, launch.instance)
             self._free_workers.append(launch.worker)
         pending.clear()

@@ -26,7 +26,7 @@ class GreedyPolicy:
         if len(open_nodes):
             node = int(open_nodes[0])  # finish the oldest child first
             return Evaluate(node, pick_instance(view, node, rng), {"rule": "finish child"})
-        if view.in_flight:
+        if view.in_flight or view.pending_expansions or not view.can_expand:
             return None  # wait: the best node is not known until the child's results are in
         choice = max_mean(view, view.n_instances)
         if choice is None:
@@ -47,7 +47,7 @@ class RandomPolicy:
             node = int(open_nodes[int(rng.integers(len(open_nodes)))])
             return Evaluate(node, pick_instance(view, node, rng), {"rule": "random open node"})
         candidates = evaluable(view)
-        if len(candidates) == 0:
+        if len(candidates) == 0 or not view.can_expand:
             return None
         node = int(candidates[int(rng.integers(len(candidates)))])
         return Expand(node, {"rule": "random evaluated node", "candidates": int(len(candidates))})

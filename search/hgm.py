@@ -46,7 +46,7 @@ class HGMPolicy:
         widen = t**self.alpha >= grown
         candidates = evaluable(view)
         can_evaluate = bool(view.open_mask.any())
-        if len(candidates) and (widen or not can_evaluate):
+        if len(candidates) and view.can_expand and (widen or not can_evaluate):
             return self._expand(view, candidates, rng, t, grown, widen)
         if can_evaluate:
             return self._evaluate(view, rng, t, grown)

@@ -141,7 +141,7 @@ class TreeStats:
         mask = self.tried[node]
         return [i for i in range(self.n_instances) if not mask >> i & 1]
 
-    def view(self, pending_expansions: int = 0, budget: int | None = None) -> "TreeView":
+    def view(self, pending_expansions: int = 0, budget: int | None = None, can_expand: bool = True) -> "TreeView":
         n = self.n
 
         def frozen(array: np.ndarray) -> np.ndarray:
@@ -158,6 +158,7 @@ class TreeStats:
             in_flight=self.in_flight,
             pending_expansions=pending_expansions,
             budget=budget,
+            can_expand=can_expand,
             parent=frozen(self.parent),
             depth=frozen(self.depth),
             valid=frozen(self.valid),
@@ -185,6 +186,7 @@ class TreeView:
     in_flight: int
     pending_expansions: int
     budget: int | None
+    can_expand: bool  # False while every expansion slot (e.g. LLM calls in flight) is taken
     parent: np.ndarray
     depth: np.ndarray
     valid: np.ndarray
