@@ -41,6 +41,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox", help="sandbox backend: process (default)")
     p.add_argument("--timeout", dest="eval_timeout", type=float,
                    help="wall-clock limit of one evaluation in seconds (default: the task's; binpack: 20)")
+    llm = p.add_argument_group("LLM meta-agent (without --model, the offline mutator is used)")
+    llm.add_argument("--model", help="litellm model(s), e.g. openai/gpt-5-mini; several as a,b,c or a@2,b@1")
+    llm.add_argument("--api-base", help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama)")
+    llm.add_argument("--max-cost", type=float, help="stop new expansions once this many dollars are spent")
+    llm.add_argument("--max-tokens", type=int, help="stop new expansions once this many tokens are spent")
+    llm.add_argument("--llm-concurrency", type=int, help="model calls in flight at once (default: 2)")
+    llm.add_argument("--meta-steps", help="implement (default), or diagnose,implement")
+    llm.add_argument("--answer-format", help="diff (SEARCH/REPLACE blocks, default) or rewrite")
+    llm.add_argument("--model-choice", help="fixed (weights, default) or bandit (ShinkaEvolve's asymmetric UCB)")
+    llm.add_argument("--replay", metavar="RUN", help="run the search of RUN again, every model call answered "
+                     "from RUN's archive at no cost")
     p.add_argument("--resume", metavar="RUN", help="continue a stopped run (its folder or archive file)")
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     return p

@@ -21,7 +21,16 @@ class RunConfig:
     instances: str | None = None  # a JSON file of instances instead of generated ones
     sandbox: str = "process"
     eval_timeout: float | None = None  # per-evaluation wall limit, overriding the task's
-    mutator: str = "offline"
+    mutator: str = "offline"  # "llm" when a model is given
+    model: str | None = None  # litellm model name(s): "a,b,c" or "a@2,b@1" (weights)
+    api_base: str | None = None  # a local OpenAI-compatible server
+    max_cost: float | None = None  # dollars
+    max_tokens: int | None = None  # tokens in + out
+    llm_concurrency: int = 2  # model calls in flight at once
+    meta_steps: str = "implement"  # or "diagnose,implement"
+    answer_format: str = "diff"  # SEARCH/REPLACE blocks, or "rewrite"
+    model_choice: str = "fixed"  # or "bandit" (ShinkaEvolve's asymmetric UCB)
+    replay: str | None = None  # an archive whose recorded answers serve every model call
 
     def resolved_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
@@ -55,6 +64,24 @@ class RunConfig:
             raise UserError(f"--timeout must be a positive number of seconds, not {self.eval_timeout}")
         if self.sandbox != "process":
             raise UserError(f"unknown sandbox {self.sandbox!r}; choose one of: process")
-        if self.mutator != "offline":
-            raise UserError(f"unknown mutator {self.mutator!r}; choose one of: offline")
+        if self.mutator not in ("offline", "llm"):
+            raise UserError(f"unknown mutator {self.mutator!r}; choose one of: offline, llm")
+        if self.mutator == "llm" and not self.model:
+            raise UserError("the llm mutator needs --model (for example openai/gpt-5-mini)")
+        if self.max_cost is not None and self.max_cost <= 0:
+            raise UserError(f"--max-cost must be a positive number of dollars, not {self.max_cost}")
+        if self.max_tokens is not None and self.max_tokens <= 0:
+            raise UserError(f"--max-tokens must be a positive number of tokens, not {self.max_tokens}")
+        if self.llm_concurrency < 1:
+            raise UserError(f"--llm-concurrency must be 1 or more, not {self.llm_concurrency}")
+        if self.meta_steps not in ("implement", "diagnose,implement"):
+            raise UserError(f"--meta-steps must be 'implement' or 'diagnose,implement', not {self.meta_steps!r}")
+        if self.answer_format not in ("diff", "rewrite"):
+            raise UserError(f"--answer-format must be 'diff' or 'rewrite', not {self.answer_format!r}")
+        if self.model_choice not in ("fixed", "bandit"):
+            raise UserError(f"--model-choice must be 'fixed' or 'bandit', not {self.model_choice!r}")
+        if self.model:
+            from engine.model_choice import parse_models
+
+            parse_models(self.model)
         return self

@@ -12,13 +12,36 @@ from engine.config import RunConfig
 from engine.errors import UserError
 
 # Flags that define what a run is; a resumed run keeps its own.
-FIXED_ON_RESUME = ("task", "policy", "seed", "agent", "instances", "sandbox", "run_dir", "eval_timeout")
+FIXED_ON_RESUME = ("task", "policy", "seed", "agent", "instances", "sandbox", "run_dir", "eval_timeout",
+                   "model", "api_base", "meta_steps", "answer_format", "model_choice", "replay")
+LLM_FLAGS = ("model", "api_base", "max_cost", "max_tokens", "llm_concurrency", "meta_steps", "answer_format",
+             "model_choice")
+# What may change when a stopped run goes on: how much to spend, how fast.
+RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency")
 
 
 def _config_from_args(args) -> RunConfig:
     given = {k: getattr(args, k) for k in ("task", "policy", "budget", "workers", "seed", "run_dir",
-                                           "time_limit", "agent", "instances", "sandbox", "eval_timeout")}
+                                           "time_limit", "agent", "instances", "sandbox", "eval_timeout",
+                                           *LLM_FLAGS)}
+    if args.model:
+        given["mutator"] = "llm"
     return RunConfig().with_overrides(**given).validate()
+
+
+def _replay_config(args) -> RunConfig:
+    """The original run's configuration, to be run again with its recorded answers."""
+    from archive import Archive
+
+    for name in ("task", "policy", "seed", "agent", "instances", *LLM_FLAGS):
+        if getattr(args, name) is not None:
+            raise UserError(f"--{name.replace('_', '-')} cannot be set with --replay: the replay repeats the original")
+    with Archive.open(args.replay, read_only=True) as original:
+        stored = RunConfig.from_dict(original.config())
+        path = str(original.path.resolve())
+    if not stored.model:
+        raise UserError(f"{args.replay} made no model calls (offline mutator): there is nothing to replay")
+    return stored.with_overrides(replay=path, run_dir=args.run_dir, workers=args.workers).validate()
 
 
 def _new_run_folder(config: RunConfig) -> tuple[str, Path]:
@@ -87,7 +110,7 @@ def _open(args, console):
     archive = Archive.open(args.resume)
     try:
         stored = RunConfig.from_dict(archive.config())
-        config = stored.with_overrides(budget=args.budget, workers=args.workers, time_limit=args.time_limit)
+        config = stored.with_overrides(**{k: getattr(args, k) for k in RESUME_OVERRIDES})
         config.validate()
         task = _make_task(config)  # instances come from the archive, not the file
     except Exception:
@@ -96,7 +119,11 @@ def _open(args, console):
     return archive, task, config
 
 
-def run_from_args(args) -> int:
+def run_from_args(args, llm_mock=None) -> int:
+    """Build or reopen the run the arguments describe and carry it to its summary.
+
+    `llm_mock` (tests, demos) is handed to the LLM client, which passes its answers to litellm as
+    `mock_response`, so the whole litellm code path runs without a network."""
     from rich.console import Console
 
     from archive import ArchiveError
@@ -104,23 +131,49 @@ def run_from_args(args) -> int:
     console = Console(stderr=False, highlight=False)
     try:
         if args.resume:
+            if args.replay:
+                raise UserError("--resume and --replay do not go together: resume the replayed run itself")
             archive, task, config = _open(args, console)
+        elif args.replay:
+            archive, task, config = _create(_replay_config(args), console)
         else:
             archive, task, config = _create(_config_from_args(args), console)
     except ArchiveError as exc:
         raise UserError(str(exc)) from None
     try:
-        return _carry(archive, task, config, console, resumed=bool(args.resume), quiet=args.quiet)
+        return _carry(archive, task, config, console, resumed=bool(args.resume), quiet=args.quiet, llm_mock=llm_mock)
     finally:
         archive.close()
 
 
-def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool) -> int:
+def _mutator(config: RunConfig, state, archive, llm_mock):
+    """The offline mutator, or the LLM mutator with its client (and, for a replay, the recorded answers)."""
+    if not config.model:
+        from engine.mutators import OfflineMutator
+
+        return OfflineMutator(), None
+    from engine.llm import LLMClient, LLMSettings
+    from engine.model_choice import make_chooser
+    from engine.mutators.llm import LLMMutator
+
+    source = archive
+    if config.replay:
+        from engine.replay import ReplaySource
+
+        source = ReplaySource(archive, config.replay)
+    settings = LLMSettings(api_base=config.api_base, max_cost_usd=config.max_cost,
+                           max_tokens_total=config.max_tokens, replay_only=bool(config.replay))
+    client = LLMClient(source, settings, mock=llm_mock)
+    mutator = LLMMutator(client, make_chooser(config.model, config.model_choice), state,
+                         answer_format=config.answer_format, diagnose=config.meta_steps.startswith("diagnose"))
+    return mutator, client
+
+
+def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock=None) -> int:
     import numpy as np
 
     from engine.cli import EXIT_INTERRUPTED
     from engine.finale import choose_final, measure_holdout, measure_references
-    from engine.mutators import OfflineMutator
     from engine.progress import SearchProgress
     from engine.sandbox import make_sandbox
     from engine.scheduler import Scheduler
@@ -131,7 +184,7 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
     state = RunState.rebuild(archive, task)
     workers = config.resolved_workers()
     policy = make_policy(config.policy)
-    mutator = OfflineMutator()
+    mutator, client = _mutator(config, state, archive, llm_mock)
     sandbox = make_sandbox(config.sandbox)
     if resumed:
         rng = np.random.default_rng([config.seed, archive._next_seq])
@@ -143,8 +196,15 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
     console.print(f"Task {task.name}, policy {policy.name}, budget {config.budget} dev evaluations, "
                   f"{workers} workers, sandbox {sandbox.name}, seed {config.seed}"
                   + (f" (resumed at {state.tree.evaluations_done})" if resumed else ""))
-    console.print("No LLM configured: the built-in offline mutator edits the agent's syntax tree "
-                  "(no model calls, no cost).")
+    if client is None:
+        console.print("No LLM configured: the built-in offline mutator edits the agent's syntax tree "
+                      "(no model calls, no cost).")
+    else:
+        limits = ", ".join(x for x in (f"max ${config.max_cost:g}" if config.max_cost else "",
+                                        f"max {config.max_tokens} tokens" if config.max_tokens else "") if x)
+        console.print(f"LLM mutator: {config.model} ({config.model_choice}), {config.llm_concurrency} calls at once"
+                      + (f", {limits}" if limits else "")
+                      + (f"; every answer replayed from {config.replay}" if config.replay else ""))
     deadline = time.monotonic() + config.time_limit if config.time_limit else None
 
     async def main() -> tuple[str, object]:
@@ -155,22 +215,29 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
                             done=state.tree.evaluations_done) as progress:
             progress.start(state)
             scheduler = Scheduler(state, policy, mutator, sandbox, budget=config.budget, workers=workers,
-                                  rng=rng, deadline=deadline, progress=progress)
+                                  rng=rng, deadline=deadline, progress=progress,
+                                  expansion_slots=config.llm_concurrency)
             stop = await scheduler.run()
+            if scheduler.fatal:
+                return stop, None, scheduler.fatal
             choice = choose_final(state, policy, rng, config.budget)
             await measure_holdout(state, sandbox, workers, [choice.node_id] if choice else [], progress)
             await measure_references(state, sandbox, workers, progress)
-        return stop, choice
+        return stop, choice, None
 
     try:
-        stop, choice = asyncio.run(main())
+        stop, choice, fatal = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         archive.set_status("interrupted")
         console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"
                       f"  python -m engine.search --resume {Path(archive.path).parent}")
         return EXIT_INTERRUPTED
+    if fatal:
+        archive.set_status("interrupted")
+        raise UserError(fatal)
     archive.set_status("finished")
     summary = compute_summary(archive, task, choice.node_id if choice else None,
-                              choice.rule if choice else "", stop, config.budget)
+                              choice.rule if choice else "", stop, config.budget,
+                              spend=client.spent() if client else None)
     render_summary(summary, console)
     return 0

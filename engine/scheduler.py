@@ -63,6 +63,7 @@ class Scheduler:
         self.asynchronous = bool(getattr(mutator, "asynchronous", False))
         self.expansion_slots = max(1, expansion_slots)
         self._expanding = 0
+        self.fatal: str | None = None  # a stop the user must act on (bad key, unknown model)
 
     # ----- decisions --------------------------------------------------------
     def _next_decision(self) -> Expand | Evaluate | None:
@@ -98,6 +99,8 @@ class Scheduler:
         self._expanding -= 1
         error = task.exception()
         if error is not None and getattr(error, "stops_run", False):
+            if getattr(error, "fatal", False):
+                self.fatal = str(error)
             return str(error)
         outcome = error if error is not None else task.result()
         return self._expanded(store_child(self.state, self.mutator, launch.parent, outcome, launch.detail))
@@ -137,6 +140,9 @@ class Scheduler:
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail))
         state.tree.finish_evaluation(launch.node, launch.instance, score)
+        measured = getattr(self.mutator, "child_measured", None)
+        if measured is not None:
+            measured(launch.node)  # e.g. credit the model that wrote it (bandit)
         if launch.node == 0 and outcome.status == "ok":
             state.seed_metrics[instance.id] = outcome.metrics
         self._free_workers.append(launch.worker)

@@ -50,7 +50,7 @@ def _line(label: str, rows: list[tuple[str, float, str | None]], task) -> AgentL
 
 
 def compute_summary(archive: Archive, task, final_node: int | None, final_rule: str,
-                    stop_reason: str, budget: int) -> Summary:
+                    stop_reason: str, budget: int, spend=None) -> Summary:
     def node_rows(node: int):
         return archive.query("SELECT split, score, metrics FROM evaluations WHERE node_id = ?", [node])
 
@@ -70,11 +70,18 @@ def compute_summary(archive: Archive, task, final_node: int | None, final_rule: 
         nodes_by_status=nodes, dev_evaluations_by_status=dev, budget=budget,
         dev_done=sum(dev.values()), holdout_done=int(holdout), raw_metric=task.raw_metric,
         raw_metric_note=getattr(task, "raw_metric_note", ""),
+        extra={"spend": spend} if spend is not None else {},
     )
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _money(line) -> str:
+    """One spend line: dollars, tokens in and out, calls."""
+    return (f"${line.cost_usd:.4f}, {line.tokens_in} tokens in, {line.tokens_out} out, {line.calls} calls"
+            + (f" ({line.failed} failed)" if line.failed else ""))
 
 
 def render_summary(summary: Summary, console) -> None:
@@ -101,6 +108,12 @@ def render_summary(summary: Summary, console) -> None:
     nodes = ", ".join(f"{v} {k}" for k, v in summary.nodes_by_status.items())
     evals = ", ".join(f"{v} {k}" for k, v in summary.dev_evaluations_by_status.items())
     console.print(f"Nodes: {nodes}. Dev evaluations: {evals}.")
+    spend = summary.extra.get("spend")
+    if spend is not None:
+        console.print(f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else ""))
+        for title, lines in (("by purpose", spend.by_purpose), ("by model", spend.by_model)):
+            if lines:
+                console.print(f"  {title}: " + "; ".join(f"{k} {_money(v)}" for k, v in sorted(lines.items())))
     console.print(f"Archive: {summary.archive}")
     console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} --budget N")
     query = "SELECT status, count(*) FROM nodes GROUP BY status"

@@ -75,6 +75,8 @@ def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
         new = -old
     else:
         new = float(round(old)) if round(old) != old else 0.0
+    if not math.isfinite(new) or abs(new) > 1e12:
+        return None
     node = const(new)
     new = number_value(node)
     if new is None or new == old:
@@ -160,7 +162,8 @@ def op_prune(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
             if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
                 options.append((s, node.right))
         elif call_name(node) in ELEMENTWISE and isinstance(node, ast.Call) and node.args \
-                and not isinstance(node.args[0], ast.Starred):
+                and not isinstance(node.args[0], ast.Starred) \
+                and not (call_name(node) == "clip" and call_name(s.parent) == "exp"):   # keeps exp from overflowing
             options.append((s, node.args[0]))
         elif isinstance(node, ast.IfExp):
             options += [(s, node.body), (s, node.orelse)]

@@ -50,8 +50,8 @@ OPERATORS: dict[str, Operator] = {
 }
 
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "const": 0.30, "swap_op": 0.08, "wrap": 0.10, "insert": 0.20, "prune": 0.08,
-    "delete": 0.03, "swap_stmt": 0.03, "crossover": 0.18,
+    "const": 0.25, "swap_op": 0.08, "wrap": 0.08, "insert": 0.28, "prune": 0.08,
+    "delete": 0.03, "swap_stmt": 0.03, "crossover": 0.15,
 }
 
 MAX_DESCRIPTION = 240
@@ -66,11 +66,12 @@ def operators_in(description: str) -> list[str]:
 class OfflineMutator:
     """Genetic-programming mutator; `name` "offline", `model` None.
 
-    Knobs: `max_ops` caps the operators per child (1 + Geometric(`p_more`)
-    beyond the first); `max_attempts` bounds redraws when an attempt gives no
+    Knobs: a child gets 1 + k operators, P(k >= j) = `p_more`**j, at most
+    `max_ops` in all; `max_attempts` bounds redraws when an attempt gives no
     valid, changed child; `max_nodes` caps the region's AST size (bloat
     control) unless the parent is already larger; `weights` sets how often
-    each operator is drawn among those that apply.
+    each operator is drawn among those that apply (an operator left out is
+    never drawn).
     """
     max_ops: int = 4
     p_more: float = 0.4

@@ -9,6 +9,8 @@ search is a steady-state GA: tournament selection (size 3) from an elite
 population, one child per step, the two best other members as crossover
 donors.
 
+It also holds helpers the mutator tests share (`chain`, `MULTI`).
+
 Report across seeds (proposals to beat first fit, to reach best fit, best
 mean bins):
 
@@ -29,11 +31,46 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.mutators import MutationContext, MutationError, OfflineMutator, check_child, operators_in  # noqa: E402
+from engine.mutators import (MutationContext, MutationError, OfflineMutator, Proposal, check_child,  # noqa: E402
+                             operators_in)
 from tasks.binpack.packing import best_fit, first_fit, pack_online  # noqa: E402
 
 ENTRY = ("agent.py", "priority", ("item", "bins"))
 SEED_AGENT = ROOT / "agents_seed" / "binpack" / "agent.py"
+
+
+# a parent with several statements, so that the statement operators have something to act on
+MULTI = '''"""A multi-statement priority."""
+import numpy as np
+
+
+def priority(item, bins):
+    """Room left, with a bonus for an exact fit."""
+    room = bins - item
+    score = -1.0 * room
+    score = score + 0.5 * (room == 0)
+    score = score * 2.0
+    return score
+'''
+
+
+def chain(mutator: OfflineMutator, starts: list[str], n: int, seed: int) -> tuple[list[Proposal | None], list[str]]:
+    """n proposals, each from a random earlier valid child (or a start), with two random donors."""
+    rng = np.random.default_rng(seed)
+    pool = [{"agent.py": s} for s in starts]
+    out: list[Proposal | None] = []
+    for _ in range(n):
+        parent = pool[int(rng.integers(len(pool)))]
+        donors = tuple(pool[int(i)] for i in rng.integers(len(pool), size=2))
+        try:
+            proposal = mutator.propose(parent, MutationContext(*ENTRY, donors=donors), rng)
+        except MutationError:
+            out.append(None)
+            continue
+        out.append(proposal)
+        if check_child(proposal.files, *ENTRY) is None:
+            pool.append(proposal.files)
+    return out, [f["agent.py"] for f in pool]
 
 
 def instances() -> list[tuple[float, np.ndarray]]:
@@ -109,14 +146,19 @@ class SearchResult:
 
 
 def search(seed: int, proposals: int, mutator: OfflineMutator | None = None, population: int = 16,
-           stop_when_beating_first_fit: bool = False) -> SearchResult:
+           time_limit_s: float | None = None) -> SearchResult:
+    """Up to `proposals` proposals; with `time_limit_s`, also stop once that much time has passed
+    and first fit has been beaten (so a test can bound its run without changing what it asserts)."""
     mutator = mutator or OfflineMutator()
     rng = np.random.default_rng(seed)
     seed_files = {ENTRY[0]: SEED_AGENT.read_text()}
     pop: list[tuple[float, int, dict[str, str]]] = [(FIRST_FIT, 0, seed_files)]
     seen = {seed_files[ENTRY[0]]}
     result = SearchResult(seed, 0, FIRST_FIT, seed_files[ENTRY[0]])
+    start = time.monotonic()
     for t in range(1, proposals + 1):
+        if time_limit_s is not None and result.beat_first_fit and time.monotonic() - start > time_limit_s:
+            break
         result.proposals = t
         picks = rng.integers(len(pop), size=min(3, len(pop)))
         parent = min((pop[int(i)] for i in picks), key=lambda p: (p[0], -p[1]))
@@ -146,8 +188,6 @@ def search(seed: int, proposals: int, mutator: OfflineMutator | None = None, pop
             result.best, result.best_source = score, source
         if score < FIRST_FIT and result.beat_first_fit is None:
             result.beat_first_fit = t
-            if stop_when_beating_first_fit:
-                break
         if score <= BEST_FIT and result.reached_best_fit is None:
             result.reached_best_fit = t
         if score < BEST_FIT and result.beat_best_fit is None:
@@ -155,22 +195,36 @@ def search(seed: int, proposals: int, mutator: OfflineMutator | None = None, pop
     return result
 
 
+def _report(seed: int, proposals: int) -> tuple[SearchResult, float]:
+    start = time.time()
+    return search(seed, proposals), time.time() - start
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--proposals", type=int, default=1000)
+    parser.add_argument("--jobs", type=int, default=1, help="seeds run in parallel processes")
     parser.add_argument("--show-best", action="store_true")
     args = parser.parse_args(argv)
     print(f"first fit {FIRST_FIT:.3f} bins, best fit {BEST_FIT:.3f} bins (mean of 6 instances)")
-    for seed in range(args.seeds):
-        start = time.time()
-        r = search(seed, args.proposals)
-        print(f"seed {seed}: beat first fit at {r.beat_first_fit}, reached best fit at {r.reached_best_fit}, "
+    jobs = [(seed, args.proposals) for seed in range(args.seeds)]
+    if args.jobs > 1:
+        from multiprocessing import Pool
+        with Pool(args.jobs) as pool:
+            results = pool.starmap(_report, jobs)
+    else:
+        results = [_report(*job) for job in jobs]
+    for r, seconds in results:
+        print(f"seed {r.seed}: beat first fit at {r.beat_first_fit}, reached best fit at {r.reached_best_fit}, "
               f"beat best fit at {r.beat_best_fit}; best {r.best:.3f} bins after {r.proposals} proposals "
-              f"(invalid {r.invalid}, runtime errors {r.runtime_errors}, {time.time() - start:.0f} s)")
+              f"(invalid {r.invalid}, runtime errors {r.runtime_errors}, {seconds:.0f} s)")
         if args.show_best:
-            print(r.best_source)
+            print(r.best_source.split('"""')[-1].strip())
             print(dict(sorted(r.operators.items())))
+    beats = sum(r.beat_best_fit is not None for r, _ in results)
+    print(f"beat first fit on {sum(r.beat_first_fit is not None for r, _ in results)}/{len(results)} seeds, "
+          f"beat best fit on {beats}/{len(results)}")
 
 
 if __name__ == "__main__":

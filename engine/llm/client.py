@@ -1,0 +1,155 @@
+"""LLMClient: cache, budget, retries and records around one model call.
+
+`complete` does, in order:
+1. builds the request and its hash (engine.llm.request);
+2. waits for an identical request already in flight, so that it is paid once;
+3. answers from the archive when a successful call with this hash is recorded
+   (`cached=True`, no row written, nothing spent): this is `--replay` and the
+   guarantee that a resumed run never pays twice for a call that had returned;
+   with `replay_only`, a request with no recorded answer is an LLMFatalError;
+4. asks the budget for room (engine.llm.budget: BudgetExceeded when spent);
+5. calls litellm, retrying transient errors (rate limit, 5xx, timeout, lost
+   connection) with exponential backoff and seeded jitter; authentication
+   errors, unknown models, context-window overflow and other rejected
+   requests raise LLMFatalError at once, anything else LLMError.
+
+Rows: every attempt is one row of `llm_calls`, written as soon as it returns:
+the successful one with its response, tokens and dollars; each failed attempt
+with `error` = "<ExceptionType>: <first line>", no response, 0 tokens and no
+cost (a failed call is not billed). Failed rows are never served as answers.
+The client is the only writer of llm_calls and keeps no state the archive
+does not have: a new client on a reopened archive sees the same spend and the
+same recorded answers.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from archive.records import LLMCallRecord
+from engine.llm import provider
+from engine.llm.budget import Budget
+from engine.llm.errors import (
+    FATAL,
+    RETRY,
+    LLMError,
+    LLMFatalError,
+    classify,
+    error_text,
+)
+from engine.llm.records import LLMAnswer, LLMSettings
+from engine.llm.request import LLMRequest, build_request
+from engine.llm.spend import Spend, SpendTally
+
+Mock = Callable[[str, list, int], Any]   # (model, messages, attempt) -> mock_response for litellm, or None
+
+
+class LLMClient:
+    def __init__(self, archive, settings: LLMSettings | None = None, *, mock: Mock | None = None,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep, rng: random.Random | None = None) -> None:
+        """`mock(model, messages, attempt)` returns what litellm gets as `mock_response` (a string answer, or an
+        exception instance litellm raises); returning None makes a real call. `rng` draws the backoff jitter."""
+        self.archive = archive
+        self.settings = settings or LLMSettings()
+        self._mock = mock
+        self._sleep = sleep
+        self._rng = rng or random.Random(0)
+        self._tally = SpendTally.from_archive(archive)
+        self._budget = Budget.from_archive(archive, self.settings.max_cost_usd, self.settings.max_tokens_total)
+        self._in_flight: dict[str, asyncio.Event] = {}
+        self._unpriced: set[str] = set()
+
+    def spent(self) -> Spend:
+        """Dollars, tokens and calls so far (before a resume too), per purpose and per model."""
+        return self._tally.snapshot()
+
+    @property
+    def budget(self) -> Budget:
+        return self._budget
+
+    async def complete(self, messages: list[dict], *, model: str, purpose: str, node_id: int | None,
+                       key: str = "", **params: Any) -> LLMAnswer:
+        request = build_request(model, messages, params, key)
+        while (other := self._in_flight.get(request.hash)) is not None:
+            await other.wait()
+        done = asyncio.Event()
+        self._in_flight[request.hash] = done
+        try:
+            return await self._complete(request, purpose, node_id)
+        finally:
+            del self._in_flight[request.hash]
+            done.set()
+
+    async def _complete(self, request: LLMRequest, purpose: str, node_id: int | None) -> LLMAnswer:
+        recorded = self.archive.llm_answer(request.hash)
+        if recorded is not None:
+            self._tally.add_cached()
+            return _answer_from(recorded)
+        if self.settings.replay_only:
+            raise LLMFatalError(f"no recorded answer for request {request.hash[:12]} ({purpose}, {request.model}); "
+                                "the replayed run diverged from the original")
+        reservation = await self._budget.admit(request.model)
+        observed = None
+        try:
+            answer = await self._call_with_retries(request, purpose, node_id)
+            observed = (answer.cost_usd, answer.tokens_in + answer.tokens_out)
+            return answer
+        finally:
+            self._budget.release(reservation, observed)
+
+    async def _call_with_retries(self, request: LLMRequest, purpose: str, node_id: int | None) -> LLMAnswer:
+        settings = self.settings
+        attempts = settings.max_retries + 1
+        for attempt in range(attempts):
+            mock_response = provider.NO_MOCK
+            if self._mock is not None:
+                value = self._mock(request.model, request.messages, attempt)
+                mock_response = provider.NO_MOCK if value is None else value
+            params = {**request.answer_params, **request.transport_params}
+            started = time.perf_counter()
+            try:
+                reply = await provider.acomplete(request.model, request.messages, params,
+                                                 api_base=settings.api_base, timeout_s=settings.timeout_s,
+                                                 mock_response=mock_response, unpriced=self._unpriced)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                latency = time.perf_counter() - started
+                self._write(request, purpose, node_id, None, 0, 0, None, latency, error_text(exc))
+                kind, line = classify(exc, request.model)
+                if kind == FATAL:
+                    raise LLMFatalError(line) from exc
+                if kind == RETRY and attempt + 1 < attempts:
+                    await self._sleep(settings.backoff_s(attempt, self._rng.random()))
+                    continue
+                tries = f" after {attempt + 1} attempts" if attempt else ""
+                raise LLMError(f"{purpose} call failed{tries}: {line}") from exc
+            latency = time.perf_counter() - started
+            call_id = self._write(request, purpose, node_id, reply.record(), reply.tokens_in, reply.tokens_out,
+                                  reply.cost_usd, latency, None)
+            return LLMAnswer(text=reply.text, model=request.model, tokens_in=reply.tokens_in,
+                             tokens_out=reply.tokens_out, cost_usd=reply.cost_usd, latency_s=latency,
+                             call_id=call_id, cached=False)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _write(self, request: LLMRequest, purpose: str, node_id: int | None, response: dict | None,
+               tokens_in: int, tokens_out: int, cost_usd: float | None, latency_s: float, error: str | None) -> int:
+        """One llm_calls row, committed now; no await between taking the id and writing it."""
+        call = LLMCallRecord(id=self.archive.next_llm_call_id(), node_id=node_id, purpose=purpose,
+                             model=request.model, request_hash=request.hash, request=request.record,
+                             response=response, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost_usd,
+                             latency_s=latency_s, error=error)
+        self.archive.add_llm_call(call)
+        self._tally.add(call)
+        self._budget.charge(cost_usd, tokens_in + tokens_out)
+        return call.id
+
+
+def _answer_from(call: LLMCallRecord) -> LLMAnswer:
+    response = call.response or {}
+    return LLMAnswer(text=str(response.get("text") or ""), model=call.model, tokens_in=int(call.tokens_in or 0),
+                     tokens_out=int(call.tokens_out or 0), cost_usd=call.cost_usd,
+                     latency_s=float(call.latency_s or 0.0), call_id=int(call.id), cached=True)

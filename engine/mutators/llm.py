@@ -1,0 +1,172 @@
+"""The LLM mutator: a model reads the parent and its feedback and answers with edits.
+
+The prompt (engine/mutators/prompt.py) holds the task's description, the
+parent's code, its failed or weakest dev instances (never holdout), the
+lineage from the root with the scores along it, and one or two inspirations
+from the archive. The answer is SEARCH/REPLACE blocks or a whole file. A
+block that does not apply, or an answer that cannot be parsed, goes back to
+the model with the reason and the closest lines, up to `max_attempts` calls;
+nothing is dropped silently. With `diagnose`, a first call reads the
+failures and returns a structured plan that the second call implements
+(DGM, Zhang et al. 2025; HGM). Every call goes through `engine.llm`, so it is
+booked in `llm_calls` and counted against the budgets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+import numpy as np
+
+from engine.mutators.answers import AnswerFormatError, extract_description, parse_answer, parse_diagnosis
+from engine.mutators.base import MutationContext, MutationError, Proposal
+from engine.mutators.edits import apply_blocks, apply_rewrite, find_editable
+from engine.mutators.prompt import (InstanceFeedback, Inspiration, LineageStep, PromptContext,
+                                    build_diagnosis_prompt, build_mutation_prompt, build_retry_message)
+
+FEEDBACK_ITEMS = 6
+INSPIRATIONS = 2
+CREDIT_AFTER = 4  # a child's mean over this many dev evaluations credits its model (bandit)
+
+
+@dataclass(frozen=True)
+class LLMProposal(Proposal):
+    model: str | None = None
+
+
+class LLMMutator:
+    name = "llm"
+    asynchronous = True
+
+    def __init__(self, client, chooser, state, *, answer_format: str = "diff", diagnose: bool = False,
+                 max_attempts: int = 3, temperature: float | None = None) -> None:
+        self.client = client
+        self.chooser = chooser
+        self.state = state
+        self.answer_format = answer_format
+        self.diagnose = diagnose
+        self.max_attempts = max_attempts
+        self.params = {} if temperature is None else {"temperature": temperature}
+        first = chooser.models[0]
+        self.model = first[0] if isinstance(first, tuple) else first  # named on children that failed
+        self._launched: dict[int, int] = {}
+
+    # ----- what the prompt is made of --------------------------------------
+    def _key(self, parent: int) -> str:
+        """Stable across a resume: the k-th child asked of this parent asks the same question."""
+        k = self._launched.get(parent, int(self.state.tree.n_children[parent]))
+        self._launched[parent] = k + 1
+        return f"parent {parent} child {k}"
+
+    def _mean(self, node: int) -> float | None:
+        n = int(self.state.tree.n_evals[node])
+        return float(self.state.tree.s[node] / n) if n else None
+
+    def _feedback(self, parent: int) -> list[InstanceFeedback]:
+        rows = self.state.archive.query(
+            "SELECT instance_id, status, score, feedback, stderr_tail FROM evaluations "
+            "WHERE node_id = ? AND split = 'dev' ORDER BY score, instance_id LIMIT ?", [parent, FEEDBACK_ITEMS])
+        return [InstanceFeedback(r[0], r[1], r[2], r[3] or "", r[4] or "") for r in rows]
+
+    def _lineage(self, parent: int) -> list[LineageStep]:
+        path, node = [], parent
+        while node >= 0:
+            path.append(node)
+            node = int(self.state.tree.parent[node])
+        path.reverse()
+        described = dict(self.state.archive.query(
+            f"SELECT id, description FROM nodes WHERE id IN ({','.join('?' * len(path))})", path))
+        return [LineageStep(n, described.get(n) or "", self._mean(n), int(self.state.tree.n_evals[n])) for n in path]
+
+    def _inspirations(self, parent: int) -> list[Inspiration]:
+        tree = self.state.tree
+        nodes = np.flatnonzero(tree.valid[: tree.n] & (tree.n_evals[: tree.n] > 0))
+        nodes = nodes[nodes != parent]
+        if len(nodes) == 0:
+            return []
+        means = tree.s[nodes] / tree.n_evals[nodes]
+        best = nodes[np.argsort(-means, kind="stable")][:INSPIRATIONS]
+        return [Inspiration(int(n), self._mean(int(n)), self.state.files(int(n))) for n in best]
+
+    def prompt_context(self, files: Mapping[str, str], context: MutationContext, parent: int) -> PromptContext:
+        task = self.state.task
+        return PromptContext(
+            task_description=task.description, entry_file=context.entry_file,
+            entry_function=context.entry_function, entry_args=tuple(context.entry_args), parent_files=files,
+            feedback=self._feedback(parent), lineage=self._lineage(parent),
+            inspirations=self._inspirations(parent), answer_format=self.answer_format,
+        )
+
+    # ----- the conversation ------------------------------------------------
+    async def propose_async(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
+                            parent: int) -> LLMProposal:
+        from engine.llm import BudgetExceeded, LLMFatalError
+
+        try:
+            return await self._converse(files, context, rng, parent)
+        except BudgetExceeded as exc:
+            exc.stops_run = True  # the scheduler stops new work; what is in flight finishes
+            raise
+        except LLMFatalError as exc:
+            exc.stops_run = exc.fatal = True  # a bad key or model: stop, say it in one line
+            raise
+
+    async def _converse(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
+                        parent: int) -> LLMProposal:
+        key = self._key(parent)
+        model = self.chooser.pick(rng)
+        ctx = self.prompt_context(files, context, parent)
+        if self.diagnose:
+            answer = await self.client.complete(build_diagnosis_prompt(ctx), model=model, purpose="diagnose",
+                                                node_id=parent, key=f"{key} diagnose", **self.params)
+            try:
+                ctx = replace(ctx, diagnosis=parse_diagnosis(answer.text))
+            except AnswerFormatError:
+                pass  # implement without a plan rather than lose the expansion
+        editable = find_editable(files, context.entry_file)
+        messages = build_mutation_prompt(ctx)
+        current = dict(files)
+        last = "no answer"
+        for attempt in range(self.max_attempts):
+            answer = await self.client.complete(messages, model=model, purpose="mutate" if attempt == 0 else "retry",
+                                                node_id=parent, key=f"{key} attempt {attempt}", **self.params)
+            messages = messages + [{"role": "assistant", "content": answer.text}]
+            try:
+                parsed = parse_answer(answer.text, self.answer_format, context.entry_file)
+            except AnswerFormatError as exc:
+                last = f"malformed answer: {exc}"
+                messages.append({"role": "user", "content": f"Your answer could not be used ({exc}). "
+                                 "Answer again, exactly in the format asked for."})
+                continue
+            if self.answer_format == "rewrite":
+                result = apply_rewrite(current, parsed, editable)
+            else:
+                result = apply_blocks(current, parsed, editable)
+            current = result.files
+            if result.failures:
+                last = f"{len(result.failures)} edit(s) did not apply: {result.failures[0].reason}"
+                messages.append(build_retry_message(result.failures, answer_format=self.answer_format))
+                continue
+            if current == dict(files):
+                last = "the answer changed nothing"
+                messages.append({"role": "user", "content": "Your edits leave the code unchanged. Propose a change."})
+                continue
+            return LLMProposal(files=current, description=extract_description(answer.text), model=model)
+        raise MutationError(f"no usable answer from {model} after {self.max_attempts} calls: {last}")
+
+    def propose(self, parent_files, context, rng):  # the synchronous protocol, for completeness
+        raise MutationError("the llm mutator is asynchronous: use propose_async")
+
+    # ----- learning which model helps --------------------------------------
+    def child_measured(self, node: int) -> None:
+        """Credit the model that wrote `node` once its first CREDIT_AFTER dev evaluations are in."""
+        tree = self.state.tree
+        if int(tree.n_evals[node]) != min(CREDIT_AFTER, tree.n_instances) or node == 0:
+            return
+        row = self.state.archive.query("SELECT model, parent_id FROM nodes WHERE id = ? AND mutator = ?",
+                                       [node, self.name])
+        if not row or row[0][0] is None:
+            return
+        model, parent = row[0]
+        parent_mean = self._mean(int(parent)) or 0.0
+        self.chooser.credit(model, (self._mean(node) or 0.0) - parent_mean)
