@@ -79,7 +79,10 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
         mutator=mutator.name, model=getattr(outcome, "model", None) or mutator.model,
         diff=unified_diff(parent_files, files), code_hash=code_hash, reason=reason or "", description=description,
     )
-    event = ("expand", parent, {**decision_detail, "child": node_id, "status": status})
+    detail = {**decision_detail, "child": node_id, "status": status}
+    if getattr(outcome, "key", None):
+        detail["key"] = outcome.key  # the expansion's identity, for a resumed run's bookkeeping
+    event = ("expand", parent, detail)
     state.archive.add_node(record, files, event=event)
     state.tree.add_node(parent, status == "valid")
     state.code_hashes.setdefault(code_hash, node_id)

@@ -86,13 +86,14 @@ class Scheduler:
         result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
         return self._expanded(result)
 
-    def _launch_expansion(self, decision: Expand) -> tuple[asyncio.Task, ExpansionLaunch]:
+    def _launch_expansion(self, decision: Expand, key: str | None = None) -> tuple[asyncio.Task, ExpansionLaunch]:
         """Start an asynchronous mutation; the child is stored when it returns."""
         parent = decision.node_id
         self._expanding += 1
         child_rng = np.random.default_rng(int(self.rng.integers(2**63)))
+        extra = {"key": key} if key else {}
         task = asyncio.ensure_future(self.mutator.propose_async(
-            self.state.files(parent), mutation_context(self.state, parent), child_rng, parent=parent))
+            self.state.files(parent), mutation_context(self.state, parent), child_rng, parent=parent, **extra))
         return task, ExpansionLaunch(parent, decision.detail)
 
     def _finish_expansion(self, launch: ExpansionLaunch, task: asyncio.Future) -> str | None:
@@ -156,6 +157,11 @@ class Scheduler:
         pending: dict[asyncio.Task, Launch | ExpansionLaunch] = {}
         stop: str | None = None
         try:
+            for parent, key in getattr(self.mutator, "orphans", list)():
+                # answered before a crash, never stored: finish them first, from the recorded answers
+                task, expansion = self._launch_expansion(Expand(parent, {"rule": "adopted after resume"}), key)
+                await asyncio.wait([task])
+                stop = self._finish_expansion(expansion, task) or stop
             while True:
                 if stop is None and self.deadline is not None and time.monotonic() >= self.deadline:
                     stop = "time limit reached"

@@ -32,6 +32,14 @@ CREDIT_AFTER = 4  # a child's mean over this many dev evaluations credits its mo
 @dataclass(frozen=True)
 class LLMProposal(Proposal):
     model: str | None = None
+    key: str = ""  # which expansion this is ("parent 3 child 2"): a resumed run adopts answered ones
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    """An answer this run already paid for, found by its expansion key."""
+
+    text: str
 
 
 class LLMMutator:
@@ -53,10 +61,40 @@ class LLMMutator:
 
     # ----- what the prompt is made of --------------------------------------
     def _key(self, parent: int) -> str:
-        """Stable across a resume: the k-th child asked of this parent asks the same question."""
-        k = self._launched.get(parent, int(self.state.tree.n_children[parent]))
+        """The expansion's identity: the k-th child asked of this parent, counted over the whole run."""
+        if parent not in self._launched:
+            asked = self.state.archive.query(
+                "SELECT count(DISTINCT regexp_extract(request->>'key', '^parent \\d+ child \\d+')) FROM llm_calls "
+                "WHERE starts_with(request->>'key', ?)", [f"parent {parent} child "])[0][0]
+            self._launched[parent] = max(int(asked), int(self.state.tree.n_children[parent]))
+        k = self._launched[parent]
         self._launched[parent] = k + 1
         return f"parent {parent} child {k}"
+
+    async def _ask(self, messages: list[dict], *, model: str, purpose: str, parent: int, key: str):
+        """A recorded answer for this key (paid before a crash) or a new call through the client.
+
+        Looking up by key, not only by the request's hash, lets a resumed run reuse an answer whose
+        prompt has since changed a little (more feedback arrived): the edits apply to the same parent."""
+        row = self.state.archive.query(
+            "SELECT response->>'text' FROM llm_calls WHERE request->>'key' = ? AND error IS NULL "
+            "ORDER BY id LIMIT 1", [key])
+        if row and row[0][0] is not None:
+            return _Recorded(row[0][0])
+        return await self.client.complete(messages, model=model, purpose=purpose, node_id=parent, key=key,
+                                          **self.params)
+
+    def orphans(self) -> list[tuple[int, str]]:
+        """Expansions whose model calls returned but whose child was never stored (the run was killed):
+        (parent, key), oldest first. A resumed run finishes them from the recorded answers."""
+        rows = self.state.archive.query(
+            "WITH asked AS (SELECT regexp_extract(request->>'key', '^parent (\\d+) child \\d+', 1) AS parent, "
+            "regexp_extract(request->>'key', '^parent \\d+ child \\d+') AS key, min(id) AS first "
+            "FROM llm_calls WHERE error IS NULL GROUP BY ALL), "
+            "stored AS (SELECT DISTINCT detail->>'key' AS key FROM events WHERE kind = 'expand') "
+            "SELECT parent, key FROM asked WHERE key <> '' AND key NOT IN (SELECT key FROM stored WHERE key IS NOT NULL) "
+            "ORDER BY first")
+        return [(int(parent), key) for parent, key in rows]
 
     def _mean(self, node: int) -> float | None:
         n = int(self.state.tree.n_evals[node])
@@ -99,11 +137,15 @@ class LLMMutator:
 
     # ----- the conversation ------------------------------------------------
     async def propose_async(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
-                            parent: int) -> LLMProposal:
+                            parent: int, key: str | None = None) -> LLMProposal:
         from engine.llm import BudgetExceeded, LLMFatalError
 
+        key = key or self._key(parent)
         try:
-            return await self._converse(files, context, rng, parent)
+            return await self._converse(files, context, rng, parent, key)
+        except MutationError as exc:
+            exc.key = key  # stored with the failed child, so a resume does not adopt it again
+            raise
         except BudgetExceeded as exc:
             exc.stops_run = True  # the scheduler stops new work; what is in flight finishes
             raise
@@ -112,13 +154,12 @@ class LLMMutator:
             raise
 
     async def _converse(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
-                        parent: int) -> LLMProposal:
-        key = self._key(parent)
+                        parent: int, key: str) -> LLMProposal:
         model = self.chooser.pick(rng)
         ctx = self.prompt_context(files, context, parent)
         if self.diagnose:
-            answer = await self.client.complete(build_diagnosis_prompt(ctx), model=model, purpose="diagnose",
-                                                node_id=parent, key=f"{key} diagnose", **self.params)
+            answer = await self._ask(build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent,
+                                     key=f"{key} diagnose")
             try:
                 ctx = replace(ctx, diagnosis=parse_diagnosis(answer.text))
             except AnswerFormatError:
@@ -128,8 +169,8 @@ class LLMMutator:
         current = dict(files)
         last = "no answer"
         for attempt in range(self.max_attempts):
-            answer = await self.client.complete(messages, model=model, purpose="mutate" if attempt == 0 else "retry",
-                                                node_id=parent, key=f"{key} attempt {attempt}", **self.params)
+            answer = await self._ask(messages, model=model, purpose="mutate" if attempt == 0 else "retry",
+                                     parent=parent, key=f"{key} attempt {attempt}")
             messages = messages + [{"role": "assistant", "content": answer.text}]
             try:
                 parsed = parse_answer(answer.text, self.answer_format, context.entry_file)
@@ -151,7 +192,7 @@ class LLMMutator:
                 last = "the answer changed nothing"
                 messages.append({"role": "user", "content": "Your edits leave the code unchanged. Propose a change."})
                 continue
-            return LLMProposal(files=current, description=extract_description(answer.text), model=model)
+            return LLMProposal(files=current, description=extract_description(answer.text), model=model, key=key)
         raise MutationError(f"no usable answer from {model} after {self.max_attempts} calls: {last}")
 
     def propose(self, parent_files, context, rng):  # the synchronous protocol, for completeness

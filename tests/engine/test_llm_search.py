@@ -113,3 +113,77 @@ def test_a_duplicate_child_is_not_evaluated_again(tmp_path, instances_file):
     assert reasons and all(r.startswith("duplicate of node") for r in reasons)
     assert read(run, "SELECT count(*) FROM evaluations e JOIN nodes n ON n.id = e.node_id "
                      "WHERE n.status = 'invalid'")[0][0] == 0
+
+
+def test_a_resumed_run_never_pays_twice_for_an_answer(tmp_path, instances_file):
+    """Interrupted while the retry of a bad diff was in flight: the first answer is paid, its child never stored."""
+    paid = []
+
+    def interrupted(model, messages, attempt):
+        paid.append(messages[-1]["content"][:40])
+        if len(paid) == 1:  # the root's first child: a block that does not apply
+            return "Change: x.\n<<<<<<< SEARCH\n    return bins * 42\n=======\n    return bins\n>>>>>>> REPLACE\n"
+        raise KeyboardInterrupt  # the power goes while the retry is being asked
+
+    assert search(tmp_path, instances_file, mock=interrupted) == 130
+    run = only_run(tmp_path / "runs")
+    assert read(run, "SELECT count(*) FROM llm_calls")[0][0] == 1
+    assert read(run, "SELECT count(*) FROM nodes")[0][0] == 1  # the child was never stored
+
+    resumed_calls = []
+
+    def fine(model, messages, attempt):
+        resumed_calls.append(messages)
+        return good_diff(messages, len(resumed_calls))
+
+    args = build_parser().parse_args(["--resume", str(run), "--quiet"])
+    assert run_from_args(args, llm_mock=fine) == 0
+    keys = [k for (k,) in read(run, "SELECT request->>'key' FROM llm_calls ORDER BY id")]
+    assert keys.count("parent 0 child 0 attempt 0") == 1  # paid once, reused after the resume
+    assert keys[1] == "parent 0 child 0 attempt 1"  # the adopted expansion went on with its retry
+    first_child = read(run, "SELECT detail->>'key', detail->>'rule' FROM events WHERE kind = 'expand' ORDER BY seq LIMIT 1")
+    assert first_child == [("parent 0 child 0", "adopted after resume")]
+    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == 30
+
+
+def test_the_dollar_budget_stops_after_the_fifth_paid_call(tmp_path, instances_file):
+    import litellm
+
+    litellm.register_model({"openai/clade-ten-cents": {
+        "input_cost_per_token": 0.01, "output_cost_per_token": 0.0, "litellm_provider": "openai", "mode": "chat",
+        "max_tokens": 4096, "max_input_tokens": 4096, "max_output_tokens": 4096}})
+    calls = []
+
+    def answer(model, messages, attempt):
+        calls.append(model)
+        return good_diff(messages, len(calls))
+
+    args = build_parser().parse_args(
+        ["--model", "openai/clade-ten-cents", "--max-cost", "0.5", "--budget", "200", "--workers", "2",
+         "--llm-concurrency", "3", "--instances", str(instances_file), "--run-dir", str(tmp_path / "runs"), "--quiet"])
+    assert run_from_args(args, llm_mock=answer) == 0
+    run = only_run(tmp_path / "runs")
+    costs = read(run, "SELECT cost_usd FROM llm_calls WHERE error IS NULL")
+    assert len(calls) == 5 and len(costs) == 5
+    assert sum(c for (c,) in costs) == pytest.approx(0.5)
+    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 200  # stopped early, cleanly
+    assert read(run, "SELECT status FROM runs")[0][0] == "finished"
+
+
+def test_diagnose_then_implement(tmp_path, instances_file):
+    seen = []
+
+    def two_steps(model, messages, attempt):
+        text = messages[-1]["content"]
+        if "implementation_plan" in text and "SEARCH" not in messages[0]["content"]:
+            seen.append("diagnose")
+            return ('```json\n{"summary": "first fit wastes room", "proposed_improvement": "prefer full bins", '
+                    '"implementation_plan": "subtract the gap"}\n```')
+        seen.append("implement")
+        assert "prefer full bins" in text  # the plan reached the implementing call
+        return good_diff(messages, len(seen))
+
+    assert search(tmp_path, instances_file, "--meta-steps", "diagnose,implement", mock=two_steps) == 0
+    run = only_run(tmp_path / "runs")
+    purposes = [p for (p,) in read(run, "SELECT purpose FROM llm_calls ORDER BY id")]
+    assert purposes[:4] == ["diagnose", "mutate", "diagnose", "mutate"]
