@@ -187,3 +187,20 @@ def test_diagnose_then_implement(tmp_path, instances_file):
     run = only_run(tmp_path / "runs")
     purposes = [p for (p,) in read(run, "SELECT purpose FROM llm_calls ORDER BY id")]
     assert purposes[:4] == ["diagnose", "mutate", "diagnose", "mutate"]
+
+
+def test_an_ensemble_with_the_bandit_uses_and_credits_each_model(tmp_path, instances_file):
+    used = []
+
+    def answer(model, messages, attempt):
+        used.append(model)
+        return good_diff(messages, len(used))
+
+    assert search(tmp_path, instances_file, "--model", "openai/gpt-4o-mini,openai/gpt-4o", "--model-choice", "bandit",
+                  mock=answer) == 0
+    run = only_run(tmp_path / "runs")
+    models = {m for (m,) in read(run, "SELECT DISTINCT model FROM nodes WHERE mutator = 'llm'")}
+    assert models == {"openai/gpt-4o-mini", "openai/gpt-4o"}  # every arm is tried first
+    assert set(used) == models
+    by_model = read(run, "SELECT model, count(*) FROM llm_calls GROUP BY model")
+    assert len(by_model) == 2
