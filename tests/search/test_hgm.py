@@ -142,22 +142,26 @@ def test_final_is_the_highest_epsilon_quantile():
     assert choice2.node_id == lucky2 and choice2.detail["quantile"] == pytest.approx(np.sqrt(0.1))
 
 
+def decision_trace(policy, tree: TreeStats, seed: int, steps: int) -> list[tuple]:
+    """Apply `steps` decisions of `policy` to `tree` (random scores) and list them."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(steps):
+        d = policy.decide(tree.view(), rng)
+        if isinstance(d, Expand):
+            tree.add_node(d.node_id, True)
+            out.append(("x", d.node_id))
+        elif isinstance(d, Evaluate):
+            tree.start_evaluation(d.node_id, d.instance)
+            tree.finish_evaluation(d.node_id, d.instance, float(rng.uniform()))
+            out.append(("e", d.node_id, d.instance))
+    return out
+
+
 @pytest.mark.parametrize("name", ["hgm", "greedy", "random"])
 def test_same_seed_same_decisions(name):
     def run(seed):
-        tree = seeded_root()
-        rng = np.random.default_rng(seed)
-        out = []
-        for _ in range(60):
-            d = make_policy(name).decide(tree.view(), rng)
-            if isinstance(d, Expand):
-                tree.add_node(d.node_id, True)
-                out.append(("x", d.node_id))
-            elif isinstance(d, Evaluate):
-                tree.start_evaluation(d.node_id, d.instance)
-                tree.finish_evaluation(d.node_id, d.instance, float(rng.uniform()))
-                out.append(("e", d.node_id, d.instance))
-        return out
+        return decision_trace(make_policy(name), seeded_root(), seed, 60)
 
     assert run(3) == run(3)
     assert run(3) != run(4)

@@ -230,20 +230,10 @@ def test_hgm_evaluation_law_with_pruning(pruning_everywhere):
 
 
 def test_hgm_with_pruning_is_deterministic_for_a_seed(pruning_everywhere):
+    from tests.search.test_hgm import decision_trace
+
     def run(seed):
-        tree = hgm_tree()
-        rng = np.random.default_rng(seed)
-        out = []
-        for _ in range(80):
-            d = HGMPolicy().decide(tree.view(), rng)
-            if isinstance(d, Expand):
-                tree.add_node(d.node_id, True)
-                out.append(("x", d.node_id))
-            elif isinstance(d, Evaluate):
-                tree.start_evaluation(d.node_id, d.instance)
-                tree.finish_evaluation(d.node_id, d.instance, float(rng.uniform()))
-                out.append(("e", d.node_id, d.instance))
-        return out
+        return decision_trace(HGMPolicy(), hgm_tree(), seed, 80)
 
     assert run(3) == run(3)
     assert run(3) != run(4)
