@@ -69,7 +69,7 @@ def _make_task(config: RunConfig):
     return task
 
 
-def _create(config: RunConfig, console):
+def _create(config: RunConfig):
     from archive import Archive, NodeRecord
     from archive.store import files_hash
     from engine.agent_files import load_agent
@@ -101,7 +101,7 @@ def _create(config: RunConfig, console):
     return archive, task, config
 
 
-def _open(args, console):
+def _open(args):
     from archive import Archive
 
     for name in FIXED_ON_RESUME:
@@ -133,11 +133,11 @@ def run_from_args(args, llm_mock=None) -> int:
         if args.resume:
             if args.replay:
                 raise UserError("--resume and --replay do not go together: resume the replayed run itself")
-            archive, task, config = _open(args, console)
+            archive, task, config = _open(args)
         elif args.replay:
-            archive, task, config = _create(_replay_config(args), console)
+            archive, task, config = _create(_replay_config(args))
         else:
-            archive, task, config = _create(_config_from_args(args), console)
+            archive, task, config = _create(_config_from_args(args))
     except ArchiveError as exc:
         raise UserError(str(exc)) from None
     try:

@@ -114,8 +114,8 @@ def render_summary(summary: Summary, console) -> None:
         for title, lines in (("by purpose", spend.by_purpose), ("by model", spend.by_model)):
             if lines:
                 console.print(f"  {title}: " + "; ".join(f"{k} {_money(v)}" for k, v in sorted(lines.items())))
-    console.print(f"Archive: {summary.archive}")
-    console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} --budget N")
+    console.print(f"Archive: {summary.archive}", soft_wrap=True)
+    console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} [--budget N]", soft_wrap=True)
     query = "SELECT status, count(*) FROM nodes GROUP BY status"
     console.print(f"Query:   python -c \"import duckdb; print(duckdb.connect('{summary.archive}', "
                   f"read_only=True).sql('{query}'))\"", soft_wrap=True)

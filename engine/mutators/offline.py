@@ -74,7 +74,7 @@ class OfflineMutator:
     never drawn).
     """
     max_ops: int = 4
-    p_more: float = 0.4
+    p_more: float = 0.5
     max_attempts: int = 8
     max_nodes: int = 250
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))

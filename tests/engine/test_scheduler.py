@@ -43,7 +43,7 @@ class SlowAsyncMutator:
 
 def make_state(tmp_path, instances_file):
     config = RunConfig(budget=24, workers=2, seed=0, run_dir=str(tmp_path / "runs"), instances=str(instances_file))
-    archive, task, config = _create(config, console=None)
+    archive, task, config = _create(config)
     return RunState.rebuild(archive, task), archive
 
 
