@@ -12,10 +12,11 @@ chosen more often (weight 1 / (rank + 1)).
 from __future__ import annotations
 
 import ast
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from engine.mutators.base import MutationError
 from engine.mutators.region import find_region
 from engine.mutators.scope import loaded_names, module_bindings, numpy_alias
 from engine.mutators.sites import Sites, collect, number_value
@@ -46,7 +47,7 @@ def donor_grafts(donors: Sequence[Mapping[str, str]], entry_file: str, entry_fun
         try:
             tree = ast.parse(source)
             region = find_region(source, tree, entry_function)
-        except Exception:   # a donor we cannot read offers nothing; it is not this child's problem
+        except (SyntaxError, ValueError, RecursionError, MutationError):   # an unreadable donor offers nothing
             continue
         alias = numpy_alias(tree.body) or (numpy_alias(region.enclosing.body) if region.enclosing else None)
         module_names = module_bindings(tree)[0]

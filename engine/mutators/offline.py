@@ -27,8 +27,8 @@ name, e.g. `"const 0.5->0.71; insert diff -0.7 * (bins - item)"`;
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import numpy as np
 

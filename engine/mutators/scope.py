@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Iterator
+from collections.abc import Iterator
 
 MODULE_DUNDERS = frozenset({"__name__", "__file__", "__doc__", "__spec__", "__loader__",
                             "__package__", "__builtins__", "__annotations__", "__path__",

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Union
 
-FuncDef = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
 
 ELEMENTWISE = frozenset({
     "abs", "absolute", "fabs", "square", "sqrt", "exp", "log", "log1p", "log2", "log10", "expm1",

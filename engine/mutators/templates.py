@@ -11,7 +11,7 @@ and smooth decays around a fit.
 from __future__ import annotations
 
 import ast
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

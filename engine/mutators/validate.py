@@ -22,7 +22,7 @@ sandbox's job.
 from __future__ import annotations
 
 import ast
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from engine.mutators.scope import module_bindings, undefined_names
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -31,9 +31,15 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.mutators import (MutationContext, MutationError, OfflineMutator, Proposal, check_child,  # noqa: E402
-                             operators_in)
-from tasks.binpack.packing import best_fit, first_fit, pack_online  # noqa: E402
+from engine.mutators import (
+    MutationContext,
+    MutationError,
+    OfflineMutator,
+    Proposal,
+    check_child,
+    operators_in,
+)
+from tasks.binpack.packing import best_fit, first_fit, pack_online
 
 ENTRY = ("agent.py", "priority", ("item", "bins"))
 SEED_AGENT = ROOT / "agents_seed" / "binpack" / "agent.py"
@@ -124,9 +130,9 @@ def evaluate_source(source: str) -> tuple[float | None, str]:
     (None, "poor") when it is clearly worse than first fit (evaluation stopped early)."""
     namespace: dict = {"__name__": "candidate"}
     try:
-        exec(compile(source, "agent.py", "exec"), namespace)
+        exec(compile(source, "agent.py", "exec"), namespace)  # noqa: S102 - test-only, our own mutants
         bins = per_instance_bins(namespace["priority"], [b + SLACK for b in FIRST_FIT_BINS])
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure rejects the candidate
         return None, "error"
     return (None, "poor") if bins is None else (float(np.mean(bins)), "ok")
 

@@ -5,8 +5,15 @@ Full report across seeds: python tests/engine/mutators/offline_progress.py --see
 from __future__ import annotations
 
 import numpy as np
-
-from offline_progress import BEST_FIT, FIRST_FIT, MULTI, SEED_AGENT, chain, evaluate_source, search
+from offline_progress import (
+    BEST_FIT,
+    FIRST_FIT,
+    MULTI,
+    SEED_AGENT,
+    chain,
+    evaluate_source,
+    search,
+)
 
 from engine.mutators import OfflineMutator
 
