@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "instead of the task's seed")
     p.add_argument("--instances", help="JSON file of instances (name -> {capacity, items[, split]}) "
                    "instead of generated ones")
-    p.add_argument("--sandbox", help="sandbox backend: process (default)")
+    p.add_argument("--sandbox", help="sandbox backend: process (default), bwrap (namespaces: no network, "
+                   "read-only root), auto (the strongest that works here)")
     p.add_argument("--timeout", dest="eval_timeout", type=float,
                    help="wall-clock limit of one evaluation in seconds (default: the task's; binpack: 20)")
     llm = p.add_argument_group("LLM meta-agent (without --model, the offline mutator is used)")

@@ -62,8 +62,14 @@ class RunConfig:
             raise UserError(f"--time-limit must be a positive number of seconds, not {self.time_limit}")
         if self.eval_timeout is not None and self.eval_timeout <= 0:
             raise UserError(f"--timeout must be a positive number of seconds, not {self.eval_timeout}")
-        if self.sandbox != "process":
-            raise UserError(f"unknown sandbox {self.sandbox!r}; choose one of: process")
+        if self.sandbox not in ("process", "bwrap", "auto"):
+            raise UserError(f"unknown sandbox {self.sandbox!r}; choose one of: process, bwrap, auto")
+        if self.sandbox == "bwrap":
+            from engine.sandbox.bwrap import bwrap_available
+
+            ok, why = bwrap_available()
+            if not ok:
+                raise UserError(f"--sandbox bwrap cannot run here: {why} (apt-get install bubblewrap, or --sandbox process)")
         if self.mutator not in ("offline", "llm"):
             raise UserError(f"unknown mutator {self.mutator!r}; choose one of: offline, llm")
         if self.mutator == "llm" and not self.model:

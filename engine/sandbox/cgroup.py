@@ -17,9 +17,9 @@ falls back to rlimits.
 from __future__ import annotations
 
 import itertools
-import secrets
 import logging
 import os
+import secrets
 import signal
 import threading
 import time

@@ -102,15 +102,16 @@ class ProcessSandbox:
         try:
             _write_files(workdir, job.files)
             cg = self._make_cgroup(limits)
+            argv, env = self._job_command(job, workdir)
             status_r, status_w = os.pipe()
             try:
                 proc = await asyncio.create_subprocess_exec(
                     sys.executable, "-I", "-S", SUPERVISOR,
                     str(status_w), str(os.getpid()), cg.path if cg else "",
                     _rlimit_spec(limits, capped_by_cgroup=cg is not None),
-                    "--", *job.command,
+                    "--", *argv,
                     cwd=workdir,
-                    env=_job_env(workdir),
+                    env=env,
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE,
@@ -141,7 +142,7 @@ class ProcessSandbox:
             timed_out = not done
             if timed_out:
                 await self._stop(proc, cg, status)
-            report = _Report.parse(status.result())
+            report = self._job_report(_Report.parse(status.result()))
             if (
                 report.kind is None
             ):  # the supervisor itself was killed: clean up after it
@@ -185,6 +186,19 @@ class ProcessSandbox:
             if cg is not None:
                 cg.remove()
             _rmtree(workdir)
+
+    def _job_command(
+        self, job: SandboxJob, workdir: str
+    ) -> tuple[list[str], dict[str, str]]:
+        """The argv the supervisor starts (in `workdir`) and its environment.
+
+        A hook for backends that run the same way but wrap the command (`bwrap`).
+        """
+        return list(job.command), _job_env(workdir)
+
+    def _job_report(self, report: _Report) -> _Report:
+        """A hook for wrapping backends to translate how their wrapper reported the job's end."""
+        return report
 
     def _remove_stale_workdirs(self) -> None:
         """Once per base directory: remove working directories of engines that died (named by their pid)."""

@@ -177,3 +177,20 @@ def test_agent_folder_time_limit_and_a_larger_budget_on_resume(tmp_path, instanc
     out = run_cli("--resume", str(run), "--budget", str(done + 6), "--quiet")
     assert out.returncode == 0, out.stderr
     assert_budget_invariants(run, done + 6)
+
+
+@pytest.mark.bwrap
+def test_a_search_in_the_bwrap_sandbox(tmp_path, instances_file):
+    from engine.sandbox.bwrap import bwrap_available
+
+    ok, why = bwrap_available()
+    if not ok:
+        pytest.skip(f"bwrap unusable: {why}")
+    runs = tmp_path / "runs"
+    out = run_cli("--budget", "12", "--workers", "2", "--sandbox", "bwrap", "--instances", str(instances_file),
+                  "--run-dir", str(runs), "--quiet")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "sandbox bwrap" in out.stdout
+    run = only_run(runs)
+    assert_budget_invariants(run, 12)
+    assert read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND status = 'ok'")[0][0] == 4
