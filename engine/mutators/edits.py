@@ -35,7 +35,7 @@ from dataclasses import replace as dc_replace
 from typing import Mapping, Sequence
 
 from engine.mutators.base import MutationError
-from engine.mutators.region import END, START
+from engine.mutators.region import END, START, marker_lines
 
 _TOKEN = re.compile(r"\w+|\S")
 _REFINE_WINDOWS = 12
@@ -89,18 +89,10 @@ def find_editable(files: Mapping[str, str], entry_file: str) -> EditableRegion |
     text = files.get(entry_file)
     if text is None or START not in text:
         return None
-    start = None
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not stripped.startswith("#"):
-            continue
-        if start is None and START in stripped:
-            start = number
-        elif start is not None and END in stripped:
-            return EditableRegion(entry_file, start + 1, number - 1)
-    if start is None:
+    found = marker_lines(text.splitlines(), where=f" of {entry_file}")
+    if found is None:
         return None
-    raise MutationError(f"{START} at line {start} of {entry_file} has no {END} after it")
+    return EditableRegion(entry_file, found[0] + 1, found[1] - 1)
 
 
 def apply_blocks(files: Mapping[str, str], blocks: Sequence[EditBlock],

@@ -31,7 +31,11 @@ class Region:
     enclosing: ast.FunctionDef | ast.AsyncFunctionDef | None  # innermost def around a marked region
 
 
-def _marker_lines(lines: list[str]) -> tuple[int, int] | None:
+def marker_lines(lines: list[str], where: str = "") -> tuple[int, int] | None:
+    """(START line, END line), 1-based, of the first marked block; None without a START comment.
+
+    Markers are comment lines holding EVOLVE-BLOCK-START / -END: the first START
+    and the first END after it. A START with no END is a MutationError."""
     start = end = None
     for number, line in enumerate(lines, 1):
         text = line.strip()
@@ -45,7 +49,7 @@ def _marker_lines(lines: list[str]) -> tuple[int, int] | None:
     if start is None:
         return None
     if end is None:
-        raise MutationError(f"{START} at line {start} has no {END} after it")
+        raise MutationError(f"{START} at line {start}{where} has no {END} after it")
     return start, end
 
 
@@ -94,7 +98,7 @@ def _function_region(lines: list[str], tree: ast.Module, entry_function: str) ->
 def find_region(source: str, tree: ast.Module, entry_function: str) -> Region:
     """Locate the mutable region of a parsed entry file, or raise `MutationError`."""
     lines = source.splitlines()
-    markers = _marker_lines(lines)
+    markers = marker_lines(lines)
     if markers is None:
         return _function_region(lines, tree, entry_function)
     start, end = markers

@@ -40,6 +40,7 @@ import os
 import shutil
 import subprocess
 import sys
+from typing import Any
 
 from .base import SandboxJob
 from .process import ProcessSandbox, _job_env, _Report
@@ -191,15 +192,9 @@ class BwrapSandbox(ProcessSandbox):
 
     name = "bwrap"
 
-    def __init__(
-        self,
-        base_dir: str | os.PathLike[str] | None = None,
-        *,
-        use_cgroup: bool = True,
-        kill_grace_s: float = 5.0,
-    ) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         """Same arguments as ProcessSandbox. RuntimeError if bwrap is missing or cannot run here."""
-        super().__init__(base_dir, use_cgroup=use_cgroup, kill_grace_s=kill_grace_s)
+        super().__init__(*args, **kwargs)
         exe = bwrap_path()
         if exe is None:
             raise RuntimeError(
