@@ -38,10 +38,23 @@ def build_parser() -> argparse.ArgumentParser:
                    "instead of the task's seed")
     p.add_argument("--instances", help="JSON file of instances (name -> {capacity, items[, split]}) "
                    "instead of generated ones")
-    p.add_argument("--sandbox", help="sandbox backend: process (default), bwrap (namespaces: no network, "
-                   "read-only root), auto (the strongest that works here)")
-    p.add_argument("--timeout", dest="eval_timeout", type=float,
-                   help="wall-clock limit of one evaluation in seconds (default: the task's; binpack: 20)")
+    p.add_argument("--resume", metavar="RUN", help="continue a stopped run (its folder or archive file)")
+    p.add_argument("--quiet", action="store_true", help="no live progress display")
+    box = p.add_argument_group("sandboxes and executors (limits default to the task's; binpack: 20 s, 20 CPU s, "
+                               "1024 MB, 64 processes, 8192 output bytes, 1 CPU)")
+    box.add_argument("--sandbox", help="auto (default: the strongest that works here: docker, bwrap, process), "
+                     "process, bwrap (namespaces: no network, read-only root), docker (containers)")
+    box.add_argument("--image", help="docker image for --sandbox docker (default: clade-sandbox:py3.11, built "
+                     "from python:3.11-slim + numpy when missing)")
+    box.add_argument("--executor", help="local (default) or ray (each evaluation a Ray task)")
+    box.add_argument("--ray-address", help="an existing Ray cluster (e.g. auto, or ray://host:10001); "
+                     "without it --executor ray starts a local Ray")
+    box.add_argument("--timeout", dest="eval_timeout", type=float, help="wall-clock seconds of one evaluation")
+    box.add_argument("--memory-mb", type=int, help="memory of one evaluation in MB")
+    box.add_argument("--cpu-time", type=int, help="CPU seconds of one evaluation's processes")
+    box.add_argument("--max-procs", type=int, help="processes alive at once in one evaluation")
+    box.add_argument("--output-bytes", type=int, help="bytes of stdout and of stderr kept per evaluation")
+    box.add_argument("--cpus", type=float, help="CPUs one evaluation may use (docker)")
     llm = p.add_argument_group("LLM meta-agent (without --model, the offline mutator is used)")
     llm.add_argument("--model", help="litellm model(s), e.g. openai/gpt-5-mini; several as a,b,c or a@2,b@1")
     llm.add_argument("--api-base", help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama)")
@@ -53,8 +66,6 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--model-choice", help="fixed (weights, default) or bandit (ShinkaEvolve's asymmetric UCB)")
     llm.add_argument("--replay", metavar="RUN", help="run the search of RUN again, every model call answered "
                      "from RUN's archive at no cost")
-    p.add_argument("--resume", metavar="RUN", help="continue a stopped run (its folder or archive file)")
-    p.add_argument("--quiet", action="store_true", help="no live progress display")
     return p
 
 

@@ -19,8 +19,16 @@ class RunConfig:
     time_limit: float | None = None  # seconds of wall time for the search phase
     agent: str | None = None  # a file or folder to start from instead of the task's seed
     instances: str | None = None  # a JSON file of instances instead of generated ones
-    sandbox: str = "process"
+    sandbox: str = "auto"  # the strongest backend that works here
+    image: str | None = None  # docker image (default: clade-sandbox, python + numpy)
+    executor: str = "local"  # or "ray": each evaluation a Ray task
+    ray_address: str | None = None  # an existing Ray cluster; None starts a local Ray
     eval_timeout: float | None = None  # per-evaluation wall limit, overriding the task's
+    memory_mb: int | None = None  # per-evaluation memory limit, overriding the task's
+    cpu_time: int | None = None  # per-evaluation CPU seconds, overriding the task's
+    max_procs: int | None = None  # processes alive at once in one evaluation, overriding the task's
+    output_bytes: int | None = None  # stdout/stderr tail kept per evaluation, overriding the task's
+    cpus: float | None = None  # CPU share of one evaluation (docker), overriding the task's
     mutator: str = "offline"  # "llm" when a model is given
     model: str | None = None  # litellm model name(s): "a,b,c" or "a@2,b@1" (weights)
     api_base: str | None = None  # a local OpenAI-compatible server
@@ -62,14 +70,22 @@ class RunConfig:
             raise UserError(f"--time-limit must be a positive number of seconds, not {self.time_limit}")
         if self.eval_timeout is not None and self.eval_timeout <= 0:
             raise UserError(f"--timeout must be a positive number of seconds, not {self.eval_timeout}")
-        if self.sandbox not in ("process", "bwrap", "auto"):
-            raise UserError(f"unknown sandbox {self.sandbox!r}; choose one of: process, bwrap, auto")
-        if self.sandbox == "bwrap":
-            from engine.sandbox.bwrap import bwrap_available
+        from engine.sandbox import SANDBOX_NAMES
 
-            ok, why = bwrap_available()
-            if not ok:
-                raise UserError(f"--sandbox bwrap cannot run here: {why} (apt-get install bubblewrap, or --sandbox process)")
+        if self.sandbox not in SANDBOX_NAMES:
+            raise UserError(f"unknown sandbox {self.sandbox!r}; choose one of: {', '.join(SANDBOX_NAMES)}")
+        if self.image is not None and self.sandbox not in ("docker", "auto"):
+            raise UserError(f"--image is for --sandbox docker, not {self.sandbox}")
+        if self.executor not in ("local", "ray"):
+            raise UserError(f"unknown executor {self.executor!r}; choose one of: local, ray")
+        if self.ray_address is not None and self.executor != "ray":
+            raise UserError("--ray-address needs --executor ray")
+        for flag, value in (("--memory-mb", self.memory_mb), ("--cpu-time", self.cpu_time),
+                            ("--max-procs", self.max_procs), ("--cpus", self.cpus)):
+            if value is not None and not value > 0:
+                raise UserError(f"{flag} must be a positive number, not {value}")
+        if self.output_bytes is not None and self.output_bytes < 0:
+            raise UserError(f"--output-bytes must be 0 or more, not {self.output_bytes}")
         if self.mutator not in ("offline", "llm"):
             raise UserError(f"unknown mutator {self.mutator!r}; choose one of: offline, llm")
         if self.mutator == "llm" and not self.model:

@@ -12,18 +12,20 @@ from engine.config import RunConfig
 from engine.errors import UserError
 
 # Flags that define what a run is; a resumed run keeps its own.
-FIXED_ON_RESUME = ("task", "policy", "seed", "agent", "instances", "sandbox", "run_dir", "eval_timeout",
+LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_bytes", "cpus")
+FIXED_ON_RESUME = ("task", "policy", "seed", "agent", "instances", "sandbox", "image", "run_dir", *LIMIT_FLAGS,
                    "model", "api_base", "meta_steps", "answer_format", "model_choice", "replay")
 LLM_FLAGS = ("model", "api_base", "max_cost", "max_tokens", "llm_concurrency", "meta_steps", "answer_format",
              "model_choice")
 # What may change when a stopped run goes on: how much to spend, how fast.
-RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency")
+RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency", "executor",
+                    "ray_address")
 
 
 def _config_from_args(args) -> RunConfig:
     given = {k: getattr(args, k) for k in ("task", "policy", "budget", "workers", "seed", "run_dir",
-                                           "time_limit", "agent", "instances", "sandbox", "eval_timeout",
-                                           *LLM_FLAGS)}
+                                           "time_limit", "agent", "instances", "sandbox", "image",
+                                           "executor", "ray_address", *LIMIT_FLAGS, *LLM_FLAGS)}
     if args.model:
         given["mutator"] = "llm"
     return RunConfig().with_overrides(**given).validate()
@@ -41,7 +43,8 @@ def _replay_config(args) -> RunConfig:
         path = str(original.path.resolve())
     if not stored.model:
         raise UserError(f"{args.replay} made no model calls (offline mutator): there is nothing to replay")
-    return stored.with_overrides(replay=path, run_dir=args.run_dir, workers=args.workers).validate()
+    return stored.with_overrides(replay=path, run_dir=args.run_dir, workers=args.workers, executor=args.executor,
+                                 ray_address=args.ray_address).validate()
 
 
 def _new_run_folder(config: RunConfig) -> tuple[str, Path]:
@@ -63,9 +66,12 @@ def _make_task(config: RunConfig):
     from tasks import make_task
 
     task = make_task(config.task, config.instances)
-    if config.eval_timeout:
-        cpu = max(1, math.ceil(config.eval_timeout))
-        task.limits = replace(task.limits, timeout_s=config.eval_timeout, cpu_s=cpu)
+    limits = task.limits
+    if config.eval_timeout:  # CPU time follows the wall limit unless given too
+        limits = replace(limits, timeout_s=config.eval_timeout, cpu_s=max(1, math.ceil(config.eval_timeout)))
+    overrides = {"memory_mb": config.memory_mb, "cpu_s": config.cpu_time, "processes": config.max_procs,
+                 "output_bytes": config.output_bytes, "cpus": config.cpus}
+    task.limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
     return task
 
 
@@ -141,8 +147,23 @@ def run_from_args(args, llm_mock=None) -> int:
     except ArchiveError as exc:
         raise UserError(str(exc)) from None
     try:
-        return _carry(archive, task, config, console, resumed=bool(args.resume), quiet=args.quiet, llm_mock=llm_mock)
+        from engine.backend import build_sandbox
+
+        sandbox, sandbox_said = build_sandbox(config, config.resolved_workers())
+    except BaseException:
+        archive.close()
+        if not args.resume:  # the folder made a moment ago holds nothing but the seed: no run to keep
+            import shutil
+
+            shutil.rmtree(Path(archive.path).parent, ignore_errors=True)
+        raise
+    try:
+        return _carry(archive, task, config, console, resumed=bool(args.resume), quiet=args.quiet,
+                      llm_mock=llm_mock, sandbox=sandbox, sandbox_said=sandbox_said)
     finally:
+        close = getattr(sandbox, "close", None)
+        if close is not None:
+            close()
         archive.close()
 
 
@@ -169,23 +190,29 @@ def _mutator(config: RunConfig, state, archive, llm_mock):
     return mutator, client
 
 
-def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock=None) -> int:
-    import numpy as np
-
-    from engine.cli import EXIT_INTERRUPTED
-    from engine.finale import choose_final, measure_holdout, measure_references
-    from engine.progress import SearchProgress
-    from engine.sandbox import make_sandbox
-    from engine.scheduler import Scheduler
+def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock, sandbox,
+           sandbox_said: str) -> int:
     from engine.state import RunState
-    from engine.summary import compute_summary, render_summary
     from search import make_policy
 
     state = RunState.rebuild(archive, task)
     workers = config.resolved_workers()
     policy = make_policy(config.policy)
     mutator, client = _mutator(config, state, archive, llm_mock)
-    sandbox = make_sandbox(config.sandbox)
+    return _search(archive, task, config, console, resumed, quiet, state, workers, policy, mutator, client,
+                   sandbox, sandbox_said)
+
+
+def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, state, workers: int, policy,
+            mutator, client, sandbox, sandbox_said: str) -> int:
+    import numpy as np
+
+    from engine.cli import EXIT_INTERRUPTED
+    from engine.finale import choose_final, measure_holdout, measure_references
+    from engine.progress import SearchProgress
+    from engine.scheduler import Scheduler
+    from engine.summary import compute_summary, render_summary
+
     if resumed:
         rng = np.random.default_rng([config.seed, archive._next_seq])
         archive.add_event("resume", None, {"budget": config.budget, "done": state.tree.evaluations_done})
@@ -194,7 +221,7 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
     archive.set_status("running")
     console.print(f"Run [bold]{archive.run_id}[/bold] -> {archive.path}")
     console.print(f"Task {task.name}, policy {policy.name}, budget {config.budget} dev evaluations, "
-                  f"{workers} workers, sandbox {sandbox.name}, seed {config.seed}"
+                  f"{workers} workers, {sandbox_said}, seed {config.seed}"
                   + (f" (resumed at {state.tree.evaluations_done})" if resumed else ""))
     if client is None:
         console.print("No LLM configured: the built-in offline mutator edits the agent's syntax tree "

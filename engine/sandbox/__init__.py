@@ -2,8 +2,9 @@
 
 Backends share the types in `base`; `make_sandbox(name)` builds one by name.
 `process` (see `process.py` for what it holds and not), `bwrap` (the same
-inside bubblewrap namespaces, see `bwrap.py`) and `auto` (the strongest of
-them that works on this machine).
+inside bubblewrap namespaces, see `bwrap.py`), `docker` (containers, see
+`docker.py`) and `auto` (the strongest of them that works on this machine).
+`ray_executor.RaySandbox` runs any of them as Ray tasks.
 Backends are imported lazily so that importing this package stays cheap.
 """
 
@@ -27,38 +28,62 @@ __all__ = [
     "SandboxLimits",
     "SandboxResult",
     "make_sandbox",
+    "resolve_sandbox",
 ]
 
-SANDBOX_NAMES = ("process", "bwrap", "auto")
+SANDBOX_NAMES = ("auto", "process", "bwrap", "docker")
 
 log = logging.getLogger(__name__)
 
 
-def make_sandbox(name: str) -> Sandbox:
+def resolve_sandbox(name: str, image: str | None = None) -> tuple[str, str]:
+    """(the backend `name` stands for on this machine, why) — 'auto' becomes the strongest that works.
+
+    Strongest first: `docker` (a total memory cap and disk isolation on top of
+    what bwrap holds) when a daemon answers and the image is there, then
+    `bwrap` when bubblewrap can create its namespaces, else `process`. Other
+    names come back as they are.
+    """
+    if name != "auto":
+        return name, "asked for"
+    from .bwrap import bwrap_available
+    from .docker import docker_available
+
+    docker_ok, docker_why = docker_available(image, build=False)
+    if docker_ok:
+        return "docker", "a Docker daemon answers"
+    bwrap_ok, bwrap_why = bwrap_available()
+    if bwrap_ok:
+        return "bwrap", f"bubblewrap works; no docker: {docker_why}"
+    return "process", f"no docker: {docker_why}; no bwrap: {bwrap_why}"
+
+
+def make_sandbox(name: str, **options: Any) -> Sandbox:
     """Build the sandbox backend called `name`; ValueError listing the choices if there is none.
 
-    'auto' is the strongest backend that works here: `bwrap` when bubblewrap
-    can create its namespaces, else `process`; the choice is logged (and is
-    the returned sandbox's `name`). 'bwrap' raises RuntimeError saying why
-    when bubblewrap is missing or cannot run here.
+    'auto' is resolved by `resolve_sandbox` (the choice is logged, and is the
+    returned sandbox's `name`). `options` go to the backend: `image` and
+    `cpus` to docker, `base_dir` to every backend. A backend that cannot run
+    here raises RuntimeError saying why.
     """
     if name == "auto":
-        from .bwrap import bwrap_available
-
-        ok, why = bwrap_available()
-        if ok:
-            log.info("sandbox auto: using bwrap")
-            return make_sandbox("bwrap")
-        log.info("sandbox auto: using process (%s)", why)
-        return make_sandbox("process")
+        name, why = resolve_sandbox(name, options.get("image"))
+        log.info("sandbox auto: using %s (%s)", name, why)
+    if name != "docker":
+        options.pop("image", None)
+        options.pop("cpus", None)
     if name == "process":
         from .process import ProcessSandbox
 
-        return ProcessSandbox()
+        return ProcessSandbox(**options)
     if name == "bwrap":
         from .bwrap import BwrapSandbox
 
-        return BwrapSandbox()
+        return BwrapSandbox(**options)
+    if name == "docker":
+        from .docker import DockerSandbox
+
+        return DockerSandbox(**options)
     raise ValueError(
         f"unknown sandbox {name!r}; choose one of: {', '.join(SANDBOX_NAMES)}"
     )

@@ -1,6 +1,9 @@
-"""Per-job supervisor for the `process` sandbox (a standalone script, not imported by the engine).
+"""Job supervisors for the `process` sandbox (a standalone script, not imported by the engine).
 
-Started by ProcessSandbox as ``python -I -S _supervisor.py STATUS_FD ENGINE_PID CGROUP_DIR RLIMITS -- ARGV...``.
+ProcessSandbox starts this once, as a long-lived server:
+``python -I -S _supervisor.py --serve SOCKET_FD`` (see `serve`). For each job
+the server forks a fresh copy of itself that becomes that job's supervisor;
+forking a warm interpreter costs far less than starting one per job.
 
 Why a supervisor process instead of spawning the job directly from the engine:
 - It makes itself a *child subreaper* (prctl PR_SET_CHILD_SUBREAPER), so every
@@ -12,26 +15,27 @@ Why a supervisor process instead of spawning the job directly from the engine:
 - Rlimits and the cgroup join happen in a fork of this small single-threaded
   process, not in a `preexec_fn` inside the multi-threaded engine, where
   running Python code between fork and exec can deadlock.
-- The engine keeps spawning with vfork/posix_spawn speed (no preexec_fn).
 
 Protocol: the job runs in its own process group (pgid = its pid). When it exits,
-or when this supervisor gets SIGTERM (engine timeout / cancellation) or its
-parent dies (PR_SET_PDEATHSIG), everything left is SIGKILLed: the job's process
-group, every process in the job's pids cgroup (forks frozen first with
-pids.max=0), and every child of this supervisor, round after round until no
-child and no cgroup member is left. Then one report is written to STATUS_FD:
-lines ``exit CODE CPU_S`` | ``signal SIGNUM CPU_S`` | ``execfail MESSAGE``,
-optionally ``stopped`` and ``warn MESSAGE`` lines. It exits 0 unless it broke.
+or when its supervisor gets SIGTERM (engine timeout / cancellation) or the
+server dies (PR_SET_PDEATHSIG; the server exits when the engine's end of the
+socket closes, which the kernel does when the engine dies, even by SIGKILL),
+everything left is SIGKILLed: the job's process group, every process in the
+job's pids cgroup (forks frozen first with pids.max=0), and every child of the
+supervisor, round after round until no child and no cgroup member is left.
+Then one report is written to the job's status pipe: lines ``exit CODE CPU_S``
+| ``signal SIGNUM CPU_S`` | ``execfail MESSAGE``, optionally ``stopped`` and
+``warn MESSAGE`` lines.
 
-Only the stdlib, and few modules: startup time is per-job overhead (`_signal`
-is used instead of `signal`, whose enum import costs ~5 ms).
+Only the stdlib, and few modules (`_signal` is used instead of `signal`, whose
+enum import costs ~5 ms).
 """
-
 from __future__ import annotations
 
 import _signal
 import os
 import resource
+import socket
 import sys
 from typing import TYPE_CHECKING
 
@@ -73,75 +77,6 @@ def _parse_rlimits(spec: str) -> list[tuple[int, int, int]]:
         res, soft, hard = (int(x) for x in item.split(":"))
         out.append((res, soft, hard))
     return out
-
-
-def _spawn(
-    command: list[str],
-    rlimits: list[tuple[int, int, int]],
-    cgroup_dir: str,
-    libc: ctypes.CDLL | None,
-) -> tuple[int, str, list[str]]:
-    """Fork and exec the job; return (pid, exec_error or '', warnings)."""
-    r, w = os.pipe()  # close-on-exec: EOF on successful exec
-    parent = os.getpid()
-    pid = os.fork()
-    if (
-        pid == 0
-    ):  # child: single-threaded fork of a tiny process, safe to run Python here
-        try:
-            os.close(r)
-            os.setpgid(0, 0)
-            # If the supervisor is SIGKILLed (engine's last resort), its job's main process goes too.
-            if libc is not None:
-                libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:
-                os._exit(127)
-            if cgroup_dir:
-                try:
-                    fd = os.open(cgroup_dir + "/cgroup.procs", os.O_WRONLY)
-                    try:
-                        os.write(fd, str(os.getpid()).encode())
-                    finally:
-                        os.close(fd)
-                except OSError as exc:
-                    os.write(
-                        w,
-                        f"W could not join pids cgroup {cgroup_dir}: {exc}\n".encode(),
-                    )
-            for res, soft, hard in rlimits:
-                resource.setrlimit(res, (soft, hard))
-            # Python ignores SIGPIPE and SIGXFSZ; an ignored disposition survives exec.
-            for sig in (_signal.SIGPIPE, _signal.SIGXFSZ):
-                _signal.signal(sig, _signal.SIG_DFL)
-            _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
-            os.execvp(command[0], command)
-        except BaseException as exc:  # noqa: BLE001 -- must reach _exit whatever happens
-            try:
-                msg = f"E {type(exc).__name__}: {exc}".replace("\n", " ")
-                os.write(w, msg.encode(errors="replace") + b"\n")
-            finally:
-                os._exit(127)
-    os.close(w)
-    try:
-        os.setpgid(
-            pid, pid
-        )  # also from the parent, so the group exists before we can signal it
-    except OSError:
-        pass  # the child already did it, or already exec'd
-    chunks: list[bytes] = []
-    while True:
-        data = os.read(r, 65536)
-        if not data:
-            break
-        chunks.append(data)
-    os.close(r)
-    exec_error, warnings = "", []  # type: tuple[str, list[str]]
-    for line in b"".join(chunks).decode(errors="replace").splitlines():
-        if line.startswith("E "):
-            exec_error = line[2:]
-        elif line.startswith("W "):
-            warnings.append(line[2:])
-    return pid, exec_error, warnings
 
 
 def _children(me: int) -> set[int]:
@@ -236,53 +171,150 @@ def _sweep(
         _signal.sigtimedwait([SIGCHLD], 0.005)
 
 
-def main(argv: list[str]) -> int:
-    from time import monotonic
-
-    status_fd, engine_pid, cgroup_dir, rlimit_spec = (
-        int(argv[1]),
-        int(argv[2]),
-        argv[3],
-        argv[4],
+def _recv(sock: socket.socket, max_fds: int) -> tuple[bytes, list[int]]:
+    """One SOCK_SEQPACKET message and the fds that came with it (close-on-exec)."""
+    msg, ancdata, _flags, _addr = sock.recvmsg(
+        1 << 20, socket.CMSG_SPACE(max_fds * 4), socket.MSG_CMSG_CLOEXEC
     )
-    if argv[5] != "--" or len(argv) < 7:
-        raise SystemExit(
-            "usage: _supervisor.py STATUS_FD ENGINE_PID CGROUP_DIR RLIMITS -- ARGV..."
-        )
-    command = argv[6:]
-    os.set_inheritable(status_fd, False)  # the job must not hold (or forge) the report
-    _signal.pthread_sigmask(
-        _signal.SIG_BLOCK, WAITED
-    )  # taken with sigwaitinfo: no handler races
-    libc = _libc()
-    report = [
-        _prctl(libc, PR_SET_CHILD_SUBREAPER, 1),
-        _prctl(libc, PR_SET_PDEATHSIG, _signal.SIGTERM),
-    ]
-    report = [f"warn {w}" for w in report if w]
-    stopped = os.getppid() != engine_pid  # the engine died before PDEATHSIG was armed
-    if stopped:
-        os.write(status_fd, b"stopped\n")
-        return 0
+    fds: list[int] = []
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(data) - len(data) % 4
+            fds += [int.from_bytes(data[i : i + 4], sys.byteorder, signed=True) for i in range(0, usable, 4)]
+    return msg, fds
 
-    main_pid, exec_error, warnings = _spawn(
-        command, _parse_rlimits(rlimit_spec), cgroup_dir, libc
-    )
-    report += [f"warn {w}" for w in warnings]
+
+def _send(sock: socket.socket, msg: bytes, fds: list[int]) -> None:
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds))]
+    sock.sendmsg([msg], anc if fds else [])
+
+
+def _await_job(main_pid: int) -> bool:
+    """Wait until main ends (True) or a stop signal comes (False); orphans that end meanwhile are reaped."""
     while True:
         info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         if info is not None:
             if info.si_pid == main_pid:
-                break  # leave main unreaped until the sweep is done
+                return True  # leave main unreaped until the sweep is done
             os.waitpid(info.si_pid, 0)  # an orphan that ended on its own
             continue
         if _signal.sigwaitinfo(WAITED).si_signo != SIGCHLD:
-            stopped = True
-            break
+            return False
+
+
+def _job_main(job_sock: socket.socket, check_w: int, cgroup_dir: str, supervisor: int, libc: ctypes.CDLL | None) -> None:
+    """The job's main process, forked ahead of its job: joins the cgroup, waits, then execs (never returns).
+
+    Joining a cgroup v1 costs an RCU grace period (10-20 ms) when no other
+    join happened just before; done here, ahead of time, it is off the job's
+    critical path. Exec failures go to check_w, which exec closes.
+    """
+    try:
+        os.setpgid(0, 0)
+        if libc is not None:  # if the supervisor is SIGKILLed (the engine's last resort), main goes too
+            libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
+        if os.getppid() != supervisor:
+            os._exit(127)
+        if cgroup_dir:
+            try:
+                fd = os.open(cgroup_dir + "/cgroup.procs", os.O_WRONLY)
+                try:
+                    os.write(fd, str(os.getpid()).encode())
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                os.write(check_w, f"W could not join pids cgroup {cgroup_dir}: {exc}\n".encode())
+        msg, fds = _recv(job_sock, 2)
+        if not msg:
+            os._exit(127)  # the supervisor went away without a job
+        import json
+
+        request = json.loads(msg)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        for fd, target in ((devnull, 0), (fds[0], 1), (fds[1], 2)):
+            os.dup2(fd, target)  # the copy is inheritable: the job writes there
+            os.close(fd)
+        os.chdir(request["cwd"])
+        for res, soft, hard in _parse_rlimits(request["rlimits"]):
+            resource.setrlimit(res, (soft, hard))
+        # Python ignores SIGPIPE and SIGXFSZ; an ignored disposition survives exec.
+        for sig in (_signal.SIGPIPE, _signal.SIGXFSZ):
+            _signal.signal(sig, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+        argv = request["argv"]
+        os.execvpe(argv[0], argv, request["env"])  # PATH looked up in the job's env
+    except BaseException as exc:  # noqa: BLE001 -- must reach _exit whatever happens
+        try:
+            msg = f"E {type(exc).__name__}: {exc}".replace("\n", " ")
+            os.write(check_w, msg.encode(errors="replace") + b"\n")
+        finally:
+            os._exit(127)
+
+
+def _supervisor(ctl: socket.socket, server_pid: int, cgroup_dir: str, libc: ctypes.CDLL | None) -> int:
+    """A job's supervisor, forked ahead of its job with the job's main process (see `_job_main`).
+
+    Waits for the request (with the job's stdout, stderr and status fds) on
+    `ctl`, hands it to main, supervises the job to its end, sweeps, reports.
+    Returns the exit code.
+    """
+    from time import monotonic
+
+    _signal.signal(SIGCHLD, _signal.SIG_DFL)
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, WAITED)  # taken with sigwaitinfo: no handler races
+    os.setsid()  # its own session, off any terminal; the engine's last resort kills this session
+    warnings = [_prctl(libc, PR_SET_CHILD_SUBREAPER, 1), _prctl(libc, PR_SET_PDEATHSIG, _signal.SIGTERM)]
+    if os.getppid() != server_pid:  # the server died before PDEATHSIG was armed
+        return 0
+    job_sock, main_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    check_r, check_w = os.pipe()  # close-on-exec: EOF once main has exec'd (or died)
+    me = os.getpid()
+    main_pid = os.fork()
+    if main_pid == 0:
+        ctl.close()
+        main_sock.close()
+        os.close(check_r)
+        _job_main(job_sock, check_w, cgroup_dir, me, libc)
+    job_sock.close()
+    os.close(check_w)
+    try:
+        os.setpgid(main_pid, main_pid)  # also from here, so the group exists before we can signal it
+    except OSError:
+        pass  # main already did it
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, WAITED)  # a stop signal while idle just ends us (and main)
+    msg, fds = _recv(ctl, 3)
+    ctl.close()
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, WAITED)
+    if not msg or len(fds) != 3:
+        return 0  # the server closed without a job for us; main dies with us (PDEATHSIG)
+    import json
+
+    request = json.loads(msg)
+    out_fd, err_fd, status_fd = fds
+    if cgroup_dir:
+        try:
+            with open(cgroup_dir + "/pids.max", "w") as f:
+                f.write(str(request["processes"]))
+        except OSError as exc:
+            warnings.append(f"could not set pids.max in {cgroup_dir}: {exc}")
+    _send(main_sock, msg, [out_fd, err_fd])
+    os.close(out_fd)
+    os.close(err_fd)
+    main_sock.close()
+    exec_error = ""
+    chunks: list[bytes] = []
+    while data := os.read(check_r, 65536):
+        chunks.append(data)
+    os.close(check_r)
+    for line in b"".join(chunks).decode(errors="replace").splitlines():
+        if line.startswith("E "):
+            exec_error = line[2:]
+        elif line.startswith("W "):
+            warnings.append(line[2:])
+    stopped = not _await_job(main_pid)
+    report = [f"warn {w}" for w in warnings if w]
     if not _sweep(main_pid, not stopped, cgroup_dir, monotonic):
-        report.append(
-            f"warn processes survived {SWEEP_DEADLINE_S:g} s of SIGKILL sweeps"
-        )
+        report.append(f"warn processes survived {SWEEP_DEADLINE_S:g} s of SIGKILL sweeps")
     _, status, usage = os.wait4(main_pid, 0)
     cpu = usage.ru_utime + usage.ru_stime
     if stopped:
@@ -297,8 +329,131 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+class _Spare:
+    """A supervisor and its job's main process, forked ahead of the next request."""
+
+    def __init__(self, engine: socket.socket, cgroup_dir: str, libc: ctypes.CDLL | None) -> None:
+        self.cgroup_dir = cgroup_dir
+        self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        server_pid = os.getpid()
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, {SIGCHLD})  # not reaped before its pidfd exists
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 70
+            try:
+                engine.close()
+                self.ctl.close()
+                code = _supervisor(theirs, server_pid, cgroup_dir, libc)
+            finally:  # a broken supervisor ends without a report; the engine cleans up after it
+                os._exit(code)
+        self.pidfd: int | None = None
+        try:
+            self.pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            pass  # old kernel: the engine signals by pid
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {SIGCHLD})
+        theirs.close()
+
+    def discard(self) -> None:
+        """Kill an unused spare (its main follows by PDEATHSIG) and remove its cgroup."""
+        _kill(self.pid)
+        self.ctl.close()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+        if self.cgroup_dir:
+            for _ in range(200):  # main leaves the cgroup as soon as it is dead
+                try:
+                    os.rmdir(self.cgroup_dir)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    _signal.sigtimedwait([], 0.005)
+
+
+def _new_cgroup(parent: str, name: str) -> str:
+    """A fresh pids cgroup for the next job, or '' (the engine is told, and says so) if it cannot be made."""
+    if not parent:
+        return ""
+    path = os.path.join(parent, name)
+    try:
+        os.mkdir(path)
+        return path
+    except OSError:
+        return ""
+
+
+def serve(sock_fd: int, cgroup_parent: str, cgroup_prefix: str) -> None:
+    """The long-lived server: hands each job request to a spare supervisor, until the engine goes.
+
+    A request is one SOCK_SEQPACKET message: JSON {cwd, env, argv, rlimits,
+    processes} with three fds (the job's stdout, stderr and status pipe). The
+    reply is JSON {pid, cgroup} with, where the kernel has pidfds, a pidfd of
+    the job's supervisor, which the engine can signal without a pid-reuse
+    race. The next spare is forked (and its main joins its fresh cgroup)
+    while the job runs, so a request costs one message each way.
+    """
+    import json
+
+    engine = socket.socket(fileno=sock_fd)
+    libc = _libc()
+
+    def reap(*_: object) -> None:
+        while True:
+            try:
+                pid, _status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    _signal.signal(SIGCHLD, reap)
+    spare: _Spare | None = None
+    count = 0
+    try:
+        while True:
+            if spare is None:
+                count += 1
+                spare = _Spare(engine, _new_cgroup(cgroup_parent, f"{cgroup_prefix}{count}"), libc)
+            try:
+                msg, fds = _recv(engine, 3)
+            except ConnectionError:
+                break
+            if not msg:  # EOF: the engine closed us or died
+                for fd in fds:
+                    os.close(fd)
+                break
+            try:
+                _send(spare.ctl, msg, fds)
+                sent = True
+            except OSError:  # the spare died (killed from outside): the engine gets an error and retries
+                sent = False
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            reply = {"pid": spare.pid, "cgroup": spare.cgroup_dir} if sent else {"error": "spare supervisor died"}
+            pidfds = [spare.pidfd] if sent and spare.pidfd is not None else []
+            if sent:
+                spare.ctl.close()
+                for fd in pidfds:
+                    os.set_inheritable(fd, False)
+            else:
+                spare.discard()
+            try:
+                _send(engine, json.dumps(reply).encode(), pidfds)
+            except OSError:
+                break
+            finally:
+                for fd in pidfds:
+                    os.close(fd)
+                spare = None
+    finally:
+        if spare is not None:
+            spare.discard()
+
+
 if __name__ == "__main__":
-    code = main(sys.argv)
-    os._exit(
-        code
-    )  # everything went through os.write; skip interpreter finalization (~ms per job)
+    if len(sys.argv) != 5 or sys.argv[1] != "--serve":
+        raise SystemExit("usage: _supervisor.py --serve SOCKET_FD CGROUP_PARENT CGROUP_PREFIX")
+    serve(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+    os._exit(0)  # skip interpreter finalization

@@ -32,6 +32,7 @@ class SandboxLimits:
     file_size_mb: int = 16  # RLIMIT_FSIZE, per file written
     processes: int = 64  # max processes/threads alive at once in the job
     output_bytes: int = 8192  # how much of the stdout / stderr tail is kept, each
+    cpus: float = 1.0  # CPU share across the job's processes (docker; others run at full speed)
 
     def __post_init__(self) -> None:
         if not self.timeout_s > 0:
@@ -39,6 +40,8 @@ class SandboxLimits:
         for name in ("cpu_s", "memory_mb", "file_size_mb", "processes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if not self.cpus > 0:
+            raise ValueError(f"cpus must be > 0, got {self.cpus!r}")
         if self.output_bytes < 0:
             raise ValueError(f"output_bytes must be >= 0, got {self.output_bytes!r}")
 

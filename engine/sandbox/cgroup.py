@@ -207,6 +207,16 @@ class PidsCgroups:
             if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
                 JobCgroup(os.path.join(parent, name)).remove(wait_s=0.5)
 
+    @property
+    def parent(self) -> str:
+        """The directory job cgroups are made in ('' when unavailable)."""
+        return self._parent or "" if self.available else ""
+
+    @property
+    def job_prefix(self) -> str:
+        """Start of this engine's job cgroup names: the engine's pid lets a later engine remove stale ones."""
+        return f"{_PREFIX}{os.getpid()}-{self._token}-"
+
     def create(self, max_pids: int) -> JobCgroup | None:
         """A fresh cgroup capped at max_pids tasks, or None when cgroups are unavailable."""
         if not self.available:

@@ -37,16 +37,15 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .base import SandboxJob, SandboxLimits, SandboxResult
 from .cgroup import JobCgroup, PidsCgroups, pid_alive
+from .launcher import Launcher, Supervised
 
 __all__ = ["ProcessSandbox"]
 
 log = logging.getLogger(__name__)
 
-SUPERVISOR = str(Path(__file__).with_name("_supervisor.py"))
 _CHUNK = 64 * 1024
 _MB = 2**20
 _PIPE_GRACE_S = 2.0  # after the job ended, how long open output pipes are waited for
@@ -88,6 +87,12 @@ class ProcessSandbox:
         self._cgroups = PidsCgroups()  # probed once, on the first job
         self._swept_bases: set[str] = set()
         self._warn_once = _OnceLog()
+        self._launcher: Launcher | None = None  # made with the first job, once cgroups are probed
+
+    def close(self) -> None:
+        """Stop the supervisor server (it also stops by itself when the engine exits or dies)."""
+        if self._launcher is not None:
+            self._launcher.close()
 
     async def run(self, job: SandboxJob) -> SandboxResult:
         limits = job.limits
@@ -96,93 +101,77 @@ class ProcessSandbox:
             prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-", dir=self.base_dir
         )
         cg: JobCgroup | None = None
-        proc: asyncio.subprocess.Process | None = None
+        sup: Supervised | None = None
         status: asyncio.Task[bytes] | None = None
-        readers: list[asyncio.Task[None]] = []
+        readers: list[asyncio.Task[bytes]] = []
         try:
             _write_files(workdir, job.files)
-            cg = self._make_cgroup(limits)
+            launcher = self._get_launcher()
             argv, env = self._job_command(job, workdir)
-            status_r, status_w = os.pipe()
+            request = {
+                "cwd": workdir,
+                "env": env,
+                "argv": argv,
+                "processes": limits.processes,
+                "rlimits": _rlimit_spec(limits, capped_by_cgroup=bool(launcher.cgroup_parent)),
+            }
+            pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, status
             try:
-                proc = await asyncio.create_subprocess_exec(
-                    sys.executable, "-I", "-S", SUPERVISOR,
-                    str(status_w), str(os.getpid()), cg.path if cg else "",
-                    _rlimit_spec(limits, capped_by_cgroup=cg is not None),
-                    "--", *argv,
-                    cwd=workdir,
-                    env=env,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True,  # the supervisor leads its own session, off the engine's terminal
-                    pass_fds=(status_w,),
-                )  # fmt: skip
+                sup = launcher.launch(request, (pipes[0][1], pipes[1][1], pipes[2][1]))
+                if sup.cgroup:
+                    cg = JobCgroup(sup.cgroup)
+                elif launcher.cgroup_parent:
+                    self._warn_once("process sandbox: could not create a job cgroup; such jobs run without a "
+                                    "pids cap (RLIMIT_NPROC only)")
             except BaseException:
-                os.close(status_r)
+                for r, _ in pipes:
+                    os.close(r)
                 raise
             finally:
-                os.close(status_w)
+                for _, w in pipes:
+                    os.close(w)
             t0 = time.monotonic()
-            status = asyncio.create_task(_read_until_eof(status_r))
-            status.add_done_callback(
-                _closer(status_r)
-            )  # runs even if the task is cancelled unstarted
             out, err = _Tail(limits.output_bytes), _Tail(limits.output_bytes)
-            assert proc.stdout is not None and proc.stderr is not None
-            readers = [
-                asyncio.create_task(_drain(proc.stdout, out)),
-                asyncio.create_task(_drain(proc.stderr, err)),
-            ]
+            status = _read_task(pipes[2][0])
+            readers = [_read_task(pipes[0][0], out), _read_task(pipes[1][0], err)]
             # EOF on the status pipe means the supervisor is gone, and with it (normally) the whole job.
-            # Not proc.wait(): in 3.11 it also waits for stdout/stderr to close, which an escaped
-            # process could hold open forever.
             done, _ = await asyncio.wait({status}, timeout=limits.timeout_s)
             runtime = time.monotonic() - t0
             timed_out = not done
             if timed_out:
-                await self._stop(proc, cg, status)
+                await self._stop(sup, cg, status)
             report = self._job_report(_Report.parse(status.result()))
-            if (
-                report.kind is None
-            ):  # the supervisor itself was killed: clean up after it
-                _hard_kill(proc.pid, cg)
+            if report.kind is None:  # the supervisor itself was killed: clean up after it
+                _hard_kill(sup.pid, cg)
             for warning in report.warnings:
                 self._warn_once(f"sandbox supervisor: {warning}")
-            await _finish(proc, readers, self._warn_once)
+            await _finish(readers, self._warn_once)
             answer, answer_reason = _read_answer(
                 workdir, job.answer_file, job.answer_limit
             )
             return _result(
-                limits,
-                job,
-                report,
-                proc.returncode,
-                timed_out,
-                runtime,
-                out,
-                err,
-                answer,
-                answer_reason,
+                limits, job, report, timed_out, runtime, out, err, answer, answer_reason
             )
         except BaseException:
             # Cancellation (Ctrl-C in the engine) or a bug: kill before the exception propagates.
             # A further cancellation meanwhile only makes the kill harder (see _stop); the
             # clean-up is bounded, and the original exception is re-raised after it.
-            if proc is not None and status is not None and not status.done():
+            if sup is not None and status is not None and not status.done():
                 try:
-                    await self._stop(proc, cg, status)
+                    await self._stop(sup, cg, status)
                 except asyncio.CancelledError:
                     pass
-            if proc is not None:
+            if readers:
                 try:
-                    await _finish(proc, readers, self._warn_once)
+                    await _finish(readers, self._warn_once)
                 except asyncio.CancelledError:
                     pass
             raise
         finally:
             if status is not None and not status.done():
                 status.cancel()  # only after a second cancellation hard-killed the supervisor
+            if sup is not None:
+                sup.close()
             if cg is not None:
                 cg.remove()
             _rmtree(workdir)
@@ -220,9 +209,17 @@ class ProcessSandbox:
             ):
                 _rmtree(os.path.join(base, name))
 
-    def _make_cgroup(self, limits: SandboxLimits) -> JobCgroup | None:
+    def _get_launcher(self) -> Launcher:
+        """The supervisor server's client, made once cgroups are probed (it makes the job cgroups)."""
+        if self._launcher is None:
+            parent = self._cgroup_parent()
+            self._launcher = Launcher(parent, self._cgroups.job_prefix if parent else "")
+        return self._launcher
+
+    def _cgroup_parent(self) -> str:
+        """Where job cgroups go, or '' (said once, with its consequence) when there are none."""
         if not self.use_cgroup:
-            return None
+            return ""
         if not self._cgroups.available:
             if os.geteuid() == 0:
                 consequence = "which the kernel does not enforce for root: a fork bomb is held only by the wall-clock timeout"
@@ -232,14 +229,11 @@ class ProcessSandbox:
                 f"process sandbox: pids cgroup unavailable ({self._cgroups.reason}); "
                 f"process count capped by RLIMIT_NPROC only, {consequence}"
             )
-            return None
-        return self._cgroups.create(limits.processes)
+            return ""
+        return self._cgroups.parent
 
     async def _stop(
-        self,
-        proc: asyncio.subprocess.Process,
-        cg: JobCgroup | None,
-        status: asyncio.Task[bytes],
+        self, sup: Supervised, cg: JobCgroup | None, status: asyncio.Task[bytes]
     ) -> None:
         """Kill the job now and wait until the supervisor has reaped everything and exited.
 
@@ -251,39 +245,45 @@ class ProcessSandbox:
         """
         if cg is not None:
             cg.kill()
-        try:
-            proc.send_signal(signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        sup.signal(signal.SIGTERM)
         try:
             done, _ = await asyncio.wait({status}, timeout=self.kill_grace_s)
         except asyncio.CancelledError:
-            _hard_kill(proc.pid, cg)
+            _hard_kill(sup.pid, cg)
             raise
         if not done:
             log.warning(
                 "sandbox supervisor %d did not exit %.1f s after SIGTERM; killing it",
-                proc.pid,
+                sup.pid,
                 self.kill_grace_s,
             )
-            _hard_kill(proc.pid, cg)
+            _hard_kill(sup.pid, cg)
             await status  # EOF once the SIGKILLed supervisor is gone
 
 
-def _closer(fd: int) -> Callable[[object], None]:
-    return lambda _: os.close(fd)
+def _read_task(fd: int, tail: _Tail | None = None) -> asyncio.Task[bytes]:
+    """A task reading pipe `fd` to EOF without blocking the loop; it closes fd however it ends.
+
+    With `tail`, chunks go there (only the last bytes are kept) and the task
+    returns b''; without, it returns everything read (the status report).
+    """
+    task = asyncio.create_task(_read_until_eof(fd, tail))
+    task.add_done_callback(lambda _: os.close(fd))  # runs even if cancelled unstarted
+    return task
 
 
-async def _read_until_eof(fd: int) -> bytes:
-    """Read a pipe to EOF without blocking the loop (the caller closes fd)."""
+async def _read_until_eof(fd: int, tail: _Tail | None) -> bytes:
     loop = asyncio.get_running_loop()
     chunks: list[bytes] = []
     eof = loop.create_future()
 
     def readable() -> None:
         try:
-            while data := os.read(fd, 65536):
-                chunks.append(data)
+            while data := os.read(fd, _CHUNK):
+                if tail is None:
+                    chunks.append(data)
+                else:
+                    tail.add(data)
         except BlockingIOError:
             return
         if not eof.done():
@@ -322,22 +322,9 @@ class _Tail:
         return self.buf.decode("utf-8", errors="replace")
 
 
-async def _drain(stream: asyncio.StreamReader, tail: _Tail) -> None:
-    while chunk := await stream.read(_CHUNK):
-        tail.add(chunk)
-
-
-async def _finish(
-    proc: asyncio.subprocess.Process,
-    readers: list[asyncio.Task[None]],
-    warn: Callable[[str], None],
-) -> None:
-    """Let the readers reach EOF and the transport close; stop waiting if a process escaped with a pipe."""
-    _, pending = (
-        await asyncio.wait(readers, timeout=_PIPE_GRACE_S)
-        if readers
-        else (set(), set())
-    )
+async def _finish(readers: list[asyncio.Task[bytes]], warn: Callable[[str], None]) -> None:
+    """Let the output readers reach EOF; stop waiting if a process escaped holding a pipe."""
+    _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE_S)
     if pending:
         warn(
             "process sandbox: output pipes still open after the job ended; a process may have escaped"
@@ -345,17 +332,6 @@ async def _finish(
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-        transport = getattr(
-            proc, "_transport", None
-        )  # no public way to close the pipes
-        if transport is not None:
-            transport.close()
-    try:
-        await asyncio.wait_for(
-            proc.wait(), _PIPE_GRACE_S
-        )  # lets asyncio close the transport in this loop
-    except TimeoutError:
-        pass
 
 
 @dataclass
@@ -399,7 +375,6 @@ def _result(
     limits: SandboxLimits,
     job: SandboxJob,
     report: _Report,
-    sup_returncode: int | None,
     timed_out: bool,
     runtime: float,
     out: _Tail,
@@ -432,15 +407,9 @@ def _result(
             "error",
             f"could not start {job.command[0]!r}: {report.message}",
         )
-    else:
-        rc = sup_returncode
-        how = (
-            f"killed by {_signal_name(-rc)}"
-            if rc is not None and rc < 0
-            else f"exit code {rc}"
-        )
-        status = "killed" if rc is not None and rc < 0 else "error"
-        reason = f"sandbox supervisor ended without a report ({how}); all job processes killed"
+    else:  # only a kill stops a supervisor before it reports
+        status = "killed"
+        reason = "sandbox supervisor ended without a report (killed); all job processes killed"
     if answer_reason:
         reason = f"{reason}; {answer_reason}" if reason else answer_reason
     return SandboxResult(

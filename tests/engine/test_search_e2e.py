@@ -123,8 +123,29 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, signum):
+def descendants(pid: int) -> set[int]:
+    found, frontier = set(), [pid]
+    while frontier:
+        parent = frontier.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                kids = {int(x) for x in (task / "children").read_text().split()}
+            except OSError:
+                continue
+            frontier += list(kids - found)
+            found |= kids
+    return found
+
+
+@pytest.mark.parametrize("sandbox,signum", [("process", signal.SIGINT), ("process", signal.SIGTERM),
+                                            ("bwrap", signal.SIGINT)])
+def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox, signum):
+    if sandbox == "bwrap":
+        from engine.sandbox.bwrap import bwrap_available
+
+        ok, why = bwrap_available()
+        if not ok:
+            pytest.skip(f"bwrap unavailable: {why}")
     instances = small_instances(tmp_path / "inst.json", n_dev=6, n_holdout=2)
     pids = tmp_path / "pids"
     pids.mkdir()
@@ -136,7 +157,7 @@ def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, signum):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
         [sys.executable, "-m", "engine.search", "--budget", "60", "--workers", "2", "--agent", str(agent),
-         "--instances", str(instances), "--run-dir", str(runs)],
+         "--instances", str(instances), "--run-dir", str(runs), "--sandbox", sandbox],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen = ""
     for line in proc.stdout:
@@ -145,13 +166,17 @@ def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, signum):
             break
     assert "evaluations 6/60" in seen, seen
     time.sleep(0.3)
+    spawned = descendants(proc.pid)  # supervisor server, supervisors, jobs (bwrap and what it runs)
+    assert spawned
     proc.send_signal(signum)
     rest, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, seen + rest
     assert "--resume" in rest and "Traceback" not in rest
-    started = [int(p.name) for p in pids.iterdir()]
-    assert len(started) >= 6
-    assert [pid for pid in started if alive(pid)] == []  # every sandboxed agent is gone
+    assert [pid for pid in spawned if alive(pid)] == []
+    if sandbox == "process":  # bwrap's jobs cannot write outside their box, nor see host pids
+        started = [int(p.name) for p in pids.iterdir()]
+        assert len(started) >= 6
+        assert [pid for pid in started if alive(pid)] == []  # every sandboxed agent is gone
     run = only_run(runs)
     assert read(run, "SELECT status FROM runs")[0][0] == "interrupted"
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 60

@@ -48,7 +48,7 @@ def test_make_sandbox() -> None:
     sb = make_sandbox("process")
     assert isinstance(sb, ProcessSandbox) and sb.name == "process"
     assert isinstance(sb, Sandbox)
-    with pytest.raises(ValueError, match="choose one of: process"):
+    with pytest.raises(ValueError, match="choose one of: auto, process"):
         make_sandbox("nope")
 
 

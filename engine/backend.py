@@ -1,0 +1,43 @@
+"""Where a run's evaluations run: its config turned into one sandbox object (maybe behind Ray)."""
+from __future__ import annotations
+
+from engine.config import RunConfig
+from engine.errors import UserError
+
+_HINTS = {
+    "bwrap": "apt-get install bubblewrap, or --sandbox process",
+    "docker": "start the Docker daemon, or --sandbox bwrap / process",
+    "ray": "pip install -e '.[ray]', or --executor local",
+}
+
+
+def build_sandbox(config: RunConfig, workers: int):
+    """(the sandbox the run's evaluations go through, a line saying which and why).
+
+    UserError (one line) when it cannot run here. 'auto' is resolved here, on
+    the engine's machine, and the name it resolved to is what Ray workers
+    build too.
+    """
+    from engine.sandbox import make_sandbox, resolve_sandbox
+
+    name, why = resolve_sandbox(config.sandbox, config.image)
+    options = {"image": config.image} if name == "docker" and config.image else {}
+    if config.executor == "ray":
+        from engine.sandbox.ray_executor import RaySandbox, ray_available
+
+        ok, missing = ray_available()
+        if not ok:
+            raise UserError(f"--executor ray cannot run here: {missing} ({_HINTS['ray']})")
+        try:
+            sandbox = RaySandbox(name, address=config.ray_address, workers=workers, inner_options=options)
+        except RuntimeError as exc:
+            raise UserError(f"--executor ray: {exc}") from None
+    else:
+        try:
+            sandbox = make_sandbox(name, **options)
+        except RuntimeError as exc:
+            raise UserError(f"--sandbox {name}: {exc} ({_HINTS.get(name, 'or another --sandbox')})") from None
+    where = " on Ray" + (f" at {config.ray_address}" if config.ray_address else " (local)") \
+        if config.executor == "ray" else ""
+    said = f"sandbox {name}{where}" + (f" (auto: {why})" if config.sandbox == "auto" else "")
+    return sandbox, said
