@@ -44,6 +44,14 @@ def test_help_is_fast_and_imports_nothing_heavy():
     (["--workers", "-1"], "--workers must be"),
     (["--agent", "/no/such/agent.py"], "no such file"),
     (["--instances", "/no/such.json"], "cannot read instances"),
+    (["--sandbox", "vm"], "unknown sandbox 'vm'"),
+    (["--executor", "slurm"], "unknown executor 'slurm'"),
+    (["--ray-address", "auto"], "--ray-address needs --executor ray"),
+    (["--sandbox", "process", "--image", "python:3.11-slim"], "--image is for --sandbox docker"),
+    (["--memory-mb", "0"], "--memory-mb must be a positive"),
+    (["--max-procs", "-2"], "--max-procs must be a positive"),
+    (["--cpus", "0"], "--cpus must be a positive"),
+    (["--output-bytes", "-1"], "--output-bytes must be 0 or more"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     out = run_cli(*args, "--run-dir", str(tmp_path / "runs"))
@@ -101,3 +109,27 @@ def test_an_archive_held_by_a_running_search_is_refused(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_sandbox_that_cannot_run_here_is_one_line_and_leaves_no_run(tmp_path):
+    from engine.sandbox.docker import docker_available
+
+    if docker_available()[0]:
+        pytest.skip("a Docker daemon answers here: the refusal cannot be shown")
+    out = run_cli("--sandbox", "docker", "--budget", "3", "--run-dir", str(tmp_path / "runs"))
+    assert out.returncode == 2, out
+    assert out.stderr.startswith("error: --sandbox docker:") and "Traceback" not in out.stderr + out.stdout
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert not any((tmp_path / "runs").iterdir())  # the folder made for the run was taken back
+
+
+def test_limit_flags_override_the_tasks_limits():
+    from engine.config import RunConfig
+    from engine.run import _make_task
+
+    default = _make_task(RunConfig()).limits
+    task = _make_task(RunConfig(eval_timeout=3.5, memory_mb=300, max_procs=9, output_bytes=100, cpus=0.5))
+    assert (task.limits.timeout_s, task.limits.cpu_s, task.limits.memory_mb) == (3.5, 4, 300)
+    assert (task.limits.processes, task.limits.output_bytes, task.limits.cpus) == (9, 100, 0.5)
+    assert task.limits.file_size_mb == default.file_size_mb
+    assert _make_task(RunConfig(eval_timeout=3.5, cpu_time=2)).limits.cpu_s == 2

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
 import time
 import uuid
@@ -130,36 +129,6 @@ attempt("listing", lambda: sorted(os.listdir("/")))
     ]
 
 
-def test_no_network_to_host_loopback_or_outside() -> None:
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(8)
-    srv.setblocking(False)
-    port = srv.getsockname()[1]
-    try:
-        t0 = time.monotonic()
-        got = tried("""
-def connect(addr):
-    s = socket.create_connection(addr, timeout=2)
-    s.sendall(b"hello from the sandbox")
-    return s.getpeername()
-attempt("loopback", lambda: connect(("127.0.0.1", int(sys.argv[1]))))
-attempt("outside_private", lambda: connect(("10.255.255.1", 80)))
-attempt("outside_public", lambda: connect(("1.1.1.1", 80)))
-attempt("dns", lambda: socket.getaddrinfo("example.com", 80))
-attempt("ifaces", lambda: sorted(n for _, n in socket.if_nameindex()))
-""", str(port), timeout_s=15)  # fmt: skip
-        elapsed = time.monotonic() - t0
-        for key in ("loopback", "outside_private", "outside_public", "dns"):
-            assert not got[key].startswith("ok"), (key, got[key])
-        assert got["ifaces"] == "ok: ['lo']", got["ifaces"]
-        assert elapsed < 10  # failed at once, not by waiting out timeouts
-        with pytest.raises(BlockingIOError):
-            srv.accept()  # nothing reached the host's listener
-    finally:
-        srv.close()
-
-
 def test_host_files_outside_the_workdir_cannot_be_read(tmp_path: Path) -> None:
     token = uuid.uuid4().hex
     secret_tmp = tmp_path / "holdout.json"
@@ -182,45 +151,6 @@ attempt("shadow", lambda: open("/etc/shadow").read())
     assert got["ls_root_home"] in ("ok: ['.pyenv']", "ok: []") or not got[
         "ls_root_home"
     ].startswith("ok"), got["ls_root_home"]
-
-
-def test_writes_outside_the_workdir_do_not_reach_the_host(tmp_path: Path) -> None:
-    name = f"clade-bwrap-test-{uuid.uuid4().hex}"
-    targets = [
-        Path("/tmp") / name,
-        Path.home() / name,
-        ROOT / name,
-        tmp_path / name,
-    ]
-    try:
-        got = tried("""
-for i, p in enumerate(sys.argv[1:]):
-    attempt(f"write{i}", lambda p=p: open(p, "w").write("escaped"))
-""", *map(str, targets))  # fmt: skip
-        # Writing to /tmp succeeds inside (a private tmpfs); none of it may reach the host.
-        for i in (1, 2, 3):
-            assert not got[f"write{i}"].startswith("ok"), got
-        for t in targets:
-            assert not t.exists(), t
-    finally:
-        for t in targets:
-            if t.exists():
-                t.unlink()
-
-
-def test_environment_holds_no_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-bwrap-should-not-leak")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-bwrap-should-not-leak-either")
-    res = run(script_job("""
-        import json, os
-        env = dict(os.environ)
-        env["_proc1"] = open("/proc/1/environ", "rb").read().decode(errors="replace")
-        json.dump(env, open("answer.txt", "w"))
-    """))  # fmt: skip
-    env = answer_json(res)
-    assert "OPENAI_API_KEY" not in env and "ANTHROPIC_API_KEY" not in env
-    assert "sk-bwrap-should-not-leak" not in json.dumps(env)
-    assert env["HOME"] == env["TMPDIR"] == "/job"
 
 
 @pytest.mark.skipif(
@@ -360,19 +290,6 @@ def test_private_tmp_is_size_capped() -> None:
     """, file_size_mb=512, timeout_s=20))  # fmt: skip
     assert res.status == "ok", res
     assert res.answer is not None and res.answer.startswith(b"OSError"), res
-
-
-def test_output_flood_is_bounded() -> None:
-    res = run(script_job("""
-        import sys
-        block = ('x' * 1023 + '\\n') * 1024
-        for i in range(20):
-            sys.stdout.write(block)
-        print('LAST LINE 12345')
-    """, output_bytes=4096, timeout_s=30))  # fmt: skip
-    assert res.status == "ok", res.reason
-    assert len(res.stdout_tail) <= 4096
-    assert res.stdout_tail.endswith("LAST LINE 12345\n")
 
 
 def test_answer_symlink_to_host_file_is_refused() -> None:

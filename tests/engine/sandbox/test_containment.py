@@ -30,7 +30,6 @@ from sandbox_helpers import (
 
 from engine.sandbox import ProcessSandbox, SandboxJob, SandboxLimits
 from engine.sandbox import cgroup as cgroup_mod
-from engine.sandbox import process as process_mod
 from engine.sandbox.cgroup import PidsCgroups
 
 CGROUPS = PidsCgroups().available
