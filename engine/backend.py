@@ -7,7 +7,6 @@ from engine.errors import UserError
 _HINTS = {
     "bwrap": "apt-get install bubblewrap, or --sandbox process",
     "docker": "start the Docker daemon, or --sandbox bwrap / process",
-    "ray": "pip install -e '.[ray]', or --executor local",
 }
 
 
@@ -27,7 +26,7 @@ def build_sandbox(config: RunConfig, workers: int):
 
         ok, missing = ray_available()
         if not ok:
-            raise UserError(f"--executor ray cannot run here: {missing} ({_HINTS['ray']})")
+            raise UserError(f"--executor ray cannot run here: {missing}")
         try:
             sandbox = RaySandbox(name, address=config.ray_address, workers=workers, inner_options=options)
         except RuntimeError as exc:
