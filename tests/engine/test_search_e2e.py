@@ -137,15 +137,40 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
-@pytest.mark.parametrize("sandbox,signum", [("process", signal.SIGINT), ("process", signal.SIGTERM),
-                                            ("bwrap", signal.SIGINT)])
-def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox, signum):
+def backend_missing(sandbox: str) -> str:
+    """Why `sandbox` cannot run here ('' when it can)."""
     if sandbox == "bwrap":
         from engine.sandbox.bwrap import bwrap_available
 
         ok, why = bwrap_available()
-        if not ok:
-            pytest.skip(f"bwrap unavailable: {why}")
+    elif sandbox == "docker":
+        from engine.sandbox.docker import docker_available
+
+        ok, why = docker_available(build=False)
+    else:
+        ok, why = True, ""
+    return "" if ok else why
+
+
+def engine_containers(engine_pid: int) -> list[str]:
+    import docker
+
+    client = docker.from_env()
+    try:
+        return [c.id for c in client.containers.list(all=True, filters={"label": f"clade.engine_pid={engine_pid}"})]
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("sandbox,signum", [
+    ("process", signal.SIGINT), ("process", signal.SIGTERM),
+    pytest.param("bwrap", signal.SIGINT, marks=pytest.mark.bwrap),
+    pytest.param("docker", signal.SIGINT, marks=pytest.mark.docker),
+])
+def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox, signum):
+    missing = backend_missing(sandbox)
+    if missing:
+        pytest.skip(f"{sandbox} unavailable: {missing}")
     instances = small_instances(tmp_path / "inst.json", n_dev=6, n_holdout=2)
     pids = tmp_path / "pids"
     pids.mkdir()
@@ -167,12 +192,20 @@ def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox,
     assert "evaluations 6/60" in seen, seen
     time.sleep(0.3)
     spawned = descendants(proc.pid)  # supervisor server, supervisors, jobs (bwrap and what it runs)
-    assert spawned
+    if sandbox == "docker":  # containers are the daemon's children, not the engine's
+        end = time.monotonic() + 10
+        while not engine_containers(proc.pid) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert engine_containers(proc.pid)
+    else:
+        assert spawned
     proc.send_signal(signum)
     rest, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, seen + rest
     assert "--resume" in rest and "Traceback" not in rest
     assert [pid for pid in spawned if alive(pid)] == []
+    if sandbox == "docker":
+        assert engine_containers(proc.pid) == []  # every container removed before the engine exited
     if sandbox == "process":  # bwrap's jobs cannot write outside their box, nor see host pids
         started = [int(p.name) for p in pids.iterdir()]
         assert len(started) >= 6
