@@ -20,6 +20,7 @@ from engine.mutators import MutationContext, Proposal, check_child
 from engine.state import RunState
 
 DONORS = 2
+ARCHIVE_DONORS = 12  # when the policy shows the meta-agent the archive (ADAS): its best agents
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,12 @@ def donors(state: RunState, parent: int, count: int = DONORS) -> tuple[dict[str,
     return tuple(state.files(int(node)) for node in order)
 
 
-def mutation_context(state: RunState, parent: int) -> MutationContext:
+def mutation_context(state: RunState, parent: int, decision_detail: Mapping | None = None) -> MutationContext:
+    """What the mutator may use besides the parent; a decision with context 'archive' (ADAS) widens it."""
     task = state.task
-    return MutationContext(task.entry_file, task.entry_function, tuple(task.entry_args), donors(state, parent))
+    whole = bool(decision_detail) and decision_detail.get("context") == "archive"
+    return MutationContext(task.entry_file, task.entry_function, tuple(task.entry_args),
+                           donors(state, parent, ARCHIVE_DONORS if whole else DONORS), whole_archive=whole)
 
 
 def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseException,
@@ -94,7 +98,7 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
 def expand(state: RunState, mutator, parent: int, rng: np.random.Generator, decision_detail: dict) -> ExpansionResult:
     """A synchronous mutator (the offline one): propose and store at once."""
     try:
-        outcome: Proposal | BaseException = mutator.propose(state.files(parent), mutation_context(state, parent), rng)
+        outcome: Proposal | BaseException = mutator.propose(state.files(parent), mutation_context(state, parent, decision_detail), rng)
     except Exception as exc:  # a mutator bug or a model's garbage must not end the run
         outcome = exc
     return store_child(state, mutator, parent, outcome, decision_detail)

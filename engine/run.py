@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import time
 from datetime import datetime

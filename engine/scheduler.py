@@ -93,7 +93,8 @@ class Scheduler:
         child_rng = np.random.default_rng(int(self.rng.integers(2**63)))
         extra = {"key": key} if key else {}
         task = asyncio.ensure_future(self.mutator.propose_async(
-            self.state.files(parent), mutation_context(self.state, parent), child_rng, parent=parent, **extra))
+            self.state.files(parent), mutation_context(self.state, parent, decision.detail), child_rng, parent=parent,
+            **extra))
         return task, ExpansionLaunch(parent, decision.detail)
 
     def _finish_expansion(self, launch: ExpansionLaunch, task: asyncio.Future) -> str | None:

@@ -30,6 +30,7 @@ class MutationContext:
     entry_function: str                  # e.g. "priority"
     entry_args: tuple[str, ...]          # e.g. ("item", "bins")
     donors: tuple[Mapping[str, str], ...] = ()   # files of other valid nodes (for crossover), best first
+    whole_archive: bool = False          # the policy asks the meta-agent to see the archive (ADAS)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from engine.mutators.prompt import (InstanceFeedback, Inspiration, LineageStep, 
 
 FEEDBACK_ITEMS = 6
 INSPIRATIONS = 2
+ARCHIVE_SHOWN = 12  # agents shown when the policy has the meta-agent see the archive (ADAS)
 CREDIT_AFTER = 4  # a child's mean over this many dev evaluations credits its model (bandit)
 
 
@@ -116,14 +117,14 @@ class LLMMutator:
             f"SELECT id, description FROM nodes WHERE id IN ({','.join('?' * len(path))})", path))
         return [LineageStep(n, described.get(n) or "", self._mean(n), int(self.state.tree.n_evals[n])) for n in path]
 
-    def _inspirations(self, parent: int) -> list[Inspiration]:
+    def _inspirations(self, parent: int, count: int = INSPIRATIONS) -> list[Inspiration]:
         tree = self.state.tree
         nodes = np.flatnonzero(tree.valid[: tree.n] & (tree.n_evals[: tree.n] > 0))
         nodes = nodes[nodes != parent]
         if len(nodes) == 0:
             return []
         means = tree.s[nodes] / tree.n_evals[nodes]
-        best = nodes[np.argsort(-means, kind="stable")][:INSPIRATIONS]
+        best = nodes[np.argsort(-means, kind="stable")][:count]
         return [Inspiration(int(n), self._mean(int(n)), self.state.files(int(n))) for n in best]
 
     def prompt_context(self, files: Mapping[str, str], context: MutationContext, parent: int) -> PromptContext:
@@ -132,7 +133,8 @@ class LLMMutator:
             task_description=task.description, entry_file=context.entry_file,
             entry_function=context.entry_function, entry_args=tuple(context.entry_args), parent_files=files,
             feedback=self._feedback(parent), lineage=self._lineage(parent),
-            inspirations=self._inspirations(parent), answer_format=self.answer_format,
+            inspirations=self._inspirations(parent, ARCHIVE_SHOWN if context.whole_archive else INSPIRATIONS),
+            answer_format=self.answer_format, archive_mode=context.whole_archive,
         )
 
     # ----- the conversation ------------------------------------------------

@@ -66,7 +66,8 @@ class PromptContext:
     parent_files: Mapping[str, str]
     feedback: Sequence[InstanceFeedback] = ()     # the parent's failed or weakest DEV instances only
     lineage: Sequence[LineageStep] = ()           # root -> parent
-    inspirations: Sequence[Inspiration] = ()      # one or two other archive nodes
+    inspirations: Sequence[Inspiration] = ()      # one or two other archive nodes (the archive's best, for ADAS)
+    archive_mode: bool = False                    # ADAS: the inspirations are the archive to write a new agent from
     answer_format: str = "diff"                   # "diff" (SEARCH/REPLACE blocks) or "rewrite" (whole file)
     diagnosis: Mapping | None = None              # from the diagnose step, to implement
     max_file_chars: int = 60_000                  # per file shown
@@ -100,8 +101,11 @@ def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
         sections.append(_section("Lineage (root to parent: what each step changed, and its score)",
                                  render_lineage(ctx.lineage, ctx.max_lineage_steps)))
     if ctx.inspirations:
-        sections.append(_section("Other agents from the archive (for ideas only; do not edit them)",
-                                 render_inspirations(ctx.inspirations, ctx.entry_file, ctx.max_inspiration_chars)))
+        title = ("The archive so far: agents with their scores, best first (learn from them and write a new, "
+                 "better agent; do not edit them)" if ctx.archive_mode
+                 else "Other agents from the archive (for ideas only; do not edit them)")
+        sections.append(_section(title, render_inspirations(ctx.inspirations, ctx.entry_file,
+                                                            ctx.max_inspiration_chars)))
     if ctx.diagnosis:
         sections.append(_section("Diagnosis to implement", render_diagnosis(ctx.diagnosis)))
     sections.append(_section("Your answer", _ask(ctx, marked)))

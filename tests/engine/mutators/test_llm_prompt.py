@@ -154,3 +154,34 @@ def test_retry_message_lists_each_failure_with_closest_lines() -> None:
 def test_unknown_answer_format_is_refused() -> None:
     with pytest.raises(ValueError):
         context(answer_format="patch")
+
+
+def test_archive_mode_shows_the_archive_as_what_to_write_from() -> None:
+    """ADAS: the policy asks the meta-agent to see the archive; the section says so and holds every agent."""
+    archive = [Inspiration(n, 0.9 - n / 100, {"agent.py": f"def priority(item, bins):\n    return ARCHIVE_{n}\n"})
+               for n in range(1, 13)]
+    text = text_of(build_mutation_prompt(context(inspirations=archive, archive_mode=True)))
+    assert "The archive so far" in text and "write a new, better agent" in text
+    assert all(f"ARCHIVE_{n}" in text for n in range(1, 13))
+    plain = text_of(build_mutation_prompt(context()))
+    assert "The archive so far" not in plain and "Other agents from the archive" in plain
+
+
+def test_a_decision_with_archive_context_widens_what_the_mutator_sees(tmp_path, instances_file) -> None:
+    from archive import Archive
+    from engine.expansion import ARCHIVE_DONORS, DONORS, mutation_context
+    from engine.state import RunState
+    from tasks.binpack.task import BinPackTask
+    from tests.conftest import run_cli
+
+    out = run_cli("--budget", "30", "--workers", "2", "--sandbox", "process", "--instances", str(instances_file),
+                  "--run-dir", str(tmp_path), "--quiet")
+    assert out.returncode == 0, out.stderr
+    path = next(tmp_path.glob("*/archive.duckdb"))
+    with Archive.open(path, read_only=True) as archive:
+        state = RunState.rebuild(archive, BinPackTask(instances_path=str(instances_file)))
+        evaluated = int(((state.tree.n_evals[: state.tree.n] > 0) & state.tree.valid[: state.tree.n]).sum())
+        plain = mutation_context(state, 0, {"rule": "widen"})
+        wide = mutation_context(state, 0, {"context": "archive"})
+    assert not plain.whole_archive and len(plain.donors) == min(DONORS, evaluated - 1)
+    assert wide.whole_archive and len(wide.donors) == min(ARCHIVE_DONORS, evaluated - 1)
