@@ -1,0 +1,121 @@
+"""The command lines behind scripts/plot_lineage.py and scripts/plot_progress.py.
+
+Each reads archives read-only, computes the plot's data (a pure function),
+draws it and writes PNG and SVG. An existing file of the same name is
+replaced only if one of these scripts wrote it (its metadata says so);
+anything else needs `--force`. Bad input ends in one line and exit code 2.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.runinfo.cli import EXIT_USER_ERROR, OneLineParser
+
+NEEDS_VIZ = "plots need matplotlib: pip install -e '.[viz]'"
+
+
+def _run_folder(path: str) -> Path:
+    p = Path(path)
+    return p if p.is_dir() else p.parent
+
+
+def _report(written: list[tuple[Path, bool]], seconds: float) -> None:
+    for path, replaced in written:
+        print(f"wrote {path}" + (" (replaced the previous plot)" if replaced else ""))
+    print(f"({seconds:.1f} s)")
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
+def lineage_main(argv: Sequence[str] | None = None) -> int:
+    p = OneLineParser(prog="python scripts/plot_lineage.py",
+                      description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
+                      "evaluations; the path to the final node in red) as lineage.png and lineage.svg "
+                      "(hover a node in the SVG for its change, mean and evaluations).")
+    p.add_argument("run", help="a run folder or its archive.duckdb")
+    p.add_argument("--out", help="folder to write into (default: the run's folder)")
+    p.add_argument("--formats", default="png,svg", help="png, svg or png,svg (default)")
+    p.add_argument("--labels", type=int, default=10, help="in trees over 40 nodes, label this many best nodes "
+                   "besides the final path (default: 10)")
+    p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
+                   "did not write")
+    args = p.parse_args(argv)
+    from archive import ArchiveError
+    from engine.plots.output import PlotPathError, parse_formats, plan_outputs
+
+    started = time.perf_counter()
+    try:
+        formats = parse_formats(args.formats)
+        from engine.plots.lineage import lineage_data
+
+        data = lineage_data(args.run, max_labels=max(args.labels, 0))
+        out_dir = Path(args.out) if args.out else _run_folder(args.run)
+        planned = plan_outputs(out_dir, "lineage", formats, "lineage", args.force)
+        from engine.plots.lineage_render import render_lineage
+
+        render_lineage(data, [path for path, _ in planned])
+    except (ArchiveError, PlotPathError) as exc:
+        return _fail(str(exc))
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
+            return _fail(NEEDS_VIZ)
+        raise
+    final = f", final node {data.final_node}" if data.final_node is not None else ", no final node yet"
+    print(f"lineage of {data.run_id}: {len(data.nodes)} nodes{final}")
+    _report(planned, time.perf_counter() - started)
+    return 0
+
+
+def progress_main(argv: Sequence[str] | None = None) -> int:
+    p = OneLineParser(prog="python scripts/plot_progress.py",
+                      description="Draw best-so-far and final-rule score against dev evaluations (and against "
+                      "LLM dollars when a run paid for calls), runs overlaid; runs that share a config "
+                      "(all but seed, run folder, workers, budget, sandbox) get a mean and a +-1 sd band.")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run folders or archive.duckdb files")
+    p.add_argument("--out", help="folder to write progress.png/.svg into (default: the run's folder for one run, "
+                   "the current folder for several)")
+    p.add_argument("--formats", default="png,svg", help="png, svg or png,svg (default)")
+    p.add_argument("--min-evals", type=int, help="best-so-far counts nodes with at least this many dev "
+                   "evaluations (default: all of the run's dev instances)")
+    p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
+                   "did not write")
+    args = p.parse_args(argv)
+    from archive import ArchiveError
+    from engine.plots.output import PlotPathError, parse_formats, plan_outputs
+
+    if args.min_evals is not None and args.min_evals < 1:
+        return _fail(f"--min-evals must be 1 or more, not {args.min_evals}")
+    started = time.perf_counter()
+    try:
+        formats = parse_formats(args.formats)
+        from engine.plots.progress import group_series, progress_data
+
+        series = progress_data(args.runs, min_evals=args.min_evals)
+        out_dir = Path(args.out) if args.out else (_run_folder(args.runs[0]) if len(args.runs) == 1 else Path("."))
+        planned = plan_outputs(out_dir, "progress", formats, "progress", args.force)
+        from engine.plots.progress_render import render_progress
+
+        groups = group_series(series)
+        render_progress(series, [path for path, _ in planned], groups)
+        import numpy as np
+    except (ArchiveError, PlotPathError) as exc:
+        return _fail(str(exc))
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
+            return _fail(NEEDS_VIZ)
+        raise
+    for s in series:
+        best = s.best[~np.isnan(s.best)]
+        reached = f"best-so-far {best[-1]:.3f}" if len(best) else f"no node with {s.min_evals} dev evaluations"
+        print(f"{s.run_id}: {len(s.evals)} dev evaluations, {reached}")
+    for g in groups:
+        if len(g.members) > 1:
+            print(f"group {g.label}: mean and band over {len(g.evals)} evaluations")
+    _report(planned, time.perf_counter() - started)
+    return 0

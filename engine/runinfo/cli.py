@@ -1,0 +1,152 @@
+"""The command line of `python -m engine.runs`.
+
+    python -m engine.runs list [RUN_DIR]          # every run in a folder (default: runs)
+    python -m engine.runs show RUN                # config, counts by status, spend, final node
+    python -m engine.runs best RUN                # the final node: id, score, description, code
+    python -m engine.runs compare RUN RUN [RUN..] # side by side
+
+RUN is a run folder, its archive.duckdb, or a run id under --run-dir. Archives
+are opened read-only. Bad input ends in one line and exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_USER_ERROR = 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad flag ends in one line (not usage + error) and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineParser(prog="python -m engine.runs",
+                      description="Look at finished (or stopped) runs through their archives, read-only.")
+    p.add_argument("--run-dir", default="runs", help="folder that holds run folders, for RUN given as an id "
+                   "(default: runs)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,show,best,compare}",
+                           parser_class=OneLineParser)
+    ls = sub.add_parser("list", help="every run in a folder: id, task, policy, status, budget, evaluations, "
+                        "best mean, final node's holdout score, created")
+    ls.add_argument("folder", nargs="?", help="folder of runs (default: --run-dir)")
+    show = sub.add_parser("show", help="one run: config, counts by status, spend, final node")
+    show.add_argument("run")
+    best = sub.add_parser("best", help="the run's final node (or best fully evaluated node): id, score, "
+                          "description and its code")
+    best.add_argument("run")
+    best.add_argument("--code-only", action="store_true", help="print only the code (one file: as is)")
+    cmp_ = sub.add_parser("compare", help="two or more runs side by side")
+    cmp_.add_argument("runs", nargs="+", metavar="RUN")
+    for command in (show, best, cmp_):  # also accepted after the command
+        command.add_argument("--run-dir", default=argparse.SUPPRESS, help="as before the command")
+    return p
+
+
+def resolve_run(name: str, run_dir: str) -> Path:
+    """A path as given when it exists, else a run id under `run_dir`."""
+    from archive import ArchiveError
+
+    given = Path(name)
+    if given.exists():
+        return given
+    under = Path(run_dir) / name
+    if under.exists():
+        return under
+    raise ArchiveError(f"no run {name!r}: not a path, and no such run under {run_dir}/")
+
+
+def _best(args, console) -> None:
+    from rich.table import Table
+
+    from engine.runinfo.info import best_node
+
+    info, node, why, files, description = best_node(resolve_run(args.run, args.run_dir))
+    if args.code_only:
+        if len(files) == 1:
+            sys.stdout.write(next(iter(files.values())))
+            return
+        for path, text in files.items():
+            sys.stdout.write(f"# ===== {path} =====\n{text}" + ("" if text.endswith("\n") else "\n"))
+        return
+    from engine.runinfo.reading import (
+        NodeStats,
+        dev_node_stats,
+        holdout_mean,
+        open_read_only,
+    )
+
+    with open_read_only(info.archive) as archive:
+        stats = dev_node_stats(archive).get(node, NodeStats(None, 0, 0))
+        hold = holdout_mean(archive, node)
+    table = Table(title=f"Best agent of {info.run_id}", title_justify="left", show_header=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    table.add_row("node", f"#{node}, {why}")
+    table.add_row("dev mean", "-" if stats.mean is None else f"{stats.mean:.3f} (n={stats.n})")
+    table.add_row("holdout mean", "-" if hold[0] is None else f"{hold[0]:.3f} (n={hold[1]})")
+    table.add_row("change", description or "-")
+    table.add_row("files", ", ".join(files) or "-")
+    console.print(table)
+    console.print(f"Code only: python -m engine.runs best {args.run} --code-only > agent.py", soft_wrap=True,
+                  highlight=False)
+    for path, text in files.items():
+        console.print(f"\n[bold]===== {path} =====[/bold]")
+        sys.stdout.flush()
+        console.file.flush()
+        print(text, end="" if text.endswith("\n") else "\n")
+
+
+def run_command(args, console) -> int:
+    from engine.runinfo import info as data
+    from engine.runinfo import tables
+
+    if args.command == "list":
+        folder = args.folder or args.run_dir
+        rows = data.list_runs(folder)
+        if not rows:
+            console.print(f"No runs in {folder}/ (a run is a folder with an archive.duckdb).")
+            return 0
+        console.print(tables.list_table(rows, f"Runs in {folder}"))
+    elif args.command == "show":
+        for table in tables.show_tables(data.run_info(resolve_run(args.run, args.run_dir))):
+            console.print(table)
+    elif args.command == "best":
+        _best(args, console)
+    elif args.command == "compare":
+        if len(args.runs) < 2:
+            from archive import ArchiveError
+
+            raise ArchiveError("compare needs two runs or more")
+        console.print(tables.compare_table([data.run_info(resolve_run(r, args.run_dir)) for r in args.runs]))
+    return 0
+
+
+def make_console():
+    """A rich console; when the output is not a terminal, wide enough that tables are not crushed
+    (COLUMNS wins when set)."""
+    import os
+
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 0) or 160
+    return Console(highlight=False, width=width)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from archive import ArchiveError
+
+    console = make_console()
+    try:
+        return run_command(args, console)
+    except ArchiveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except BrokenPipeError:  # `... | head`
+        return 0

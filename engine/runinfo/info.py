@@ -1,0 +1,151 @@
+"""What `python -m engine.runs` says about a run, as data (rendering is in engine/runinfo/tables.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from archive import ArchiveError, ArchiveLocked
+from archive.store import ARCHIVE_FILE
+from engine.runinfo.reading import (
+    NodeStats,
+    best_mean,
+    dev_node_stats,
+    final_choice,
+    holdout_mean,
+    n_dev_instances,
+    open_read_only,
+)
+
+
+@dataclass(frozen=True)
+class Spend:
+    dollars: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    calls: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    archive: str
+    config: dict
+    status: str
+    created_at: datetime | None
+    updated_at: datetime | None
+    nodes_by_status: dict[str, int]
+    dev_by_status: dict[str, int]
+    holdout_evals: int
+    n_dev_instances: int
+    best_node: int | None  # highest mean among nodes evaluated on every dev instance
+    best_mean: float | None
+    final_node: int | None  # from the run's select_final event
+    final_rule: str
+    final_dev: tuple[float | None, int]  # (mean, n)
+    final_holdout: tuple[float | None, int]
+    final_description: str
+    spend: Spend = field(default_factory=Spend)
+    wall_s: float | None = None  # first to last event
+
+    @property
+    def dev_evals(self) -> int:
+        return sum(self.dev_by_status.values())
+
+    @property
+    def n_nodes(self) -> int:
+        return sum(self.nodes_by_status.values())
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A folder in a runs folder whose archive cannot be read now (locked by a running search, or broken)."""
+
+    name: str
+    archive: str
+    reason: str
+    locked: bool
+
+
+def _as_dt(value) -> datetime | None:
+    return value if isinstance(value, datetime) else None
+
+
+def run_info(path: str | Path) -> RunInfo:
+    """Everything `list`, `show` and `compare` print about the run at `path`, read-only."""
+    with open_read_only(path) as archive:
+        row = archive.run_row()
+        config = archive.config()
+        stats: dict[int, NodeStats] = dev_node_stats(archive)
+        n_dev = n_dev_instances(archive)
+        nodes = dict(archive.query("SELECT status, count(*) FROM nodes GROUP BY status ORDER BY status"))
+        dev = dict(archive.query("SELECT status, count(*) FROM evaluations WHERE split = 'dev' "
+                                 "GROUP BY status ORDER BY status"))
+        holdout = int(archive.query("SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0])
+        choice = final_choice(archive)
+        best = best_mean(stats, max(n_dev, 1))
+        final = choice[0] if choice else None
+        final_hold = holdout_mean(archive, final) if final is not None else (None, 0)
+        description = ""
+        if final is not None:
+            found = archive.query("SELECT coalesce(description, '') FROM nodes WHERE id = ?", [final])
+            description = found[0][0] if found else ""
+        money = archive.query("SELECT coalesce(sum(cost_usd), 0), coalesce(sum(tokens_in), 0), "
+                              "coalesce(sum(tokens_out), 0), count(*), count(error) FROM llm_calls")[0]
+        first, last = archive.query('SELECT min("at"), max("at") FROM events')[0]
+    s = stats.get(final) if final is not None else None
+    return RunInfo(
+        run_id=archive.run_id, archive=str(archive.path), config=config, status=str(row.get("status", "")),
+        created_at=_as_dt(row.get("created_at")), updated_at=_as_dt(row.get("updated_at")),
+        nodes_by_status={str(k): int(v) for k, v in nodes.items()},
+        dev_by_status={str(k): int(v) for k, v in dev.items()}, holdout_evals=holdout, n_dev_instances=n_dev,
+        best_node=best[0] if best else None, best_mean=best[1] if best else None,
+        final_node=final, final_rule=choice[1] if choice else "",
+        final_dev=(s.mean, s.n) if s else (None, 0), final_holdout=final_hold, final_description=description,
+        spend=Spend(float(money[0]), int(money[1]), int(money[2]), int(money[3]), int(money[4])),
+        wall_s=(last - first).total_seconds() if isinstance(first, datetime) and isinstance(last, datetime) else None,
+    )
+
+
+def list_runs(folder: str | Path) -> list[RunInfo | Unreadable]:
+    """Every run under `folder` (each subfolder with an archive; or `folder` itself if it is a run),
+    oldest first; a run that cannot be read now is listed with the reason."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise ArchiveError(f"{folder} is not a folder of runs")
+    candidates = [root] if (root / ARCHIVE_FILE).is_file() else sorted(
+        p for p in root.iterdir() if (p / ARCHIVE_FILE).is_file())
+    out: list[RunInfo | Unreadable] = []
+    for run in candidates:
+        try:
+            out.append(run_info(run))
+        except ArchiveLocked:
+            out.append(Unreadable(run.name, str(run / ARCHIVE_FILE), "in use by a running search", True))
+        except ArchiveError as exc:
+            file = str(run / ARCHIVE_FILE)
+            reason = str(exc).removeprefix(file).strip() or str(exc)
+            out.append(Unreadable(run.name, file, reason, False))
+    floor = datetime.min
+
+    def when(r: RunInfo | Unreadable) -> tuple:
+        return (r.created_at or floor, r.run_id) if isinstance(r, RunInfo) else (floor, r.name)
+
+    return sorted(out, key=when)
+
+
+def best_node(path: str | Path) -> tuple[RunInfo, int, str, dict[str, str], str]:
+    """(info, node, why, files, description) of the node to hand a user: the final node, or, for a run
+    stopped before its end, the best mean among fully evaluated nodes (else the seed)."""
+    info = run_info(path)
+    if info.final_node is not None:
+        node, why = info.final_node, f"final node ({info.final_rule})" if info.final_rule else "final node"
+    elif info.best_node is not None:
+        node, why = info.best_node, (f"best mean among nodes with all {info.n_dev_instances} dev evaluations "
+                                     "(the run chose no final node)")
+    else:
+        node, why = 0, "the seed (no node has every dev evaluation yet, and the run chose no final node)"
+    with open_read_only(path) as archive:
+        files = archive.node_files(node)
+        found = archive.query("SELECT coalesce(description, '') FROM nodes WHERE id = ?", [node])
+    return info, node, why, files, found[0][0] if found else ""

@@ -1,0 +1,76 @@
+"""Read-only questions asked of one run's archive, shared by `python -m engine.runs` and the plots.
+
+Everything here opens the archive read-only and returns plain numbers: no
+rendering, no writes. Definitions that the CLI and the plots must agree on
+live here, once:
+
+- a node's *mean* is its own mean dev score (holdout never counts);
+- the *final node* is the node of the run's last `select_final` event;
+- the *best mean* is the highest mean among nodes evaluated on every dev
+  instance of the run (so a lucky node with one evaluation does not win).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from archive import Archive, ArchiveError, archive_path
+
+
+def open_read_only(path: str | Path) -> Archive:
+    """A run folder or its `archive.duckdb` -> the archive, read-only (ArchiveError in one line otherwise)."""
+    p = Path(path)
+    if not p.exists():
+        raise ArchiveError(f"{path} does not exist (give a run folder or its archive.duckdb)")
+    file = archive_path(p)
+    if file.is_file():
+        with open(file, "rb") as fh:
+            if fh.read(12)[8:12] != b"DUCK":  # every DuckDB file has its magic bytes here
+                raise ArchiveError(f"{file} is not an archive (not a DuckDB file)")
+    return Archive.open(p, read_only=True)
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    """One node's own dev numbers."""
+
+    mean: float | None  # None until the node has a dev evaluation
+    n: int  # dev evaluations
+    n_failed: int  # dev evaluations whose status is not 'ok'
+
+
+def dev_node_stats(archive: Archive) -> dict[int, NodeStats]:
+    rows = archive.query(
+        "SELECT node_id, avg(score), count(*), count(*) FILTER (WHERE status <> 'ok') "
+        "FROM evaluations WHERE split = 'dev' GROUP BY node_id")
+    return {int(n): NodeStats(float(m), int(c), int(f)) for n, m, c, f in rows}
+
+
+def holdout_mean(archive: Archive, node: int) -> tuple[float | None, int]:
+    mean, n = archive.query("SELECT avg(score), count(*) FROM evaluations WHERE split = 'holdout' AND node_id = ?",
+                            [node])[0]
+    return (None if mean is None else float(mean)), int(n)
+
+
+def n_dev_instances(archive: Archive) -> int:
+    return int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
+
+
+def final_choice(archive: Archive) -> tuple[int, str] | None:
+    """(node, rule) of the run's last `select_final` event, or None (a run stopped before its end)."""
+    rows = list(archive.events("select_final"))
+    if not rows:
+        return None
+    _, _, node, detail = rows[-1]
+    return None if node is None else (int(node), str(detail.get("rule", "")))
+
+
+def best_mean(stats: dict[int, NodeStats], min_evals: int) -> tuple[int, float] | None:
+    """(node, mean) with the highest mean among nodes with at least `min_evals` dev evaluations;
+    ties go to the older node."""
+    best: tuple[int, float] | None = None
+    for node in sorted(stats):
+        s = stats[node]
+        if s.mean is not None and s.n >= min_evals and (best is None or s.mean > best[1]):
+            best = (node, s.mean)
+    return best

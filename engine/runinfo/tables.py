@@ -1,0 +1,128 @@
+"""Rich tables of `RunInfo` for `python -m engine.runs` (pure rendering: no archive access)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+
+from engine.runinfo.info import RunInfo, Unreadable
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _when(value: datetime | None) -> str:
+    return "-" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _value(value) -> str:
+    return "-" if value is None else str(value)
+
+
+def _mean_n(pair: tuple[float | None, int]) -> str:
+    return "-" if pair[0] is None else f"{pair[0]:.3f} (n={pair[1]})"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in counts.items()) or "none"
+
+
+def _spend(info: RunInfo) -> str:
+    s = info.spend
+    if not s.calls:
+        return "no model calls"
+    return (f"${s.dollars:.4f}, {s.tokens_in} tokens in, {s.tokens_out} out, {s.calls} calls"
+            + (f" ({s.failed} failed)" if s.failed else ""))
+
+
+def _wall(info: RunInfo) -> str:
+    return "-" if info.wall_s is None else f"{info.wall_s:.1f} s"
+
+
+def _best(info: RunInfo) -> str:
+    return "-" if info.best_node is None else f"{info.best_mean:.3f} (#{info.best_node})"
+
+
+def list_table(rows: Sequence[RunInfo | Unreadable], title: str):
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for name, justify in (("run", "left"), ("task", "left"), ("policy", "left"), ("status", "left"),
+                          ("budget", "right"), ("dev evals", "right"), ("best mean", "right"),
+                          ("final", "right"), ("final holdout", "right"), ("created", "left")):
+        table.add_column(name, justify=justify, no_wrap=name in ("run", "created"))
+    for r in rows:
+        if isinstance(r, Unreadable):
+            table.add_row(r.name, "", "", f"[yellow]{r.reason}[/yellow]", "", "", "", "", "", "")
+            continue
+        c = r.config
+        table.add_row(r.run_id, str(c.get("task", "-")), str(c.get("policy", "-")), r.status,
+                      str(c.get("budget", "-")), str(r.dev_evals), _best(r),
+                      "-" if r.final_node is None else f"#{r.final_node}", _num(r.final_holdout[0]),
+                      _when(r.created_at))
+    return table
+
+
+def show_tables(info: RunInfo) -> list:
+    from rich.table import Table
+
+    facts = Table(title=f"Run {info.run_id}", title_justify="left", show_header=False)
+    facts.add_column(style="bold", no_wrap=True)
+    facts.add_column()
+    final = "-"
+    if info.final_node is not None:
+        final = (f"#{info.final_node}: dev {_mean_n(info.final_dev)}, holdout {_mean_n(info.final_holdout)}"
+                 + (f"; chosen by the {info.final_rule}" if info.final_rule else ""))
+    for key, value in (
+        ("archive", info.archive), ("status", info.status), ("created", _when(info.created_at)),
+        ("updated", _when(info.updated_at)), ("wall time", _wall(info)),
+        ("nodes", f"{info.n_nodes}: {_counts(info.nodes_by_status)}"),
+        ("dev evaluations", (f"{info.dev_evals} of budget {info.config.get('budget', '-')}: "
+                             f"{_counts(info.dev_by_status)}")),
+        ("holdout evaluations", str(info.holdout_evals)),
+        ("dev instances", str(info.n_dev_instances)),
+        ("best mean", f"{_best(info)} among nodes with all {info.n_dev_instances} dev evaluations"),
+        ("final node", final),
+        ("final's change", info.final_description or "-"),
+        ("LLM spend", _spend(info)),
+    ):
+        facts.add_row(key, value)
+    config = Table(title="Config", title_justify="left", show_header=False)
+    config.add_column(style="bold", no_wrap=True)
+    config.add_column()
+    for key in sorted(info.config):
+        if info.config[key] is not None:
+            config.add_row(key, json.dumps(info.config[key]) if not isinstance(info.config[key], str)
+                           else info.config[key])
+    return [facts, config]
+
+
+def compare_table(infos: Sequence[RunInfo]):
+    from rich.table import Table
+
+    table = Table(title="Runs side by side", title_justify="left")
+    table.add_column("", style="bold", no_wrap=True)
+    for info in infos:
+        table.add_column(info.run_id, justify="right")
+    rows: list[tuple[str, list[str]]] = [
+        ("status", [i.status for i in infos]),
+        ("nodes", [f"{i.n_nodes}: {_counts(i.nodes_by_status)}" for i in infos]),
+        ("dev evaluations", [str(i.dev_evals) for i in infos]),
+        ("failed dev evaluations", [str(i.dev_evals - i.dev_by_status.get("ok", 0)) for i in infos]),
+        ("best mean (all dev)", [_best(i) for i in infos]),
+        ("final node", ["-" if i.final_node is None else f"#{i.final_node}" for i in infos]),
+        ("final dev mean", [_mean_n(i.final_dev) for i in infos]),
+        ("final holdout mean", [_mean_n(i.final_holdout) for i in infos]),
+        ("LLM spend", [_spend(i) for i in infos]),
+        ("wall time", [_wall(i) for i in infos]),
+    ]
+    keys = sorted({k for i in infos for k in i.config})
+    differing = [k for k in keys if len({json.dumps(i.config.get(k), sort_keys=True) for i in infos}) > 1]
+    shown = [k for k in ("task", "policy", "mutator", "model", "seed", "budget") if k not in differing]
+    config_rows = [(f"{k} (differs)", [_value(i.config.get(k)) for i in infos]) for k in differing]
+    config_rows += [(k, [_value(i.config.get(k)) for i in infos]) for k in shown]
+    rows = config_rows + rows
+    for name, values in rows:
+        table.add_row(name, *values)
+    return table

@@ -1,0 +1,131 @@
+"""`python -m engine.runs`: list, show, best, compare over archives, and one-line errors."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from engine.runinfo.cli import main
+from tests.conftest import REPO
+from tests.engine.plots.run_fixture import shared_small_run, shared_synthetic_run
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory) -> Path:
+    return shared_small_run(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def fake_run(tmp_path_factory) -> Path:
+    return shared_synthetic_run(tmp_path_factory, 60)
+
+
+def runs_cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
+    return subprocess.run([sys.executable, "-m", "engine.runs", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def _sql(run: Path, query: str):
+    with duckdb.connect(str(run / "archive.duckdb"), read_only=True) as con:
+        return con.execute(query).fetchall()
+
+
+def _final(run: Path) -> int:
+    return _sql(run, "SELECT node_id FROM events WHERE kind = 'select_final'")[0][0]
+
+
+def test_list_shows_every_run_and_says_which_cannot_be_read(real_run, fake_run, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(real_run, runs / real_run.name)
+    shutil.copytree(fake_run, runs / "synthetic-run")
+    shutil.copytree(real_run, runs / "busy")
+    (runs / "broken").mkdir()
+    (runs / "broken" / "archive.duckdb").write_text("not a database")
+    (runs / "not-a-run").mkdir()
+    holder = duckdb.connect(str(runs / "busy" / "archive.duckdb"))  # as a running search holds it
+    try:
+        out = runs_cli("list", str(runs))
+    finally:
+        holder.close()
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert real_run.name in text and "synthetic-60-s3" in text
+    assert "in use by a running search" in text and "not a DuckDB file" in text
+    assert "not-a-run" not in text
+    line = next(row for row in text.splitlines() if real_run.name in row)
+    for cell in ("binpack", "hgm", "finished", "40", f"#{_final(real_run)}"):
+        assert cell in line
+    holdout = _sql(real_run, f"SELECT avg(score) FROM evaluations WHERE split = 'holdout' "
+                             f"AND node_id = {_final(real_run)}")[0][0]
+    assert f"{holdout:.3f}" in line
+
+
+def test_list_defaults_to_the_run_dir_and_accepts_one_run(real_run, capsys):
+    assert main(["--run-dir", str(real_run.parent), "list"]) == 0
+    assert real_run.name in capsys.readouterr().out
+    assert main(["list", str(real_run)]) == 0
+    assert real_run.name in capsys.readouterr().out
+
+
+def test_show_prints_config_counts_spend_and_final_node(real_run, fake_run, capsys):
+    assert main(["show", str(real_run)]) == 0
+    text = capsys.readouterr().out
+    nodes = _sql(real_run, "SELECT count(*) FROM nodes")[0][0]
+    assert f"{nodes}: " in text and "40 of budget 40" in text and "no model calls" in text
+    assert f"#{_final(real_run)}: dev " in text and "0.1-quantile" in text
+    assert "policy" in text and "sandbox" in text and "process" in text  # the config
+    assert main(["--run-dir", str(fake_run.parent), "show", fake_run.name]) == 0  # a run id under --run-dir
+    text = capsys.readouterr().out
+    dollars = _sql(fake_run, "SELECT sum(cost_usd) FROM llm_calls")[0][0]
+    assert f"${dollars:.4f}" in text and "invalid" in text and "failed" in text
+
+
+def test_best_prints_the_final_node_and_its_code(real_run, capsys):
+    final = _final(real_run)
+    (code,) = _sql(real_run, f"SELECT b.content FROM node_files f JOIN blobs b ON b.hash = f.hash "
+                             f"WHERE f.node_id = {final}")[0]
+    assert main(["best", str(real_run)]) == 0
+    text = capsys.readouterr().out
+    assert f"#{final}, final node" in text and "agent.py" in text
+    assert code.strip().splitlines()[-1] in text
+    assert main(["best", str(real_run), "--code-only"]) == 0
+    assert capsys.readouterr().out == code
+
+
+def test_compare_puts_runs_side_by_side_and_flags_what_differs(real_run, fake_run, capsys):
+    assert main(["compare", str(real_run), str(fake_run)]) == 0
+    text = capsys.readouterr().out
+    assert real_run.name in text and "synthetic-60-s3" in text
+    assert "mutator (differs)" in text and "final holdout mean" in text
+    row = next(line for line in text.splitlines() if line.startswith("│ final node "))
+    assert f"#{_final(real_run)}" in row and f"#{_final(fake_run)}" in row
+
+
+@pytest.mark.parametrize("args, message", [
+    (["show", "/no/such/run"], "no run '/no/such/run'"),
+    (["best", "README.md"], "not an archive"),
+    (["show", "."], "not an archive (no archive.duckdb there)"),
+    (["compare", "README.md"], "compare needs two runs or more"),
+    (["list", "/no/such/folder"], "not a folder of runs"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(args, message):
+    out = runs_cli(*args)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_help_imports_nothing_heavy():
+    code = ("import sys\nfrom engine.runinfo.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+            "    pass\nprint(sorted(m for m in ('rich', 'duckdb', 'matplotlib', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert out.stdout.strip().splitlines()[-1] == "[]"
