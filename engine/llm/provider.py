@@ -84,13 +84,20 @@ def _usage(litellm, response, model: str, messages: list[dict], text: str) -> tu
 
 
 def price(litellm, response, model: str, unpriced: set[str] | None = None) -> float | None:
-    """Dollars by `litellm.completion_cost`; None (said once per model) when litellm has no price."""
-    try:
-        cost = float(litellm.completion_cost(completion_response=response))
-    except Exception:  # noqa: BLE001 - litellm raises many kinds for "no price"
-        cost = 0.0
+    """Dollars of one call; None (said once per model) when litellm has no price.
+
+    litellm prices each call as it ends (`_hidden_params["response_cost"]`), per-call prices such as
+    `input_cost_per_token` included; `completion_cost` on the response alone ignores those in recent
+    litellm versions, so it is only the fallback."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    if not isinstance(cost, (int, float)) or not cost > 0.0:
+        try:
+            cost = float(litellm.completion_cost(completion_response=response))
+        except Exception:  # noqa: BLE001 - litellm raises many kinds for "no price"
+            cost = 0.0
     if cost > 0.0:
-        return cost
+        return float(cost)
     if unpriced is not None and model not in unpriced:
         unpriced.add(model)
         log.warning("price of %s unknown: tokens only", model)

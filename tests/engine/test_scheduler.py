@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
-import pytest
 
 from engine.config import RunConfig
 from engine.mutators import OfflineMutator
@@ -35,9 +34,12 @@ class SlowAsyncMutator:
             error = RuntimeError("spend budget reached")
             error.stops_run = True
             raise error
-        await asyncio.sleep(0.3)
+        # Look at the workers all through the "thinking", not only at its end: evaluations are short and
+        # may all have finished by then.
         scheduler = self.scheduler_ref[0]
-        self.overlap = max(self.overlap, scheduler.workers - len(scheduler._free_workers))
+        for _ in range(30):
+            await asyncio.sleep(0.01)
+            self.overlap = max(self.overlap, scheduler.workers - len(scheduler._free_workers))
         return self._offline.propose(files, context, rng)
 
 
@@ -80,5 +82,21 @@ def test_an_error_that_stops_the_run_lets_in_flight_work_finish(tmp_path, instan
         assert done < 200
         assert archive.query("SELECT count(*) FROM nodes")[0][0] == 3  # the root and two children
         assert state.tree.in_flight == 0
+    finally:
+        archive.close()
+
+
+def test_every_node_carries_its_code_size_live_and_after_a_rebuild(tmp_path, instances_file):
+    from engine.expansion import code_size
+
+    state, archive = make_state(tmp_path, instances_file)
+    try:
+        run_scheduler(state, SlowAsyncMutator([]), budget=12)
+        n = state.tree.n
+        assert n >= 2
+        sizes = [code_size(archive.node_files(node)) for node in range(n)]
+        assert list(state.tree.feature[:n]) == sizes  # as OpenEvolve's grid reads them while the run goes on
+        assert list(RunState.rebuild(archive, state.task).tree.feature[:n]) == sizes  # and on resume
+        assert len(set(sizes)) > 1  # children differ from the seed in size: the feature carries information
     finally:
         archive.close()
