@@ -1,9 +1,19 @@
-"""Rules that choose a search's final node."""
+"""Rules that choose a search's final node, selectable for any policy (`WithFinal`, CLI `--final`).
+
+- `epsilon_quantile` (default): HGM's rule, the highest epsilon-quantile of the
+  node's own Beta(1 + s, 1 + f), epsilon = 0.1;
+- `max_mean`: the highest own mean dev score (at least one evaluation);
+- `max_mean_k`: the highest own mean among nodes with at least k evaluations
+  (k defaults to every dev instance; the most evaluated nodes when none has k).
+"""
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from search.decisions import FinalChoice, evaluable
+from search.decisions import Decision, FinalChoice, evaluable
 from search.tree import TreeView
 
 
@@ -27,7 +37,7 @@ def epsilon_quantile(view: TreeView, epsilon: float) -> FinalChoice | None:
         node_id=node,
         rule=f"highest {epsilon:g}-quantile of Beta(1+s, 1+f) (HGM)",
         detail={"quantile": float(q[best]), "epsilon": epsilon, "n_evals": int(view.n_evals[node]),
-                "mean": float(view.s[node] / view.n_evals[node]), "candidates": int(len(nodes))},
+                "mean": float(view.s[node] / view.n_evals[node]), "candidates": len(nodes)},
     )
 
 
@@ -45,5 +55,63 @@ def max_mean(view: TreeView, min_evals: int = 1) -> FinalChoice | None:
     return FinalChoice(
         node_id=node,
         rule=f"highest mean dev score with at least {need} evaluations",
-        detail={"mean": float(means[best]), "n_evals": int(view.n_evals[node]), "candidates": int(len(nodes))},
+        detail={"mean": float(means[best]), "n_evals": int(view.n_evals[node]), "candidates": len(nodes)},
     )
+
+
+def max_mean_k(view: TreeView, k: int | None = None) -> FinalChoice | None:
+    """"Max mean with at least k evaluations": the highest own mean among nodes with >= k dev evaluations
+    (k = None: every dev instance); when no node has k, those with the most evaluations."""
+    return max_mean(view, view.n_instances if k is None else k)
+
+
+FinalRule = Callable[[TreeView], "FinalChoice | None"]
+FINAL_RULES = {  # name -> what it does, for --help
+    "epsilon_quantile": "HGM's: the highest epsilon-quantile (0.1) of the node's Beta(1 + s, 1 + f) (default)",
+    "max_mean": "the highest mean dev score",
+    "max_mean_k": "the highest mean dev score among nodes with at least k evaluations (default: every dev instance)",
+}
+
+
+def final_rule(name: str, k: int | None = None, epsilon: float = 0.1) -> FinalRule:
+    """A final rule by name (FINAL_RULES): epsilon_quantile(epsilon), max_mean (at least one
+    evaluation), max_mean_k(k) (k = None: every dev instance). ValueError (one line) otherwise."""
+    if name == "epsilon_quantile":
+        if not 0.0 < epsilon < 1.0:
+            raise ValueError(f"the epsilon-quantile rule needs 0 < epsilon < 1, not {epsilon}")
+        return lambda view: epsilon_quantile(view, epsilon)
+    if name == "max_mean":
+        return lambda view: max_mean(view, 1)
+    if name == "max_mean_k":
+        if k is not None and k < 1:
+            raise ValueError(f"max_mean_k needs k >= 1 evaluations, not {k}")
+        return lambda view: max_mean_k(view, k)
+    raise ValueError(f"unknown final rule {name!r}; choose one of: {', '.join(FINAL_RULES)}")
+
+
+@dataclass(frozen=True)
+class WithFinal:
+    """Any policy with another final rule: decisions are the inner policy's, the final choice is `rule`'s."""
+
+    inner: object
+    rule: str = "epsilon_quantile"
+    k: int | None = None
+    epsilon: float = 0.1
+
+    def __post_init__(self) -> None:
+        final_rule(self.rule, self.k, self.epsilon)  # fail now on a bad name or k, not at the end of a run
+
+    @property
+    def name(self) -> str:
+        return self.inner.name  # type: ignore[attr-defined]
+
+    def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
+        return self.inner.decide(view, rng)  # type: ignore[attr-defined]
+
+    def select_final(self, view: TreeView, rng: np.random.Generator) -> FinalChoice | None:
+        return final_rule(self.rule, self.k, self.epsilon)(view)
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("_") or attr in ("inner", "rule", "k", "epsilon"):
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)

@@ -12,6 +12,13 @@ an Approximation of the Optimal Self-Improving Machine", arXiv 2510.21614:
 - report the node with the highest epsilon-quantile of its own posterior.
 Nodes grown counts valid children only: an invalid child takes no evaluation,
 so counting it would starve the search of the expansions that replace it.
+
+`make_policy("hgm")` wraps this policy in DGM's staged evaluation (a first
+batch of 1/6 of the dev instances, the rest only with a mean of at least
+0.4; search.cascade): a Clade default, not the paper's, chosen on
+scripts/bench_search.py's landscapes, where screening children gives twice
+the children per budget. `make_policy("hgm", stages="none")` (CLI
+`--stages none`) is the paper's HGM.
 """
 from __future__ import annotations
 
@@ -20,7 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.bounds import clade_thompson, own_thompson
-from search.decisions import Decision, Evaluate, Expand, FinalChoice, evaluable, pick_instance
+from search.decisions import (
+    Decision,
+    Evaluate,
+    Expand,
+    FinalChoice,
+    evaluable,
+    pick_instance,
+)
 from search.final import epsilon_quantile
 from search.thompson import thompson_argmax
 from search.tree import TreeView
@@ -63,7 +77,7 @@ class HGMPolicy:
         return Expand(node, {
             "rule": "widen" if widen else "nothing to evaluate",
             "t": t, "t_alpha": t**self.alpha, "grown": grown, "tau": tau, "theta": theta,
-            "S": float(view.S[node]), "F": float(view.F[node]), "candidates": int(len(candidates)),
+            "S": float(view.S[node]), "F": float(view.F[node]), "candidates": len(candidates),
         })
 
     def _evaluate(self, view: TreeView, rng: np.random.Generator, t: int, grown: int) -> Evaluate:
@@ -72,7 +86,7 @@ class HGMPolicy:
         node = int(nodes[best])
         instance = pick_instance(view, node, rng)
         return Evaluate(node, instance, {
-            "t": t, "t_alpha": t**self.alpha, "grown": grown, "theta": theta, "candidates": int(len(nodes)),
+            "t": t, "t_alpha": t**self.alpha, "grown": grown, "theta": theta, "candidates": len(nodes),
         })
 
     def select_final(self, view: TreeView, rng: np.random.Generator) -> FinalChoice | None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_FLOAT_FIELDS = ("s", "f", "S", "F")
-_INT_FIELDS = ("parent", "depth", "n_evals", "n_clade_evals", "n_children", "n_valid_children")
+_FLOAT_FIELDS = ("s", "f", "S", "F", "feature")
+_INT_FIELDS = ("parent", "depth", "n_evals", "n_clade_evals", "n_children", "n_valid_children", "n_in_flight")
 
 
 class TreeStats:
@@ -31,7 +31,7 @@ class TreeStats:
         self._capacity = 0
         self.tried: list[int] = []  # bitmask of dev instances done or in flight, per node
         self.derived: dict[object, object] = {}  # caches derived from these numbers (search.bounds), not state
-        self._changes: list[int] | None = None  # nodes added or evaluated since the last drain, once watched
+        self._changes: dict[object, list[int]] = {}  # per watcher: nodes added or evaluated since its last drain
         self._grow(max(capacity, 1))
 
     def _grow(self, capacity: int) -> None:
@@ -57,13 +57,16 @@ class TreeStats:
         return set(np.flatnonzero(self.open_mask[: self.n]).tolist())
 
     # ----- growth ------------------------------------------------------------
-    def add_node(self, parent: int | None, valid: bool) -> int:
+    def add_node(self, parent: int | None, valid: bool, feature: float = 0.0) -> int:
+        """A new node (ids in creation order). `feature`: a number describing the agent for policies that
+        keep a diversity grid (OpenEvolve's MAP-Elites), e.g. its code size in bytes; 0 when not given."""
         node = self.n
         if node >= self._capacity:
             self._grow(2 * self._capacity)
         self.parent[node] = -1 if parent is None else parent
         self.depth[node] = 0 if parent is None else self.depth[parent] + 1
         self.valid[node] = valid
+        self.feature[node] = feature
         self.tried.append(0)
         if parent is not None:
             self.n_children[parent] += 1
@@ -73,8 +76,8 @@ class TreeStats:
             self.n_valid += 1
             self.open_mask[node] = self.n_instances > 0
         self.n += 1
-        if self._changes is not None:
-            self._changes.append(node)
+        for log in self._changes.values():
+            log.append(node)
         return node
 
     # ----- evaluations -------------------------------------------------------
@@ -87,6 +90,7 @@ class TreeStats:
             raise ValueError(f"instance {instance} of node {node} is already done or in flight")
         self.tried[node] |= 1 << instance
         self.in_flight += 1
+        self.n_in_flight[node] += 1
         if self.tried[node] == self._full_mask:
             self.open_mask[node] = False
 
@@ -94,6 +98,7 @@ class TreeStats:
         """An in-flight evaluation that will not finish (lost, cancelled): free the instance again."""
         self.tried[node] &= ~(1 << instance)
         self.in_flight -= 1
+        self.n_in_flight[node] -= 1
         if self.valid[node]:
             self.open_mask[node] = True
 
@@ -102,6 +107,7 @@ class TreeStats:
         if not started:
             self.start_evaluation(node, instance)
         self.in_flight -= 1
+        self.n_in_flight[node] -= 1
         x = min(max(float(score), 0.0), 1.0)
         self.s[node] += x
         self.f[node] += 1.0 - x
@@ -113,20 +119,21 @@ class TreeStats:
             self.F[current] += 1.0 - x
             self.n_clade_evals[current] += 1
             current = int(self.parent[current])
-        if self._changes is not None:
-            self._changes.append(node)
+        for log in self._changes.values():
+            log.append(node)
 
     # ----- derived caches ---------------------------------------------------
-    def watch_changes(self) -> None:
-        """From now on, log every added or evaluated node (an evaluation changes its ancestors' S, F too)."""
-        if self._changes is None:
-            self._changes = []
+    def watch_changes(self, watcher: object = None) -> None:
+        """From now on, log every added or evaluated node for this watcher (an evaluation changes its
+        ancestors' S, F too). Each watcher (a derived cache) has its own log, drained by it alone."""
+        self._changes.setdefault(watcher, [])
 
-    def drain_changes(self) -> list[int]:
-        """Nodes added or evaluated since the last drain (with repeats), and forget them."""
-        changes = self._changes or []
-        if self._changes is not None:
-            self._changes = []
+    def drain_changes(self, watcher: object = None) -> list[int]:
+        """Nodes added or evaluated since this watcher's last drain (with repeats), and forget them."""
+        changes = self._changes.get(watcher)
+        if changes is None:
+            return []
+        self._changes[watcher] = []
         return changes
 
     def derived_cache(self, key: object, make: Callable[[TreeStats], object]) -> object:
@@ -141,7 +148,7 @@ class TreeStats:
         mask = self.tried[node]
         return [i for i in range(self.n_instances) if not mask >> i & 1]
 
-    def view(self, pending_expansions: int = 0, budget: int | None = None, can_expand: bool = True) -> "TreeView":
+    def view(self, pending_expansions: int = 0, budget: int | None = None, can_expand: bool = True) -> TreeView:
         n = self.n
 
         def frozen(array: np.ndarray) -> np.ndarray:
@@ -171,6 +178,8 @@ class TreeStats:
             n_children=frozen(self.n_children),
             n_valid_children=frozen(self.n_valid_children),
             open_mask=frozen(self.open_mask),
+            n_in_flight=frozen(self.n_in_flight),
+            feature=frozen(self.feature),
             _tree=self,
         )
 
@@ -199,7 +208,10 @@ class TreeView:
     n_children: np.ndarray
     n_valid_children: np.ndarray
     open_mask: np.ndarray
+    n_in_flight: np.ndarray  # evaluations started and not finished, per node
+    feature: np.ndarray  # a number describing each agent (e.g. code size), see TreeStats.add_node
     _tree: TreeStats
+    stage_key: tuple = ()  # set by a wrapper that masks open_mask (search.cascade), for caches that depend on it
 
     @property
     def open_nodes(self) -> np.ndarray:

@@ -184,7 +184,7 @@ def test_greedy_expands_the_best_fully_evaluated_node():
 
 
 def test_unknown_policy_names_the_choices():
-    with pytest.raises(ValueError, match="greedy, hgm, random"):
+    with pytest.raises(ValueError, match="greedy, hgm, openevolve, random"):
         make_policy("nope")
 
 

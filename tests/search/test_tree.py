@@ -1,6 +1,8 @@
 """Incremental clade sums equal a brute-force recompute after any sequence of events."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -62,6 +64,8 @@ def test_incremental_sums_equal_recompute(ops):
     np.testing.assert_allclose(tree.F[:n], F, atol=1e-9)
     assert (tree.n_clade_evals[:n] == brute_force_n_clade(tree.parent[:n], tree.n_evals[:n])).all()
     assert tree.in_flight == len(in_flight)
+    per_node = np.bincount([node for node, _ in in_flight], minlength=n)
+    assert (tree.n_in_flight[:n] == per_node).all()
     assert tree.evaluations_done == int(tree.n_evals[:n].sum())
     # open nodes: valid with an instance neither done nor in flight
     expected_open = {i for i in range(n) if tree.valid[i] and tree.untried(i)}
@@ -74,7 +78,7 @@ def test_view_is_read_only():
     view = tree.view()
     with pytest.raises(ValueError):
         view.S[0] = 1.0
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         view.n = 5  # frozen dataclass
 
 
@@ -94,3 +98,36 @@ def test_score_is_split_into_successes_and_failures():
     assert tree.s[child] == pytest.approx(0.75) and tree.f[child] == pytest.approx(0.25)
     assert tree.S[0] == pytest.approx(0.75) and tree.F[0] == pytest.approx(0.25)
     assert tree.s[0] == 0.0
+
+
+def test_feature_is_stored_per_node_and_in_the_view():
+    tree = TreeStats(2, capacity=1)
+    tree.add_node(None, True, feature=1234.0)
+    tree.add_node(0, False)
+    tree.add_node(0, True, feature=56.5)
+    assert list(tree.view().feature) == [1234.0, 0.0, 56.5]
+
+
+def test_in_flight_per_node():
+    tree = TreeStats(3)
+    tree.add_node(None, True)
+    tree.start_evaluation(0, 0)
+    tree.start_evaluation(0, 2)
+    assert tree.view().n_in_flight[0] == 2
+    tree.finish_evaluation(0, 0, 1.0)
+    tree.abandon_evaluation(0, 2)
+    tree.finish_evaluation(0, 1, 1.0, started=False)
+    assert tree.view().n_in_flight[0] == 0 and tree.n_evals[0] == 2
+
+
+def test_each_watcher_drains_its_own_change_log():
+    tree = TreeStats(2)
+    tree.add_node(None, True)
+    tree.watch_changes()
+    tree.watch_changes("mine")
+    child = tree.add_node(0, True)
+    tree.finish_evaluation(child, 0, 0.5, started=False)
+    assert tree.drain_changes() == [child, child]
+    assert tree.drain_changes() == []
+    assert tree.drain_changes("mine") == [child, child]
+    assert tree.drain_changes("never watched") == []
