@@ -66,12 +66,14 @@ class ProgressGroup:
     final_sd: np.ndarray
 
 
-def _policy(name: str):
-    """The run's policy, for its final rule; HGM's rule when this Clade does not know the policy."""
+def _policy(config: dict):
+    """The run's policy with its stages and final rule, for its final rule; HGM's rule when this Clade
+    does not know the policy (an archive of another version)."""
+    from engine.config import RunConfig
     from search import make_policy
 
     try:
-        return make_policy(name)
+        return RunConfig.from_dict(config).make_policy()
     except ValueError:
         return make_policy("hgm")
 
@@ -147,7 +149,7 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
             else:  # a node's mean may still move: take the maximum again
                 current = max(sums[n] / counts[n] for n in counts if counts[n] >= k)
         best[t] = current
-    policy = _policy(str(config.get("policy", "hgm")))
+    policy = _policy(config)
     final_mean, final_node, rule = _final_rule_over_time(nodes, evals, n_dev, policy, config.get("budget"),
                                                          max_points)
     dollars = np.zeros(t_total)

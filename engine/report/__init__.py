@@ -1,0 +1,55 @@
+"""The HTML report of a run: one self-contained file (no network, no CDN) to read a search in a browser.
+
+    python scripts/report.py runs/<run-id>              # -> runs/<run-id>/report.html
+    python scripts/report.py runs/<run-id> --out r.html
+
+The page shows the run's config and spend at the top and its lineage tree
+(inline SVG, root on top, colour by mean dev score, size by evaluations);
+clicking a node opens a panel with its description, diff against its parent,
+score per instance, the model's prompts and answers, and its evaluation logs.
+data.py reads the archive, tree.py draws the tree, page.py writes the HTML.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_USER_ERROR = 2
+
+
+def write_report(run: str | Path, out: str | Path | None = None) -> Path:
+    """Write the report of `run` (a run folder or its archive.duckdb) to `out` (default: <run folder>/report.html)."""
+    from engine.report.data import report_data
+    from engine.report.page import render_page
+    from engine.runinfo.reading import open_read_only
+
+    with open_read_only(run) as archive:
+        data = report_data(archive)
+        folder = Path(archive.path).parent
+    target = Path(out) if out else folder / "report.html"
+    html = render_page(data)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    partial.write_text(html, encoding="utf-8")
+    partial.replace(target)
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python scripts/report.py",
+                                description="Write one self-contained HTML report of a run (works offline).")
+    p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
+    p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html)")
+    args = p.parse_args(argv)
+    from archive import ArchiveError
+
+    try:
+        target = write_report(args.run, args.out)
+    except (ArchiveError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    size = target.stat().st_size
+    print(f"Report -> {target} ({size / 1e6:.1f} MB)" if size >= 1e5 else f"Report -> {target} ({size // 1024} KB)")
+    return 0

@@ -1,0 +1,172 @@
+"""What the HTML report shows, read from a run's archive into plain JSON-ready dicts.
+
+Bounded: every long text is clipped to its field's limit with a note saying
+how much was cut (evaluation logs keep their end, everything else its start),
+and once the report has embedded `TOTAL_CHARS` characters of such text, later
+long fields are replaced by a note pointing at the archive. Definitions shared
+with `python -m engine.runs` and the plots (a node's mean, the final node)
+come from engine/runinfo/reading.py.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from archive import Archive
+
+# Characters kept per field; what is cut is said in the text.
+LIMITS = {"diff": 30_000, "description": 4_000, "reason": 4_000, "message": 20_000, "answer": 20_000,
+          "log": 4_000, "feedback": 4_000, "metrics": 2_000, "config": 2_000}
+TOTAL_CHARS = 20_000_000  # text embedded over the whole report (about 20 MB of HTML at most)
+_KEY = re.compile(r"^parent \d+ child \d+")
+
+
+class Clipper:
+    """Clips texts to their field's limit and keeps the whole report under TOTAL_CHARS."""
+
+    def __init__(self, total: int = TOTAL_CHARS) -> None:
+        self.left = total
+        self.clipped = 0  # fields cut or left out
+
+    def __call__(self, text: Any, field: str, keep: str = "head") -> str | None:
+        if text is None:
+            return None
+        text = str(text)
+        limit = LIMITS[field]
+        if len(text) > limit:
+            self.clipped += 1
+            cut = len(text) - limit
+            note = f"[... {cut:,} characters cut here; the whole text is in the archive]"
+            text = f"{note}\n{text[-limit:]}" if keep == "tail" else f"{text[:limit]}\n{note}"
+        if len(text) > 200:  # short texts are always kept: the budget is for the bulky ones
+            if len(text) > self.left:
+                self.clipped += 1
+                return f"[{len(text):,} characters left out: the report's size limit is reached; see the archive]"
+            self.left -= len(text)
+        return text
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat(sep=" ", timespec="seconds") if isinstance(value, datetime) else value
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _run_part(archive: Archive, clip: Clipper) -> dict[str, Any]:
+    row = archive.run_row()
+    config = _json(row["config"]) or {}
+    shown = {k: (v if isinstance(v, (int, float, bool)) or v is None else clip(v if isinstance(v, str)
+             else json.dumps(v, sort_keys=True), "config")) for k, v in sorted(config.items())}
+    started, updated = row.get("created_at"), row.get("updated_at")
+    timed = isinstance(started, datetime) and isinstance(updated, datetime)
+    wall = (updated - started).total_seconds() if timed else None
+    return {"id": row["id"], "status": row["status"], "seed": row["seed"], "schema_version": row["schema_version"],
+            "created_at": _iso(started), "updated_at": _iso(updated), "wall_s": wall, "config": shown,
+            "task": config.get("task"), "policy": config.get("policy"), "budget": config.get("budget")}
+
+
+def _spend_part(archive: Archive) -> dict[str, Any]:
+    calls, errors, tokens_in, tokens_out, cost, unpriced = archive.query(
+        "SELECT count(*), count(error), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), "
+        "coalesce(sum(cost_usd), 0), count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) FROM llm_calls")[0]
+    evals = archive.query("SELECT split, status, count(*), coalesce(sum(runtime_s), 0) FROM evaluations "
+                          "GROUP BY ALL ORDER BY split, status")
+    refs = archive.query("SELECT count(*), coalesce(sum(runtime_s), 0) FROM reference_evaluations")[0]
+    return {"llm": {"calls": int(calls), "errors": int(errors), "tokens_in": int(tokens_in),
+                    "tokens_out": int(tokens_out), "cost_usd": float(cost), "unpriced": int(unpriced)},
+            "evaluations": [{"split": s, "status": st, "n": int(n), "runtime_s": float(t)} for s, st, n, t in evals],
+            "references": {"n": int(refs[0]), "runtime_s": float(refs[1])},
+            "sandbox_s": float(sum(t for *_, t in evals)) + float(refs[1])}
+
+
+def _calls_by_node(archive: Archive, clip: Clipper) -> dict[int, list[dict[str, Any]]]:
+    """Each node's model calls: those of the expansion that made it (matched by the expansion key of
+    its `expand` event); calls whose child was never stored stay with the parent they were about."""
+    child_of_key = {}
+    for _, _, _, detail in archive.events("expand"):
+        if detail.get("key") and detail.get("child") is not None:
+            child_of_key[str(detail["key"])] = int(detail["child"])
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    columns = {r[0] for r in archive.query("DESCRIBE llm_calls")}
+    instance = "instance_id" if "instance_id" in columns else "NULL"  # an agent's own calls name their instance
+    rows = archive.query("SELECT id, node_id, purpose, model, request, response, tokens_in, tokens_out, cost_usd, "
+                         f"latency_s, error, created_at, {instance} FROM llm_calls ORDER BY id")
+    for cid, node, purpose, model, request, response, t_in, t_out, cost, latency, error, created, inst in rows:
+        request, response = _json(request) or {}, _json(response) or {}
+        key = str(request.get("key", "")) if isinstance(request, dict) else ""
+        match = _KEY.match(key)
+        child = child_of_key.get(match.group(0)) if match else None
+        owner = child if child is not None else node
+        if owner is None:
+            continue
+        messages = request.get("messages", []) if isinstance(request, dict) else []
+        answer = response.get("text") if isinstance(response, dict) else response
+        out[int(owner)].append({
+            "id": int(cid), "purpose": purpose, "model": model, "key": key, "instance": inst, "tokens_in": t_in, "tokens_out": t_out,
+            "cost_usd": cost, "latency_s": latency, "error": clip(error, "feedback"), "created_at": _iso(created),
+            "of_parent": match is not None and child is None,  # an expansion whose child was never stored
+            "messages": [{"role": str(m.get("role", "")), "content": clip(m.get("content"), "message")}
+                         for m in messages if isinstance(m, dict)],
+            "answer": clip(answer if isinstance(answer, str) or answer is None else json.dumps(answer), "answer"),
+        })
+    return out
+
+
+def _evals_by_node(archive: Archive, clip: Clipper) -> dict[int, list[dict[str, Any]]]:
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    rows = archive.query('SELECT e.node_id, e.instance_id, e.split, e."repeat", e.score, e.status, e.runtime_s, '
+                         "e.feedback, e.stdout_tail, e.stderr_tail, e.metrics, e.worker, e.finished_at "
+                         "FROM evaluations e LEFT JOIN instances i ON i.id = e.instance_id "
+                         "ORDER BY e.node_id, e.split, i.rowid, e.instance_id, e.\"repeat\"")
+    for node, inst, split, rep, score, status, runtime, feedback, out_tail, err_tail, metrics, worker, at in rows:
+        out[int(node)].append({
+            "instance": inst, "split": split, "repeat": rep, "score": score, "status": status, "runtime_s": runtime,
+            "feedback": clip(feedback or None, "feedback"), "stdout": clip(out_tail or None, "log", keep="tail"),
+            "stderr": clip(err_tail or None, "log", keep="tail"),
+            "metrics": clip(metrics if metrics not in (None, "{}") else None, "metrics"),
+            "worker": worker, "finished_at": _iso(at)})
+    return out
+
+
+def report_data(archive: Archive) -> dict[str, Any]:
+    """Everything the page shows, as JSON-ready data (texts clipped, see LIMITS and TOTAL_CHARS)."""
+    from engine.runinfo.reading import dev_node_stats, final_choice
+
+    clip = Clipper()
+    run = _run_part(archive, clip)
+    spend = _spend_part(archive)
+    stats = dev_node_stats(archive)
+    final = final_choice(archive)
+    evals = _evals_by_node(archive, clip)
+    calls = _calls_by_node(archive, clip)
+    rows = archive.query("SELECT id, parent_id, depth, status, mutator, model, description, reason, diff, created_at "
+                         "FROM nodes ORDER BY id")
+    children: dict[int, list[int]] = defaultdict(list)
+    for row in rows:
+        if row[1] is not None:
+            children[int(row[1])].append(int(row[0]))
+    nodes = []
+    for nid, parent, depth, status, mutator, model, description, reason, diff, created in rows:
+        s = stats.get(int(nid))
+        nodes.append({
+            "id": int(nid), "parent": None if parent is None else int(parent), "depth": int(depth),
+            "status": status, "mutator": mutator, "model": model, "created_at": _iso(created),
+            "description": clip(description or "", "description"), "reason": clip(reason or None, "reason"),
+            "diff": clip(diff or "", "diff"), "children": children.get(int(nid), []),
+            "mean": None if s is None else s.mean, "n_dev": 0 if s is None else s.n,
+            "evaluations": evals.get(int(nid), []), "llm_calls": calls.get(int(nid), []),
+        })
+    n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
+    return {"run": run, "spend": spend, "nodes": nodes, "n_dev_instances": n_dev,
+            "final": None if final is None else {"node": final[0], "rule": final[1]},
+            "clipped": clip.clipped}

@@ -1,0 +1,109 @@
+"""The report as one HTML file: header and tree rendered here, the data embedded as JSON, inline CSS and JS.
+
+Nothing is fetched: no CDN, no font, no image, no URL in any src or href.
+Every text from the archive is escaped: in the HTML by `html.escape`, in
+the embedded JSON by writing `<`, `>` and `&` as \\u escapes (so an agent
+that printed `</script>` cannot end the script element), and the page's
+script puts archive text into the page only through `textContent`.
+"""
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from engine.report.tree import legend_html, render_tree
+
+_HERE = Path(__file__).resolve().parent
+
+
+def embed_json(data: Any) -> str:
+    """JSON safe inside <script type="application/json">: no '<', '>' or '&' left as such."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _cards(data: dict[str, Any]) -> str:
+    run, spend, nodes = data["run"], data["spend"], data["nodes"]
+    dev = sum(e["n"] for e in spend["evaluations"] if e["split"] == "dev")
+    holdout = sum(e["n"] for e in spend["evaluations"] if e["split"] == "holdout")
+    bad = sum(e["n"] for e in spend["evaluations"] if e["status"] != "ok")
+    by_status = {s: sum(1 for n in nodes if n["status"] == s) for s in ("valid", "invalid", "failed")}
+    llm = spend["llm"]
+    cost = f"${llm['cost_usd']:,.4f}" + (f" (+{llm['unpriced']} unpriced)" if llm["unpriced"] else "")
+    final = data["final"]
+    final_text = "none yet" if final is None else f"#{final['node']}"
+    final_rule = "" if final is None else final["rule"]
+    budget = run.get("budget")
+    cards = [
+        ("Dev evaluations", f"{dev:,}" + (f" / {budget:,}" if isinstance(budget, int) else ""),
+         f"{holdout:,} holdout, {spend['references']['n']:,} reference runs; {bad:,} not ok"),
+        ("Nodes", f"{len(nodes):,}",
+         f"{by_status['valid']} valid, {by_status['invalid']} invalid, {by_status['failed']} failed"),
+        ("Sandbox time", f"{_num(spend['sandbox_s'], 1)} s", f"wall {_num(run.get('wall_s'), 1)} s"),
+        ("LLM spend", cost,
+         (f"{llm['calls']:,} calls ({llm['errors']} failed), {llm['tokens_in']:,} tokens in, "
+          f"{llm['tokens_out']:,} out")),
+        ("Final node", final_text, final_rule),
+    ]
+    return "".join(f'<div class="card"><div class="k">{escape(k)}</div><div class="v">{escape(v)}</div>'
+                   f'<div class="s">{escape(s)}</div></div>' for k, v, s in cards)
+
+
+def _config_table(config: dict[str, Any]) -> str:
+    rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{escape('—' if v is None else str(v))}</td></tr>"
+                   for k, v in config.items())
+    return f'<table class="config">{rows}</table>'
+
+
+def render_page(data: dict[str, Any]) -> str:
+    run = data["run"]
+    final = data["final"]["node"] if data["final"] else None
+    title = f"Clade report: {run['id']}"
+    subtitle = " · ".join(str(x) for x in (
+        f"status {run['status']}", f"task {run.get('task')}", f"policy {run.get('policy')}",
+        f"budget {run.get('budget')}", f"seed {run['seed']}", f"{run['created_at']} → {run['updated_at']}",
+        f"schema {run['schema_version']}") if x)
+    clipped = (f'<p class="note">{data["clipped"]:,} long texts were cut to keep this file small; '
+               "the archive holds them whole.</p>" if data["clipped"] else "")
+    css = (_HERE / "report.css").read_text()
+    js = (_HERE / "report.js").read_text()
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)}</title>
+<style>
+{css}
+</style>
+</head>
+<body>
+<header>
+<h1>{escape(title)}</h1>
+<p class="sub">{escape(subtitle)}</p>
+<div class="cards">{_cards(data)}</div>
+<details class="cfg"><summary>Run config</summary>{_config_table(run["config"])}</details>
+{clipped}
+</header>
+<main>
+<section id="tree-pane">
+{legend_html(data["nodes"])}
+<div id="tree-scroll">{render_tree(data["nodes"], final)}</div>
+</section>
+<aside id="panel" aria-live="polite"><p class="hint">Click a node of the tree to see its change against its
+parent, its score on each instance, the model's prompt and answer, and its evaluation logs.</p></aside>
+</main>
+<script type="application/json" id="clade-data">{embed_json(data)}</script>
+<script>
+{js}
+</script>
+</body>
+</html>
+"""
