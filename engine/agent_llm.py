@@ -1,0 +1,92 @@
+"""Which models a run's agents may call, and the run's LLM client and gateway (see engine/gateway).
+
+A task says whether its agents call a model (`agent_llm`: "required" for
+humaneval, "optional" for arc, absent for binpack) and how many tokens one
+evaluation may use (`agent_max_tokens`). The run's `--agent-model` (a list,
+"a,b") is the allow-list; without it, the models of `--model` (the
+meta-agent's) serve agents too. `--agent-max-tokens` overrides the task's cap.
+One LLMClient serves the meta-agent and the agents: one budget, one
+`llm_calls` table, one replay cache.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from engine.config import RunConfig
+from engine.errors import UserError
+
+DEFAULT_AGENT_MAX_TOKENS = 100_000
+
+
+def agent_llm_mode(task) -> str:
+    """'required', 'optional' or 'none': does the task's agent call a model?"""
+    return str(getattr(task, "agent_llm", "none") or "none")
+
+
+def agent_models(config: RunConfig, task) -> tuple[str, ...]:
+    """The models agents may call in this run (the first is their default); () when agents get no gateway."""
+    from engine.model_choice import parse_models
+
+    if config.agent_model:
+        return tuple(dict.fromkeys(name for name, _ in parse_models(config.agent_model)))
+    if agent_llm_mode(task) != "none" and config.model:
+        return tuple(dict.fromkeys(name for name, _ in parse_models(config.model)))
+    return ()
+
+
+def agent_cap(config: RunConfig, task) -> int | None:
+    if config.agent_max_tokens is not None:
+        return config.agent_max_tokens
+    return getattr(task, "agent_max_tokens", DEFAULT_AGENT_MAX_TOKENS)
+
+
+def check_agent_llm(config: RunConfig, task) -> None:
+    """One-line UserErrors: a task whose agents need a model and got none; agents that cannot reach the gateway."""
+    models = agent_models(config, task)
+    if not models and agent_llm_mode(task) == "required":
+        raise UserError(f"the {task.name} agent calls a model: give --agent-model (or --model), e.g. "
+                        "--agent-model openai/gpt-4o-mini")
+    if models and config.executor == "ray" and config.ray_address:
+        raise UserError("--ray-address: these agents call a model through the run's LLM gateway, a Unix socket on "
+                        "this machine that Ray workers elsewhere cannot reach; use a local Ray (--executor ray "
+                        "without --ray-address) or --executor local")
+
+
+def make_client(config: RunConfig, archive, task, llm_mock):
+    """The run's LLM client, shared by the meta-agent and the agents; None when neither calls a model."""
+    if not config.model and not agent_models(config, task):
+        return None
+    from engine.llm import LLMClient, LLMSettings
+
+    source = archive
+    if config.replay:
+        from engine.replay import ReplaySource
+
+        source = ReplaySource(archive, config.replay)
+    settings = LLMSettings(api_base=config.api_base, max_cost_usd=config.max_cost,
+                           max_tokens_total=config.max_tokens, replay_only=bool(config.replay))
+    return LLMClient(source, settings, mock=llm_mock)
+
+
+@contextlib.asynccontextmanager
+async def serve_gateway(config: RunConfig, task, client) -> AsyncIterator[object | None]:
+    """The run's gateway, started in the running event loop (None when agents call no model)."""
+    models = agent_models(config, task)
+    if client is None or not models:
+        yield None
+        return
+    from engine.gateway import Gateway, GatewaySettings
+
+    async with Gateway(client, GatewaySettings(models, agent_cap(config, task))) as gateway:
+        yield gateway
+
+
+def describe(config: RunConfig, task) -> str:
+    """One line for the start of a run, or ''."""
+    models = agent_models(config, task)
+    if not models:
+        return ""
+    cap = agent_cap(config, task)
+    return (f"Agents call {', '.join(models)} through the run's LLM gateway (no key in the sandbox)"
+            + (f", at most {cap} tokens per evaluation" if cap else ""))

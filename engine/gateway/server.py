@@ -1,0 +1,197 @@
+"""The gateway server: an OpenAI-compatible endpoint on a Unix socket, forwarding through the LLMClient.
+
+Routes (the subset of the OpenAI API agents use):
+- `POST /v1/chat/completions`: {"model"?, "messages", and temperature, top_p,
+  max_tokens, max_completion_tokens, stop, seed, presence_penalty,
+  frequency_penalty, response_format}; no streaming, n = 1. The answer is a
+  `chat.completion` object with `usage`.
+- `GET /v1/models`: the models agents may use.
+Every request needs `Authorization: Bearer <the evaluation's token>`.
+
+Errors come in OpenAI's shape, {"error": {"message", "type", "code"}}:
+401 unknown or expired token; 400 a malformed or unsupported request; 404 a
+model outside the run's allow-list; 429 `token_cap_exceeded` (this
+evaluation's cap: the evaluation ends with status `error`) or
+`budget_exceeded` (the run's --max-cost / --max-tokens: the run stops); 502 the
+provider failed after the client's retries.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Self
+
+from engine.gateway.http import HTTPError, Request, read_request, response_bytes
+from engine.gateway.sessions import AgentSession, SessionTable
+from engine.sandbox.base import LLMEndpoint
+
+# What an agent may set; everything else (tools, logprobs, n > 1, stream) is refused by name.
+ANSWER_PARAMS = frozenset({"temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
+                           "presence_penalty", "frequency_penalty", "response_format"})
+IGNORED = frozenset({"user", "model", "messages", "stream", "n"})
+MAX_BODY_BYTES = 4 * 2**20
+SOCKET_NAME = "llm.sock"
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    models: tuple[str, ...]                   # the allow-list; the first is used when a request names none
+    max_tokens_per_evaluation: int | None     # the per-evaluation cap (tokens in + out); None: no cap
+    max_body_bytes: int = MAX_BODY_BYTES
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise ValueError("the gateway needs at least one model")
+
+
+class Gateway:
+    """Serve the run's agents; `async with Gateway(client, settings) as gw:` inside the run's event loop."""
+
+    def __init__(self, client, settings: GatewaySettings, *, base_dir: str | None = None) -> None:
+        self.client = client
+        self.settings = settings
+        self._base_dir = base_dir
+        self._sessions = SessionTable()
+        self._server: asyncio.AbstractServer | None = None
+        self._handlers: set[asyncio.Task] = set()
+        self.directory: str | None = None
+        self.socket_path: str | None = None
+
+    # ----- lifetime ----------------------------------------------------------
+    async def start(self) -> None:
+        # a private directory (0700): only the engine's user can reach the socket on the host; a sandbox
+        # gets the socket file alone, bound in. Short paths: AF_UNIX allows about 100 bytes.
+        self.directory = tempfile.mkdtemp(prefix="clade-gw-", dir=self._base_dir)
+        self.socket_path = os.path.join(self.directory, SOCKET_NAME)
+        self._server = await asyncio.start_unix_server(self._serve, path=self.socket_path)
+        os.chmod(self.socket_path, 0o666)  # a docker job runs as another uid; the directory guards the host
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            handlers = list(self._handlers)
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 5)
+            self._server = None
+        if self.directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ----- evaluations ---------------------------------------------------------
+    def open_session(self, node_id: int | None, instance_id: str | None, label: str | None = None) -> AgentSession:
+        return self._sessions.open(node_id, instance_id, self.settings.max_tokens_per_evaluation, label)
+
+    def close_session(self, session: AgentSession) -> None:
+        """The evaluation is over: its token is refused from now on (calls in flight still finish and are booked)."""
+        self._sessions.close(session)
+
+    def endpoint(self, session: AgentSession) -> LLMEndpoint:
+        if self.socket_path is None:
+            raise RuntimeError("the gateway is not started")
+        return LLMEndpoint(socket_path=self.socket_path, token=session.token)
+
+    # ----- HTTP ----------------------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._handlers.add(task)
+        try:
+            try:
+                request = await read_request(reader, self.settings.max_body_bytes)
+                status, payload = await self._route(request)
+            except HTTPError as exc:
+                status, payload = exc.status, exc.body()
+            except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+                return
+            writer.write(response_bytes(status, payload))
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+        finally:
+            self._handlers.discard(task)
+            writer.close()
+
+    async def _route(self, request: Request) -> tuple[int, dict]:
+        path = request.path.rstrip("/")
+        if path not in ("/v1/chat/completions", "/chat/completions", "/v1/models", "/models"):
+            raise HTTPError(404, f"no route {request.method} {request.path}; the gateway serves "
+                                 "POST /v1/chat/completions and GET /v1/models", code="not_found")
+        session = self._sessions.find(request.bearer())
+        if session is None:
+            raise HTTPError(401, "unknown or expired token: use this evaluation's CLADE_LLM_TOKEN",
+                            "authentication_error", "invalid_api_key")
+        if path.endswith("/models"):
+            if request.method != "GET":
+                raise HTTPError(405, "use GET /v1/models")
+            return 200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "clade"}
+                                                    for m in self.settings.models]}
+        if request.method != "POST":
+            raise HTTPError(405, "use POST /v1/chat/completions")
+        return 200, await self._chat(session, request.json())
+
+    async def _chat(self, session: AgentSession, body: dict) -> dict:
+        from engine.llm import BudgetExceeded, LLMError, LLMFatalError
+
+        model, messages, params = self._parse(body)
+        async with session.gate:
+            if session.stop_reason:
+                raise HTTPError(429, session.stop_reason, "budget_exceeded", "budget_exceeded")
+            if session.over_cap():
+                session.end_capped()
+                raise HTTPError(429, session.cap_reason, "token_cap_exceeded", "token_cap_exceeded")
+            key = session.next_key()
+            try:
+                answer = await self.client.complete(messages, model=model, purpose="agent", node_id=session.node_id,
+                                                    instance_id=session.instance_id, key=key, **params)
+            except BudgetExceeded as exc:
+                session.end_stopped(str(exc), fatal=False)
+                raise HTTPError(429, str(exc), "budget_exceeded", "budget_exceeded") from None
+            except LLMFatalError as exc:
+                session.end_stopped(str(exc), fatal=True)
+                raise HTTPError(502, str(exc), "upstream_error", "fatal") from None
+            except LLMError as exc:
+                raise HTTPError(502, str(exc), "upstream_error", "upstream_error") from None
+            except ValueError as exc:  # a parameter the client refuses
+                raise HTTPError(400, str(exc).splitlines()[0]) from None
+            session.tokens_used += answer.tokens_in + answer.tokens_out
+        return {
+            "id": f"clade-{answer.call_id}", "object": "chat.completion", "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.text},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": answer.tokens_in, "completion_tokens": answer.tokens_out,
+                      "total_tokens": answer.tokens_in + answer.tokens_out},
+        }
+
+    def _parse(self, body: dict) -> tuple[str, list[dict], dict]:
+        model = body.get("model") or self.settings.models[0]
+        if model not in self.settings.models:
+            raise HTTPError(404, f"model {model!r} is not available to agents in this run; "
+                                 f"allowed: {', '.join(self.settings.models)}", code="model_not_found")
+        if body.get("stream"):
+            raise HTTPError(400, "streaming is not supported by the Clade gateway: send stream=false")
+        if body.get("n", 1) != 1:
+            raise HTTPError(400, "only n=1 is supported: make several calls")
+        unknown = sorted(set(body) - ANSWER_PARAMS - IGNORED)
+        if unknown:
+            raise HTTPError(400, f"unsupported parameter(s): {', '.join(unknown)}; supported: "
+                                 f"{', '.join(sorted(ANSWER_PARAMS))}")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages or not all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) and "content" in m for m in messages):
+            raise HTTPError(400, "messages must be a non-empty list of {role, content} objects")
+        params = {k: body[k] for k in ANSWER_PARAMS if k in body and body[k] is not None}
+        return model, messages, params

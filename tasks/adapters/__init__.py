@@ -1,0 +1,52 @@
+"""Adapters: a task folder written for another engine, run unchanged as a Clade task.
+
+`detect(path)` names the folder's format from the files it holds (or raises a
+one-line ValueError saying which files were expected); `make_adapted_task`
+builds the task. The formats, first match wins:
+
+| format | files |
+| --- | --- |
+| `openevolve` | `initial_program.py` + `evaluator.py` (OpenEvolve) |
+| `shinkaevolve` | `initial.py` + `evaluate.py` (ShinkaEvolve) |
+| `metric_value` | `config.py` + `initial_solution.py` + `benchmark.py` (the benchmark prints `metric: value`) |
+| `public_private` | `grade.py` + `data/public/` + `solution.py` (grading outside the sandbox) |
+
+Unbounded metrics map into [0, 1] by `scoring.anchored_score`, anchored on
+the seed's value and an optional target.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+FORMATS = {
+    "openevolve": ("initial_program.py", "evaluator.py"),
+    "shinkaevolve": ("initial.py", "evaluate.py"),
+    "metric_value": ("config.py", "initial_solution.py", "benchmark.py"),
+    "public_private": ("grade.py", "data/public", "solution.py"),
+}
+
+
+def detect(path: str | Path) -> str:
+    """The format of the task folder at `path`; ValueError (one line) when none fits."""
+    root = Path(path)
+    if not root.is_dir():
+        raise ValueError(f"{path}: not a folder")
+    for name, needed in FORMATS.items():
+        if all((root / f).exists() for f in needed):
+            return name
+    expected = "; ".join(f"{' + '.join(files)} ({name})" for name, files in FORMATS.items())
+    raise ValueError(f"{path}: not a task folder Clade can read; expected one of: {expected}")
+
+
+def make_adapted_task(path: str | Path, instances_path: str | None = None, target: float | None = None):
+    """The task the folder at `path` describes, in its detected format."""
+    fmt = detect(path)
+    if fmt == "openevolve":
+        from tasks.adapters.openevolve import OpenEvolveTask as cls
+    elif fmt == "shinkaevolve":
+        from tasks.adapters.openevolve import ShinkaEvolveTask as cls
+    elif fmt == "metric_value":
+        from tasks.adapters.metric_value import MetricValueTask as cls
+    else:
+        from tasks.adapters.public_private import PublicPrivateTask as cls
+    return cls(path, instances_path=instances_path, target=target)

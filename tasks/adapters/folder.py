@@ -1,0 +1,159 @@
+"""What every adapted task folder shares: files, entry point, the one instance, the anchored score.
+
+An adapted task has one problem: the folder's evaluator measures the whole
+program at once. It is the dev instance `task`; the holdout split holds the
+same problem again (`task_rerun`), run at the end on the final node and the
+seed only, which measures the chosen program afresh (an evaluator or a
+program that uses randomness may have been lucky on its one dev run).
+
+The entry point `check_child` keeps is found in the seed program: the last
+top-level function defined outside the EVOLVE-BLOCK (the fixed caller that
+OpenEvolve's and ShinkaEvolve's examples keep after the block, such as
+`run_search`, or a `main`), else the first one inside it; its required
+positional parameters must stay. Only the first EVOLVE-BLOCK of a file is
+mutable (OpenEvolve asks for exactly one).
+"""
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from engine.sandbox.base import SandboxLimits
+from tasks.adapters.scoring import anchored_score
+from tasks.base import Instance
+
+MAX_FOLDER_BYTES = 64 * 2**20
+SKIPPED_DIRS = {"__pycache__", "runs", "results", "openevolve_output", "node_modules"}
+SKIPPED_SUFFIXES = (".pyc", ".duckdb", ".duckdb.wal")
+DEFAULT_LIMITS = SandboxLimits(timeout_s=60.0, cpu_s=60, memory_mb=2048, file_size_mb=64, processes=64)
+START, END = "EVOLVE-BLOCK-START", "EVOLVE-BLOCK-END"
+
+
+def folder_files(root: Path, exclude: Sequence[str] = (), under: str | None = None) -> dict[str, bytes]:
+    """The folder's files by relative path, read once; never `data/private`, hidden files or run outputs."""
+    base = root / under if under else root
+    out: dict[str, bytes] = {}
+    total = 0
+    for path in sorted(base.rglob("*")):
+        rel = path.relative_to(root)
+        parts = rel.parts
+        if not path.is_file() or any(p.startswith(".") or p in SKIPPED_DIRS for p in parts):
+            continue
+        if parts[:2] == ("data", "private") or rel.as_posix() in exclude or rel.name.endswith(SKIPPED_SUFFIXES):
+            continue
+        data = path.read_bytes()
+        total += len(data)
+        if total > MAX_FOLDER_BYTES:
+            raise ValueError(f"{root}: more than {MAX_FOLDER_BYTES // 2**20} MiB of files to copy into each sandbox")
+        out[rel.as_posix()] = data
+    return out
+
+
+def _block_lines(lines: list[str]) -> tuple[int, int] | None:
+    start = next((k for k, line in enumerate(lines, 1) if line.strip().startswith("#") and START in line), None)
+    if start is None:
+        return None
+    end = next((k for k, line in enumerate(lines, 1) if k > start and line.strip().startswith("#") and END in line),
+               None)
+    return (start, end) if end is not None else None
+
+
+def entry_point(source: str, filename: str) -> tuple[str, tuple[str, ...]]:
+    """(function name, required positional parameters) of the seed program's entry (module docstring)."""
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise ValueError(f"{filename} does not parse (line {exc.lineno}: {exc.msg})") from None
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not defs:
+        raise ValueError(f"{filename} defines no top-level function: Clade needs one as the program's entry point")
+    block = _block_lines(source.splitlines())
+
+    def inside(node) -> bool:
+        return block is not None and block[0] < node.lineno and (node.end_lineno or node.lineno) < block[1]
+
+    outside = [n for n in defs if not inside(n)]
+    func = outside[-1] if outside else defs[0]
+    positional = [a.arg for a in func.args.posonlyargs + func.args.args]
+    required = positional[:len(positional) - len(func.args.defaults)] if func.args.defaults else positional
+    return func.name, tuple(required)
+
+
+def read_text(path: Path, limit: int = 6000) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    return text if len(text) <= limit else text[:limit] + "\n[...]"
+
+
+class FolderTask:
+    """Shared machinery; a format sets the fields and implements `sandbox_files`, `command`, `grade`."""
+
+    format = ""
+    higher_is_better = True
+    target: float | None = None
+    metric_name = "metric"
+    answer_file = "answer.json"
+
+    def __init__(self, root: str | Path, entry_file: str, instances_path: str | None = None,
+                 target: float | None = None) -> None:
+        if instances_path:
+            raise ValueError("--instances does not apply to a task folder: its evaluator measures the whole program")
+        self.root = Path(root).resolve()
+        self.name = f"{self.root.name} ({self.format})"
+        self.entry_file = entry_file
+        source_path = self.root / entry_file
+        self._seed = source_path.read_text(encoding="utf-8")
+        self.entry_function, self.entry_args = entry_point(self._seed, entry_file)
+        self.limits = DEFAULT_LIMITS
+        self.target = target
+
+    @property
+    def raw_metric(self) -> str:
+        return self.metric_name
+
+    @property
+    def raw_metric_note(self) -> str:
+        way = "higher" if self.higher_is_better else "lower"
+        goal = f", target {self.target:g}" if self.target is not None else ""
+        return f"{self.metric_name} as the folder's evaluator reports it, {way} is better{goal}"
+
+    @property
+    def score_note(self) -> str:
+        return "scores map it against the seed's value on the same instance (tasks/adapters/scoring.py)"
+
+    def seed_files(self) -> dict[str, str]:
+        return {self.entry_file: self._seed}
+
+    def reference_agents(self) -> dict[str, dict[str, str]]:
+        return {}
+
+    def hidden_paths(self) -> tuple[str, ...]:
+        """Host paths no sandbox may see (bwrap and docker hide them; process cannot): the folder's answers."""
+        private = self.root / "data" / "private"
+        return (str(private),) if private.exists() else ()
+
+    def instances(self) -> list[Instance]:
+        return [Instance("task", "dev", {"folder": self.root.name}),
+                Instance("task_rerun", "holdout", {"folder": self.root.name})]
+
+    def score(self, instance: Instance, metrics: Mapping, reference: Mapping | None) -> float:
+        m0 = None if reference is None or "metric" not in reference else float(reference["metric"])
+        return anchored_score(float(metrics["metric"]), m0, self.higher_is_better, self.target)
+
+    def raw_value(self, metrics: Sequence[Mapping]) -> float | None:
+        values = [float(m["metric"]) for m in metrics if "metric" in m]
+        return sum(values) / len(values) if values else None
+
+
+def finite_number(value) -> float | None:
+    """`value` as a finite float, or None (bools are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def short(value, limit: int = 300) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."

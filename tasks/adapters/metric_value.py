@@ -1,0 +1,95 @@
+"""The "benchmark prints metric:value" task folder.
+
+Files: `config.py` with literal assignments `TASK_NAME`, `METRIC_NAME`,
+`HIGHER_IS_BETTER` (default True) and `PERFECT_SCORE` (optional; the target
+of the score map unless `--target` is given); `initial_solution.py`, the
+program under evolution; `benchmark.py`, which imports it (the candidate is
+saved under the same name), measures it and prints a line
+`<METRIC_NAME>: <number>`. The last such line of its output is the metric.
+`config.py` is read as data (its literal assignments, through `ast`), never
+executed by the engine.
+
+What this format cannot protect against: the benchmark runs beside the
+agent's code, in the same sandbox and with the same rights, so a hostile
+candidate can print the metric line itself (or replace the benchmark's
+functions before they run) and forge its figure. The sandbox still keeps it
+from everything outside; use the public/private format when the metric must
+not be forgeable.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tasks.adapters.folder import FolderTask, folder_files, read_text, short
+from tasks.base import Grade, Instance
+
+RUNNER = Path(__file__).resolve().parent / "runners" / "metric_value_runner.py"
+
+
+def read_config(path: Path) -> dict:
+    """The literal top-level assignments of config.py (no code runs)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        raise ValueError(f"{path} does not parse (line {exc.lineno}: {exc.msg})") from None
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return out
+
+
+class MetricValueTask(FolderTask):
+    format = "metric:value"
+
+    def __init__(self, root, instances_path=None, target=None) -> None:
+        super().__init__(root, "initial_solution.py", instances_path, target)
+        config = read_config(self.root / "config.py")
+        name = config.get("METRIC_NAME")
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"{self.root / 'config.py'}: METRIC_NAME must be a non-empty string literal")
+        self.metric_name = name.strip()
+        self.task_name = str(config.get("TASK_NAME") or self.root.name)
+        self.higher_is_better = bool(config.get("HIGHER_IS_BETTER", True))
+        perfect = config.get("PERFECT_SCORE")
+        if target is None and isinstance(perfect, (int, float)) and not isinstance(perfect, bool):
+            self.target = float(perfect)
+        way = "higher" if self.higher_is_better else "lower"
+        readme = self.root / "README.md"
+        self.description = (f"{self.task_name}. benchmark.py imports {self.entry_file}, measures it and prints "
+                            f"`{self.metric_name}: <value>`; {way} is better"
+                            + (f" (perfect: {perfect})" if perfect is not None else "") + "."
+                            + (f"\n\n{read_text(readme)}" if readme.is_file() else ""))
+        self._files = folder_files(self.root, exclude=(self.entry_file,))
+
+    def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
+        return {**self._files, "clade_run_benchmark.py": RUNNER.read_bytes(),
+                "clade_task.json": json.dumps({"metric_name": self.metric_name}).encode()}
+
+    def command(self) -> Sequence[str]:
+        return [sys.executable, "clade_run_benchmark.py"]
+
+    def grade(self, instance: Instance, answer: bytes) -> Grade:
+        try:
+            data = json.loads(answer)
+        except (ValueError, UnicodeDecodeError):
+            return Grade(False, {}, "answer.json is not JSON")
+        if not isinstance(data, dict):
+            return Grade(False, {}, "answer.json must be an object")
+        if "error" in data:
+            return Grade(False, {}, short(data["error"]))
+        try:
+            value = float(data.get("value"))
+        except (TypeError, ValueError):
+            return Grade(False, {}, f"{self.metric_name}: {short(data.get('value'), 60)!r} is not a number")
+        if not math.isfinite(value):
+            return Grade(False, {}, f"{self.metric_name} is not finite")
+        return Grade(True, {"metric": value}, f"{self.metric_name}: {value:.6g}")

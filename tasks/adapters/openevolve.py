@@ -1,0 +1,203 @@
+"""OpenEvolve and ShinkaEvolve task folders.
+
+OpenEvolve: `initial_program.py` (only the EVOLVE-BLOCK is mutable) and
+`evaluator.py` with `evaluate(program_path) -> dict`, optionally the cascade
+`evaluate_stage1/2/3`; an optional `config.yaml` may set
+`evaluator.cascade_evaluation` (default true), `evaluator.cascade_thresholds`
+(default [0.5, 0.75, 0.9], OpenEvolve's), `evaluator.timeout` (the sandbox's
+wall limit here, default 60 s), `database.feature_dimensions` and
+`prompt.system_message` (the task description shown to the model).
+The metric is OpenEvolve's fitness: `combined_score` when the evaluator
+returns it, else the mean of the numeric metrics that are not MAP-Elites
+feature dimensions (its `get_fitness_score`); higher is better.
+
+ShinkaEvolve: `initial.py` and `evaluate.py`, run as
+`python evaluate.py --program_path P --results_dir D`, writing
+`metrics.json` (the metric is its `combined_score`, higher is better) and
+`correct.json` (`{"correct": bool, "error": ...}`: an incorrect program is
+an invalid answer, score 0). Its `private` metrics are dropped; its
+`text_feedback` becomes the evaluation's feedback.
+
+Where it runs: the user's evaluator executes the candidate, so it runs INSIDE
+the sandbox beside it: the sandbox holds the folder's files (never
+`data/private`, hidden files or run outputs), the candidate and a small
+runner (`runners/`), which writes the evaluator's metrics to answer.json.
+Outside, `grade` checks that answer (a JSON object, a finite metric). A
+hostile candidate can therefore forge its metric (it runs in the same
+process as the evaluator); it cannot reach anything outside the sandbox.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tasks.adapters.folder import (
+    FolderTask,
+    finite_number,
+    folder_files,
+    read_text,
+    short,
+)
+from tasks.base import Grade, Instance
+
+RUNNERS = Path(__file__).resolve().parent / "runners"
+CASCADE_THRESHOLDS = [0.5, 0.75, 0.9]  # OpenEvolve's EvaluatorConfig default
+
+
+def _yaml_config(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    try:
+        import yaml
+    except ImportError:  # PyYAML absent: OpenEvolve's defaults
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # noqa: BLE001 - any YAML error is the user's file, said in one line
+        raise ValueError(f"{path}: not readable YAML: {short(exc, 200)}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def fitness(metrics: dict, feature_dimensions: Sequence[str] = ()) -> float | None:
+    """OpenEvolve's get_fitness_score: combined_score, else the mean of numeric non-feature metrics."""
+    if "combined_score" in metrics:
+        return finite_number(metrics["combined_score"])
+    values = [float(v) for k, v in metrics.items()
+              if k not in feature_dimensions and isinstance(v, (int, float)) and not math.isnan(v)]
+    if not values:
+        values = [float(v) for v in metrics.values() if isinstance(v, (int, float)) and not math.isnan(v)]
+    return finite_number(sum(values) / len(values)) if values else None
+
+
+def _summary(metrics: dict, limit: int = 8) -> str:
+    shown = [f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={short(v, 60)}"
+             for k, v in list(metrics.items())[:limit] if k != "error"]  # an error message is said apart
+    return ", ".join(shown)
+
+
+def _numbers_only(metrics: dict, limit: int = 60) -> dict:
+    return {str(k): v for k, v in list(metrics.items())[:limit]
+            if (isinstance(v, (int, float)) and finite_number(float(v)) is not None) or isinstance(v, bool)}
+
+
+class OpenEvolveTask(FolderTask):
+    format = "openevolve"
+    metric_name = "combined_score"
+
+    def __init__(self, root, instances_path=None, target=None) -> None:
+        super().__init__(root, "initial_program.py", instances_path, target)
+        config = _yaml_config(self.root / "config.yaml")
+        evaluator = config.get("evaluator") or {}
+        database = config.get("database") or {}
+        self.settings = {
+            "program": self.entry_file,
+            "cascade_evaluation": bool(evaluator.get("cascade_evaluation", True)),
+            "cascade_thresholds": list(evaluator.get("cascade_thresholds") or CASCADE_THRESHOLDS),
+        }
+        self.feature_dimensions = [str(d) for d in database.get("feature_dimensions") or []]
+        timeout = evaluator.get("timeout")
+        if isinstance(timeout, (int, float)) and timeout > 0:
+            from dataclasses import replace
+
+            self.limits = replace(self.limits, timeout_s=float(timeout), cpu_s=max(1, int(timeout)))
+        message = (config.get("prompt") or {}).get("system_message")
+        readme = self.root / "README.md"
+        if isinstance(message, str) and message.strip() and message.strip() != "system_message":
+            self.description = message.strip()
+        elif readme.is_file():
+            self.description = read_text(readme)
+        else:
+            self.description = (f"Improve the program {self.entry_file}: the task's evaluator.py (OpenEvolve "
+                                "format) runs it and reports metrics; a higher combined_score is better.")
+        self._files = folder_files(self.root, exclude=(self.entry_file,))
+
+    def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
+        return {**self._files, "clade_run_openevolve.py": (RUNNERS / "openevolve_runner.py").read_bytes(),
+                "clade_task.json": json.dumps(self.settings).encode()}
+
+    def command(self) -> Sequence[str]:
+        return [sys.executable, "clade_run_openevolve.py"]
+
+    def grade(self, instance: Instance, answer: bytes) -> Grade:
+        try:
+            data = json.loads(answer)
+        except (ValueError, UnicodeDecodeError):
+            return Grade(False, {}, "answer.json is not JSON")
+        if not isinstance(data, dict):
+            return Grade(False, {}, "answer.json must be an object")
+        if "error" in data:
+            return Grade(False, {}, f"the evaluator failed: {short(data['error'])}")
+        metrics = data.get("metrics")
+        if not isinstance(metrics, dict) or not metrics:
+            return Grade(False, {}, "the evaluator returned no metrics")
+        value = fitness(metrics, self.feature_dimensions)
+        if value is None:
+            return Grade(False, {}, f"no finite combined_score or numeric metric in {_summary(metrics)}")
+        stage, stages = data.get("stage", 0), data.get("stages", 0)
+        out = {"metric": value, "evaluator": _numbers_only(metrics)}
+        if isinstance(stage, int) and stages:
+            out["cascade_stage"] = stage
+        feedback = _summary(metrics)
+        if stages:
+            feedback += f" (cascade: stage {stage} of {stages})"
+        if isinstance(metrics.get("error"), str):
+            feedback += f"; error: {short(metrics['error'], 200)}"
+        artifacts = data.get("artifacts") if isinstance(data.get("artifacts"), dict) else {}
+        for key in ("stderr", "stage2_stderr", "stage3_stderr", "feedback"):
+            if artifacts.get(key):
+                feedback += f"; {key}: {short(artifacts[key], 200)}"
+        return Grade(True, out, feedback)
+
+
+class ShinkaEvolveTask(FolderTask):
+    format = "shinkaevolve"
+    metric_name = "combined_score"
+
+    def __init__(self, root, instances_path=None, target=None) -> None:
+        super().__init__(root, "initial.py", instances_path, target)
+        readme = self.root / "README.md"
+        self.description = read_text(readme) if readme.is_file() else (
+            f"Improve the program {self.entry_file}: the task's evaluate.py (ShinkaEvolve format) runs it and "
+            "reports metrics; a higher combined_score is better, and the program must stay correct.")
+        self.settings = {"program": self.entry_file}
+        self._files = folder_files(self.root, exclude=(self.entry_file,))
+
+    def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
+        return {**self._files, "clade_run_shinka.py": (RUNNERS / "shinka_runner.py").read_bytes(),
+                "clade_task.json": json.dumps(self.settings).encode()}
+
+    def command(self) -> Sequence[str]:
+        return [sys.executable, "clade_run_shinka.py"]
+
+    def grade(self, instance: Instance, answer: bytes) -> Grade:
+        try:
+            data = json.loads(answer)
+        except (ValueError, UnicodeDecodeError):
+            return Grade(False, {}, "answer.json is not JSON")
+        if not isinstance(data, dict):
+            return Grade(False, {}, "answer.json must be an object")
+        if "error" in data:
+            return Grade(False, {}, short(data["error"]))
+        metrics, correct = data.get("metrics"), data.get("correct")
+        for name, part in (("metrics.json", metrics), ("correct.json", correct)):
+            if not isinstance(part, dict):
+                return Grade(False, {}, f"{name} must hold a JSON object")
+            if "__unreadable__" in part:
+                return Grade(False, {}, short(part["__unreadable__"]))
+        if correct.get("correct") is not True:
+            return Grade(False, {}, f"incorrect: {short(correct.get('error') or 'correct.json says correct: false')}")
+        value = finite_number(metrics.get("combined_score"))
+        if value is None:
+            return Grade(False, {}, "metrics.json has no finite combined_score")
+        public = metrics.get("public") if isinstance(metrics.get("public"), dict) else {}
+        numbers = {k: v for k, v in metrics.items() if k not in ("public", "private", "text_feedback")}
+        out = {"metric": value, "evaluator": _numbers_only({**numbers, **{f"public.{k}": v for k, v in public.items()}})}
+        feedback = f"combined_score={value:.6g}"
+        if public:
+            feedback += f"; {_summary(public)}"
+        if metrics.get("text_feedback"):
+            feedback += f"; {short(metrics['text_feedback'], 500)}"
+        return Grade(True, out, feedback)

@@ -1,0 +1,51 @@
+"""Clade's runner for a ShinkaEvolve task folder; it runs INSIDE the sandbox, beside the candidate program.
+
+It calls the folder's evaluator the way ShinkaEvolve does,
+`python evaluate.py --program_path <program> --results_dir <dir>`, then reads
+the `metrics.json` and `correct.json` the evaluator wrote there and copies
+them into answer.json; the engine checks them outside. Standalone: the
+standard library only. Settings come from clade_task.json.
+"""
+import json
+import os
+import subprocess
+import sys
+
+RESULTS = "clade_results"
+
+
+def read_json(path):
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        return {"__unreadable__": f"{os.path.basename(path)} is not JSON: {exc}"[:300]}
+
+
+def main():
+    with open("clade_task.json") as fh:
+        settings = json.load(fh)
+    here = os.getcwd()
+    program = os.path.join(here, settings["program"])
+    proc = subprocess.run([sys.executable, "evaluate.py", "--program_path", program, "--results_dir", RESULTS],
+                          check=False, cwd=here, capture_output=True, text=True, errors="replace")
+    sys.stdout.write(proc.stdout)
+    sys.stderr.write(proc.stderr)
+    metrics = read_json(os.path.join(RESULTS, "metrics.json"))
+    correct = read_json(os.path.join(RESULTS, "correct.json"))
+    if metrics is None or correct is None:
+        lines = [line for line in (proc.stderr + proc.stdout).strip().splitlines() if line.strip()]
+        missing = " and ".join(n for n, v in (("metrics.json", metrics), ("correct.json", correct)) if v is None)
+        answer = {"error": f"evaluate.py (exit {proc.returncode}) wrote no {missing}"
+                           + (f": {lines[-1][:300]}" if lines else "")}
+    else:
+        answer = {"metrics": metrics, "correct": correct, "returncode": proc.returncode}
+    with open("answer.json", "w") as fh:
+        json.dump(answer, fh, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

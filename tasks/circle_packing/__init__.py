@@ -1,0 +1,1 @@
+"""Circle packing: 26 circles in the unit square, maximize the sum of radii (AlphaEvolve's benchmark)."""
