@@ -57,7 +57,7 @@ class LLMCallRecord:
 
     id: int
     node_id: int | None
-    purpose: str  # 'mutate', 'diagnose', 'retry', 'agent', ...
+    purpose: str  # 'mutate', 'diagnose', 'retry', 'agent' (an agent's own call, through the gateway), ...
     model: str
     request_hash: str
     request: dict
@@ -67,3 +67,4 @@ class LLMCallRecord:
     cost_usd: float | None = None  # None where the provider's price is unknown
     latency_s: float = 0.0
     error: str | None = None
+    instance_id: str | None = None  # the instance an agent's call was made for (purpose 'agent')

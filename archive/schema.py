@@ -3,6 +3,9 @@
 Table and column names are public: users query them with SQL. More columns
 are fine; a change of meaning bumps SCHEMA_VERSION and ships a migration.
 `events."at"` must be quoted in DuckDB, where AT is a reserved word.
+`llm_calls.instance_id` (the instance an agent's call was made for; NULL for
+the meta-agent's calls) is a later, nullable column: MIGRATIONS adds it to an
+archive made before it, when the archive is opened for writing.
 """
 from __future__ import annotations
 
@@ -88,7 +91,8 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     cost_usd DOUBLE,
     latency_s DOUBLE,
     error VARCHAR,
-    created_at TIMESTAMP
+    created_at TIMESTAMP,
+    instance_id VARCHAR
 );
 CREATE TABLE IF NOT EXISTS events (
     seq BIGINT PRIMARY KEY,
@@ -98,3 +102,8 @@ CREATE TABLE IF NOT EXISTS events (
     detail JSON
 );
 """
+
+# Additive, idempotent changes run on an archive opened for writing (no change of meaning: no version bump).
+MIGRATIONS = (
+    "ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS instance_id VARCHAR",
+)

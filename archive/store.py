@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping
 
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
 from archive.records import EvaluationRecord, LLMCallRecord, NodeRecord, ReferenceEvaluation
-from archive.schema import SCHEMA_VERSION, TABLES
+from archive.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
 
 ARCHIVE_FILE = "archive.duckdb"
 
@@ -116,6 +116,9 @@ class Archive:
             raise ArchiveSchemaError(
                 f"{file} has schema version {row[1]}, newer than this Clade's {SCHEMA_VERSION}; upgrade Clade"
             )
+        if not read_only:
+            for statement in MIGRATIONS:
+                con.execute(statement)
         return cls(con, file, str(row[0]))
 
     def close(self) -> None:
@@ -188,10 +191,12 @@ class Archive:
     def add_llm_call(self, call: LLMCallRecord) -> None:
         """Store one model call as soon as it returns: a crash after this never pays for it again."""
         self._con.execute(
-            "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO llm_calls (id, node_id, purpose, model, request_hash, request, response, tokens_in, "
+            "tokens_out, cost_usd, latency_s, error, created_at, instance_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [call.id, call.node_id, call.purpose, call.model, call.request_hash, json.dumps(call.request),
              None if call.response is None else json.dumps(call.response), call.tokens_in, call.tokens_out,
-             call.cost_usd, call.latency_s, call.error, utcnow()],
+             call.cost_usd, call.latency_s, call.error, utcnow(), call.instance_id],
         )
 
     def next_llm_call_id(self) -> int:
@@ -258,6 +263,14 @@ class Archive:
             [node_id],
         ).fetchall()
         return dict(rows)
+
+    def code_sizes(self) -> dict[int, int]:
+        """Each node's code size in bytes (UTF-8, all its files): the feature some policies sort agents by."""
+        rows = self._con.execute(
+            "SELECT f.node_id, sum(strlen(b.content)) FROM node_files f "
+            "JOIN blobs b ON b.hash = f.hash GROUP BY f.node_id"
+        ).fetchall()
+        return {int(node): int(size) for node, size in rows}
 
     def evaluations(self, split: str | None = None) -> list[EvaluationRecord]:
         sql = (

@@ -26,8 +26,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Search for better agents: a tree of agent variants in a DuckDB archive, "
         "expanded by a policy (HGM by default), mutated by the offline mutator, evaluated in sandboxes.",
     )
-    p.add_argument("--task", help="benchmark to run (default: binpack)")
-    p.add_argument("--policy", help="search policy: hgm (default), greedy, random")
+    p.add_argument("--task", help="benchmark to run: binpack (default), circle_packing, or a task folder in "
+                   "OpenEvolve, ShinkaEvolve, metric:value or public/private format")
+    p.add_argument("--target", type=float, help="for a task folder: the metric value that scores 1 "
+                   "(default: the folder's PERFECT_SCORE if it states one)")
+    p.add_argument("--policy", help="search policy: hgm (default), dgm, shinka, shinka_power_law, shinka_beam, "
+                   "openevolve, adas, greedy, uct, best_of_n, random (README, Policies)")
+    p.add_argument("--stages", help="staged evaluation for any policy: N:T or P%%:T[,...] (a node gets N instances, "
+                   "or P%% of them, and more only if its mean is at least T); none turns off the default of dgm and "
+                   "hgm (DGM's: 1/6 of dev at 0.4)")
+    p.add_argument("--final", help="final rule: epsilon_quantile (HGM's, default), max_mean, max_mean_k")
+    p.add_argument("--final-k", type=int, help="k of --final max_mean_k: the evaluations a final node needs "
+                   "(default: every dev instance)")
     p.add_argument("--budget", type=int, help="dev evaluations (node x instance) to spend (default: 200); "
                    "with --resume, the new total")
     p.add_argument("--workers", type=int, help="evaluations in flight at once (default: one per core)")
@@ -39,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instances", help="JSON file of instances (name -> {capacity, items[, split]}) "
                    "instead of generated ones")
     p.add_argument("--resume", metavar="RUN", help="continue a stopped run (its folder or archive file)")
+    p.add_argument("--resume-from", metavar="SNAPSHOT", help="a new run (in --run-dir) that continues the tree "
+                   "of a snapshot made by python -m engine.snapshot export; --budget counts its evaluations too")
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     box = p.add_argument_group("sandboxes and executors (limits default to the task's; binpack: 20 s, 20 CPU s, "
                                "1024 MB, 64 processes, 8192 output bytes, 1 CPU)")
@@ -64,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--meta-steps", help="implement (default), or diagnose,implement")
     llm.add_argument("--answer-format", help="diff (SEARCH/REPLACE blocks, default) or rewrite")
     llm.add_argument("--model-choice", help="fixed (weights, default) or bandit (ShinkaEvolve's asymmetric UCB)")
+    llm.add_argument("--agent-model", help="models the agents themselves may call through the run's LLM gateway "
+                     "(a,b; default: --model's) for tasks such as humaneval")
+    llm.add_argument("--agent-max-tokens", type=int, help="tokens (in + out) one evaluation's agent may use; past "
+                     "it the evaluation ends as an error (default: the task's cap)")
     llm.add_argument("--replay", metavar="RUN", help="run the search of RUN again, every model call answered "
                      "from RUN's archive at no cost")
     return p

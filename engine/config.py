@@ -1,6 +1,7 @@
 """A run's configuration: what the user asked for, stored as JSON in `runs.config`."""
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Mapping
@@ -12,6 +13,9 @@ from engine.errors import UserError
 class RunConfig:
     task: str = "binpack"
     policy: str = "hgm"
+    stages: str = "default"  # staged evaluation, e.g. "4:0.5" or "none" (search.cascade); "default": the policy's
+    final: str | None = None  # final rule (search.final.FINAL_RULES); None: the policy's own
+    final_k: int | None = None  # k of the max_mean_k final rule (None: every dev instance)
     budget: int = 200  # dev evaluations (node x instance), HGM's convention
     workers: int = 0  # 0: one per core
     seed: int = 0
@@ -39,6 +43,16 @@ class RunConfig:
     answer_format: str = "diff"  # SEARCH/REPLACE blocks, or "rewrite"
     model_choice: str = "fixed"  # or "bandit" (ShinkaEvolve's asymmetric UCB)
     replay: str | None = None  # an archive whose recorded answers serve every model call
+    agent_model: str | None = None  # models the agents may call through the LLM gateway ("a,b"); default --model
+    agent_max_tokens: int | None = None  # tokens one evaluation's agent may use, overriding the task's cap
+    target: float | None = None  # metric value that scores 1 for a task folder with an unbounded metric
+
+    def make_policy(self):
+        """The search policy this configuration names, with its stages and final rule."""
+        from search import make_policy
+
+        return make_policy(self.policy, stages=None if self.stages == "default" else self.stages,
+                           final=self.final, final_k=self.final_k)
 
     def resolved_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
@@ -49,7 +63,9 @@ class RunConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        stored = {k: v for k, v in data.items() if k in known}
+        stored.setdefault("stages", "none")  # archives from before staged defaults ran every policy unstaged
+        return cls(**stored)
 
     def with_overrides(self, **changes: Any) -> "RunConfig":
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -59,9 +75,27 @@ class RunConfig:
         from tasks import TASKS
 
         if self.task not in TASKS:
-            raise UserError(f"unknown task {self.task!r}; choose one of: {', '.join(TASKS)}")
+            if not os.path.isdir(self.task):
+                raise UserError(f"unknown task {self.task!r}; choose one of: {', '.join(TASKS)}, or give a task "
+                                "folder (OpenEvolve, ShinkaEvolve, metric:value or public/private format)")
+            from tasks.adapters import detect
+
+            try:
+                detect(self.task)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+        if self.target is not None and not math.isfinite(self.target):
+            raise UserError(f"--target must be a finite number, not {self.target}")
         if self.policy not in POLICIES:
             raise UserError(f"unknown policy {self.policy!r}; choose one of: {', '.join(sorted(POLICIES))}")
+        if self.final_k is not None and self.final_k < 1:
+            raise UserError(f"--final-k must be 1 or more evaluations, not {self.final_k}")
+        if self.final_k is not None and self.final != "max_mean_k":
+            raise UserError("--final-k needs --final max_mean_k")
+        try:
+            self.make_policy()
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         if self.budget <= 0:
             raise UserError(f"--budget must be a positive number of evaluations, not {self.budget}")
         if self.workers < 0:
@@ -102,8 +136,12 @@ class RunConfig:
             raise UserError(f"--answer-format must be 'diff' or 'rewrite', not {self.answer_format!r}")
         if self.model_choice not in ("fixed", "bandit"):
             raise UserError(f"--model-choice must be 'fixed' or 'bandit', not {self.model_choice!r}")
-        if self.model:
+        if self.agent_max_tokens is not None and self.agent_max_tokens <= 0:
+            raise UserError(f"--agent-max-tokens must be a positive number of tokens, not {self.agent_max_tokens}")
+        if self.model or self.agent_model:
             from engine.model_choice import parse_models
 
-            parse_models(self.model)
+            for spec in (self.model, self.agent_model):
+                if spec:
+                    parse_models(spec)
         return self

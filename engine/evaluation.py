@@ -3,17 +3,35 @@
 The sandbox only produces the answer file; the task's evaluator validates
 and measures it here, in the engine, so nothing the agent prints or patches
 can raise its score (DESIGN.md, Evaluation and sandboxes).
+
+Two optional parts, both declared by the task:
+- a check step: when grading means running untrusted code (HumanEval's tests
+  on the function the agent wrote), `task.check_job(instance, answer)` returns
+  a second SandboxJob, run in a fresh sandbox of the same backend without the
+  agent's files or gateway access; `task.grade(instance, answer, check)` then
+  reads how it ended, `CheckRun(job, result)` (check_job returns a Grade
+  instead when the answer cannot even be checked);
+- the LLM gateway: for an agent that calls a model, the evaluation gets its own
+  gateway session (a token, booked against this node and instance). When the
+  agent passes its token cap the job is stopped and the evaluation is an
+  `error` saying so; when the run's budget is reached (or the provider refuses
+  the key) the job is stopped and the outcome carries `stop`: the caller does
+  not record it and stops the run.
 """
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Mapping
+from pathlib import Path
 
 from archive.store import utcnow
-from engine.sandbox import Sandbox, SandboxJob
-from tasks.base import Instance
+from engine.sandbox import Sandbox, SandboxJob, SandboxResult
+from tasks.base import CheckRun, Grade, Instance
+
+LLM_CLIENT_FILE = Path(__file__).resolve().parents[1] / "agents_seed" / "clade_llm.py"  # data, copied, never imported
 
 
 @dataclass(frozen=True)
@@ -26,6 +44,8 @@ class Outcome:
     stderr_tail: str = ""
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    stop: str = ""        # not the agent's doing (the run's LLM budget, a bad key): do not record; stop the run
+    fatal: bool = False   # the stop is one the user must act on (a bad key, an unknown model)
 
 
 def _last_line(text: str) -> str:
@@ -33,27 +53,91 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-async def run_agent(task, sandbox: Sandbox, files: Mapping[str, str], instance: Instance) -> Outcome:
-    """Run `files` on `instance` and grade the answer. Never raises for anything the agent does."""
+def hidden_paths(task) -> tuple[str, ...]:
+    """Host paths the task wants out of every sandbox (e.g. its installed data with tests and solutions)."""
+    hidden = getattr(task, "hidden_paths", None)
+    return tuple(hidden()) if hidden is not None else ()
+
+
+async def run_agent(task, sandbox: Sandbox, files: Mapping[str, str], instance: Instance, *,
+                    gateway=None, node_id: int | None = None, label: str | None = None) -> Outcome:
+    """Run `files` on `instance` and grade the answer. Never raises for anything the agent does.
+
+    `gateway`: the run's LLM gateway (None: the agent gets no model access); its calls are booked
+    against `node_id` and the instance (`label` names them when there is no node, e.g. a reference agent)."""
     job_files: dict[str, bytes] = {
         path: text.encode("utf-8") for path, text in files.items() if path != task.answer_file
     }  # an answer must come from running, not ship with the agent
     job_files.update(task.sandbox_files(instance))  # the task's runner wins over an agent file of the same name
-    job = SandboxJob(files=job_files, command=list(task.command()), answer_file=task.answer_file,
-                     limits=task.limits)
+    session = gateway.open_session(node_id, instance.id, label) if gateway is not None else None
+    if session is not None and "clade_llm.py" not in job_files:  # the client, for tasks that do not ship it
+        job_files["clade_llm.py"] = LLM_CLIENT_FILE.read_bytes()
     started = utcnow()
     clock = time.perf_counter()
-    result = await sandbox.run(job)
-    runtime = time.perf_counter() - clock
-    common = dict(runtime_s=runtime, stdout_tail=result.stdout_tail, stderr_tail=result.stderr_tail,
-                  started_at=started, finished_at=utcnow())
+    try:
+        job = SandboxJob(files=job_files, command=list(task.command()), answer_file=task.answer_file,
+                         limits=task.limits, llm=gateway.endpoint(session) if session else None,
+                         hidden=hidden_paths(task))
+        result = await _run_watched(sandbox, job, session)
+    finally:
+        if session is not None:
+            gateway.close_session(session)
+    if session is not None and (session.capped or session.stop_reason):
+        common = {"runtime_s": time.perf_counter() - clock, "started_at": started, "finished_at": utcnow(),
+                  "stdout_tail": result.stdout_tail if result else "",
+                  "stderr_tail": result.stderr_tail if result else ""}
+        if session.stop_reason:
+            return Outcome("error", {}, session.stop_reason, stop=session.stop_reason, fatal=session.stop_fatal,
+                           **common)
+        return Outcome("error", {}, session.cap_reason, **common)
+    assert result is not None
     if result.status != "ok":
-        why = result.reason or result.status
-        detail = _last_line(result.stderr_tail)
-        return Outcome(result.status, {}, f"{why}: {detail}" if detail else why, **common)
+        return _outcome(result.status, {}, _why(result), result, clock, started)
     if result.answer is None:
-        return Outcome("bad_output", {}, result.reason or f"no {task.answer_file} written", **common)
-    grade = task.grade(instance, result.answer)
+        return _outcome("bad_output", {}, result.reason or f"no {task.answer_file} written", result, clock, started)
+    grade = await _grade(task, sandbox, instance, result.answer)
     if not grade.valid:
-        return Outcome("bad_output", {}, grade.feedback, **common)
-    return Outcome("ok", grade.metrics, grade.feedback, **common)
+        return _outcome("bad_output", {}, grade.feedback, result, clock, started)
+    return _outcome("ok", grade.metrics, grade.feedback, result, clock, started)
+
+
+def _why(result: SandboxResult) -> str:
+    why = result.reason or result.status
+    detail = _last_line(result.stderr_tail)
+    return f"{why}: {detail}" if detail else why
+
+
+def _outcome(status: str, metrics: dict, feedback: str, result: SandboxResult, clock: float,
+             started: datetime) -> Outcome:
+    return Outcome(status, metrics, feedback, runtime_s=time.perf_counter() - clock,
+                   stdout_tail=result.stdout_tail, stderr_tail=result.stderr_tail, started_at=started,
+                   finished_at=utcnow())
+
+
+async def _grade(task, sandbox: Sandbox, instance: Instance, answer: bytes) -> Grade:
+    """The task's verdict; with a check step, after running it in a fresh sandbox job."""
+    check_job = getattr(task, "check_job", None)
+    if check_job is None:
+        return task.grade(instance, answer)
+    job = check_job(instance, answer)
+    if isinstance(job, Grade):  # the answer could not even be checked
+        return job
+    return task.grade(instance, answer, CheckRun(job, await sandbox.run(job)))
+
+
+async def _run_watched(sandbox: Sandbox, job: SandboxJob, session) -> SandboxResult | None:
+    """The job's result; None when the gateway ended the evaluation first (the job is killed then)."""
+    if session is None:
+        return await sandbox.run(job)
+    run = asyncio.ensure_future(sandbox.run(job))
+    ended = asyncio.ensure_future(session.ended.wait())
+    try:
+        await asyncio.wait({run, ended}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not run.done():
+            run.cancel()  # the sandbox kills everything the job started before the cancellation ends
+        ended.cancel()
+        await asyncio.gather(run, ended, return_exceptions=True)
+    if session.capped or session.stop_reason:
+        return run.result() if run.done() and not run.cancelled() and run.exception() is None else None
+    return run.result()

@@ -31,6 +31,11 @@ class ExpansionResult:
     description: str
 
 
+def code_size(files: Mapping[str, str]) -> int:
+    """An agent's code size in bytes (UTF-8, all files): the feature axis of OpenEvolve's MAP-Elites grid."""
+    return sum(len(text.encode()) for text in files.values())
+
+
 def unified_diff(parent: Mapping[str, str], child: Mapping[str, str]) -> str:
     parts = []
     for path in sorted(set(parent) | set(child)):
@@ -88,7 +93,7 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
         detail["key"] = outcome.key  # the expansion's identity, for a resumed run's bookkeeping
     event = ("expand", parent, detail)
     state.archive.add_node(record, files, event=event)
-    state.tree.add_node(parent, status == "valid")
+    state.tree.add_node(parent, status == "valid", feature=float(code_size(files)))
     state.code_hashes.setdefault(code_hash, node_id)
     if status == "valid":
         state.remember_files(node_id, files)

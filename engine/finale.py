@@ -20,17 +20,20 @@ from tasks.base import Instance
 
 
 async def _run_all(state: RunState, sandbox, workers: int,
-                   jobs: list[tuple[Mapping[str, str], Instance]], progress=None) -> list[Outcome]:
+                   jobs: list[tuple[Mapping[str, str], Instance, int | str]], progress=None) -> list[Outcome]:
+    """Each job: (files, instance, the node id, or a reference agent's name)."""
     gate = asyncio.Semaphore(workers)
 
-    async def one(files: Mapping[str, str], instance: Instance) -> Outcome:
+    async def one(files: Mapping[str, str], instance: Instance, who: int | str) -> Outcome:
         async with gate:
-            outcome = await run_agent(state.task, sandbox, files, instance)
+            outcome = await run_agent(state.task, sandbox, files, instance, gateway=state.gateway,
+                                      node_id=who if isinstance(who, int) else None,
+                                      label=None if isinstance(who, int) else f"reference {who} instance {instance.id}")
         if progress:
             progress.advance_extra()
         return outcome
 
-    tasks = [asyncio.ensure_future(one(f, i)) for f, i in jobs]
+    tasks = [asyncio.ensure_future(one(f, i, w)) for f, i, w in jobs]
     try:
         return list(await asyncio.gather(*tasks))
     finally:
@@ -60,12 +63,14 @@ async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterabl
             seen = _done(state, node, "holdout")
             for inst in state.holdout:
                 if inst.id not in seen:
-                    jobs.append((state.files(node), inst))
+                    jobs.append((state.files(node), inst, node))
                     keys.append((node, inst))
         if progress:
             progress.extra_work(len(jobs))
         outcomes = await _run_all(state, sandbox, workers, jobs, progress)
         for (node, inst), outcome in zip(keys, outcomes):
+            if outcome.stop:  # the run's LLM budget, not the agent: measured by a resumed run with more
+                continue
             score = _score(state, inst, outcome, node == 0)
             state.archive.add_evaluation(EvaluationRecord(
                 node_id=node, instance_id=inst.id, split="holdout", repeat=0, score=score,
@@ -84,12 +89,14 @@ async def measure_references(state: RunState, sandbox, workers: int, progress=No
     for name, files in state.task.reference_agents().items():
         for inst in state.dev + state.holdout:
             if (name, inst.id) not in seen:
-                jobs.append((files, inst))
+                jobs.append((files, inst, name))
                 keys.append((name, inst))
     if progress:
         progress.extra_work(len(jobs))
     outcomes = await _run_all(state, sandbox, workers, jobs, progress)
     for (name, inst), outcome in zip(keys, outcomes):
+        if outcome.stop:
+            continue
         state.archive.add_reference(ReferenceEvaluation(
             agent=name, instance_id=inst.id, split=inst.split, score=_score(state, inst, outcome, False),
             metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,

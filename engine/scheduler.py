@@ -12,7 +12,10 @@ evaluations go on; the policy sees them as pending and is told when no slot
 is free, so workers keep evaluating instead of waiting on a model. With one
 worker, expansions are awaited inline too, so that a seed fixes the tree.
 An exception whose `stops_run` is true (a budget reached, a bad API key)
-stops new work; what is in flight finishes and is stored.
+stops new work; what is in flight finishes and is stored. So does an
+evaluation whose agent met the run's LLM budget (or a refused key) through the
+gateway: that evaluation is not its result, so it is not stored (a resumed run
+with more budget runs it again).
 """
 from __future__ import annotations
 
@@ -121,12 +124,20 @@ class Scheduler:
         launch = Launch(decision.node_id, decision.instance, self._free_workers.pop(0), decision.detail)
         files = self.state.files(decision.node_id)
         instance = self.state.dev[decision.instance]
-        task = asyncio.ensure_future(run_agent(self.state.task, self.sandbox, files, instance))
+        task = asyncio.ensure_future(run_agent(self.state.task, self.sandbox, files, instance,
+                                               gateway=self.state.gateway, node_id=decision.node_id))
         return task, launch
 
-    def _record(self, launch: Launch, outcome: Outcome) -> None:
+    def _record(self, launch: Launch, outcome: Outcome) -> str | None:
         state = self.state
         instance = state.dev[launch.instance]
+        if outcome.stop:  # the run's LLM budget ran out under the agent (or its key was refused): not its result
+            state.tree.abandon_evaluation(launch.node, launch.instance)
+            self._free_workers.append(launch.worker)
+            self._free_workers.sort()
+            if outcome.fatal:
+                self.fatal = outcome.stop
+            return outcome.stop
         if outcome.status != "ok":
             score = 0.0
         elif launch.node == 0:
@@ -151,6 +162,7 @@ class Scheduler:
         self._free_workers.sort()
         if self.progress:
             self.progress.evaluated(state, outcome, self.workers - len(self._free_workers))
+        return None
 
     # ----- the loop ---------------------------------------------------------
     async def run(self) -> str:
@@ -196,7 +208,7 @@ class Scheduler:
                     if isinstance(launch, ExpansionLaunch):
                         stop = self._finish_expansion(launch, task) or stop
                     else:
-                        self._record(launch, task.result())
+                        stop = self._record(launch, task.result()) or stop
         finally:
             await self._abandon(pending)
 

@@ -24,6 +24,7 @@ class RunState:
     code_hashes: dict[str, int] = field(default_factory=dict)  # code hash -> first node with it
     seed_metrics: dict[str, dict] = field(default_factory=dict)  # instance id -> the root's raw metrics
     _files: dict[int, dict[str, str]] = field(default_factory=dict)
+    gateway: object | None = None  # a live handle, not state: the run's LLM gateway, while the search runs
 
     @property
     def dev_index(self) -> dict[str, int]:
@@ -43,8 +44,9 @@ class RunState:
         dev = [x for x in instances if x.split == "dev"]
         holdout = [x for x in instances if x.split == "holdout"]
         state = cls(archive, task, dev, holdout, TreeStats(len(dev)))
+        sizes = archive.code_sizes()
         for node in archive.nodes():
-            state.tree.add_node(node.parent_id, node.status == "valid")
+            state.tree.add_node(node.parent_id, node.status == "valid", feature=float(sizes.get(node.id, 0)))
             state.code_hashes.setdefault(node.code_hash, node.id)
         index = state.dev_index
         for ev in archive.evaluations():

@@ -35,6 +35,7 @@ class Summary:
     holdout_done: int
     raw_metric: str
     raw_metric_note: str = ""
+    score_note: str = "scores are measured against the seed on each instance"  # a task's `score_note` overrides
     extra: dict = field(default_factory=dict)
 
 
@@ -70,6 +71,7 @@ def compute_summary(archive: Archive, task, final_node: int | None, final_rule: 
         nodes_by_status=nodes, dev_evaluations_by_status=dev, budget=budget,
         dev_done=sum(dev.values()), holdout_done=int(holdout), raw_metric=task.raw_metric,
         raw_metric_note=getattr(task, "raw_metric_note", ""),
+        score_note=getattr(task, "score_note", Summary.score_note),
         extra={"spend": spend} if spend is not None else {},
     )
 
@@ -104,7 +106,7 @@ def render_summary(summary: Summary, console) -> None:
                       str(a.holdout_n), _fmt(a.holdout_raw))
     console.print(table)
     if summary.raw_metric_note:
-        console.print(f"({summary.raw_metric_note}; scores are measured against the seed on each instance)")
+        console.print(f"({summary.raw_metric_note}; {summary.score_note})")
     nodes = ", ".join(f"{v} {k}" for k, v in summary.nodes_by_status.items())
     evals = ", ".join(f"{v} {k}" for k, v in summary.dev_evaluations_by_status.items())
     console.print(f"Nodes: {nodes}. Dev evaluations: {evals}.")

@@ -71,19 +71,21 @@ class LLMClient:
         return self._budget
 
     async def complete(self, messages: list[dict], *, model: str, purpose: str, node_id: int | None,
-                       key: str = "", **params: Any) -> LLMAnswer:
+                       key: str = "", instance_id: str | None = None, **params: Any) -> LLMAnswer:
+        """`instance_id`: the instance an agent's call is made for (the gateway's calls); stored on its rows."""
         request = build_request(model, messages, params, key)
         while (other := self._in_flight.get(request.hash)) is not None:
             await other.wait()
         done = asyncio.Event()
         self._in_flight[request.hash] = done
         try:
-            return await self._complete(request, purpose, node_id)
+            return await self._complete(request, purpose, node_id, instance_id)
         finally:
             del self._in_flight[request.hash]
             done.set()
 
-    async def _complete(self, request: LLMRequest, purpose: str, node_id: int | None) -> LLMAnswer:
+    async def _complete(self, request: LLMRequest, purpose: str, node_id: int | None,
+                        instance_id: str | None = None) -> LLMAnswer:
         recorded = self.archive.llm_answer(request.hash)
         if recorded is not None:
             self._tally.add_cached()
@@ -94,13 +96,14 @@ class LLMClient:
         reservation = await self._budget.admit(request.model)
         observed = None
         try:
-            answer = await self._call_with_retries(request, purpose, node_id)
+            answer = await self._call_with_retries(request, purpose, node_id, instance_id)
             observed = (answer.cost_usd, answer.tokens_in + answer.tokens_out)
             return answer
         finally:
             self._budget.release(reservation, observed)
 
-    async def _call_with_retries(self, request: LLMRequest, purpose: str, node_id: int | None) -> LLMAnswer:
+    async def _call_with_retries(self, request: LLMRequest, purpose: str, node_id: int | None,
+                                 instance_id: str | None = None) -> LLMAnswer:
         settings = self.settings
         attempts = settings.max_retries + 1
         for attempt in range(attempts):
@@ -118,7 +121,7 @@ class LLMClient:
                 raise
             except Exception as exc:
                 latency = time.perf_counter() - started
-                self._write(request, purpose, node_id, None, 0, 0, None, latency, error_text(exc))
+                self._write(request, purpose, node_id, None, 0, 0, None, latency, error_text(exc), instance_id)
                 kind, line = classify(exc, request.model)
                 if kind == FATAL:
                     raise LLMFatalError(line) from exc
@@ -129,19 +132,20 @@ class LLMClient:
                 raise LLMError(f"{purpose} call failed{tries}: {line}") from exc
             latency = time.perf_counter() - started
             call_id = self._write(request, purpose, node_id, reply.record(), reply.tokens_in, reply.tokens_out,
-                                  reply.cost_usd, latency, None)
+                                  reply.cost_usd, latency, None, instance_id)
             return LLMAnswer(text=reply.text, model=request.model, tokens_in=reply.tokens_in,
                              tokens_out=reply.tokens_out, cost_usd=reply.cost_usd, latency_s=latency,
                              call_id=call_id, cached=False)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _write(self, request: LLMRequest, purpose: str, node_id: int | None, response: dict | None,
-               tokens_in: int, tokens_out: int, cost_usd: float | None, latency_s: float, error: str | None) -> int:
+               tokens_in: int, tokens_out: int, cost_usd: float | None, latency_s: float, error: str | None,
+               instance_id: str | None = None) -> int:
         """One llm_calls row, committed now; no await between taking the id and writing it."""
         call = LLMCallRecord(id=self.archive.next_llm_call_id(), node_id=node_id, purpose=purpose,
                              model=request.model, request_hash=request.hash, request=request.record,
                              response=response, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost_usd,
-                             latency_s=latency_s, error=error)
+                             latency_s=latency_s, error=error, instance_id=instance_id)
         self.archive.add_llm_call(call)
         self._tally.add(call)
         self._budget.charge(cost_usd, tokens_in + tokens_out)

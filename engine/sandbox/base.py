@@ -14,12 +14,18 @@ from pathlib import PurePosixPath
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "JOB_LLM_SOCKET",
+    "LLMEndpoint",
     "Sandbox",
     "SandboxJob",
     "SandboxLimits",
     "SandboxResult",
     "check_relative_path",
+    "llm_env",
 ]
+
+# Where the run's LLM gateway socket appears inside a bwrap or docker job.
+JOB_LLM_SOCKET = "/run/clade/llm.sock"
 
 
 @dataclass(frozen=True)
@@ -69,11 +75,34 @@ def check_relative_path(path: str, what: str = "path") -> PurePosixPath:
 
 
 @dataclass(frozen=True)
+class LLMEndpoint:
+    """How one job reaches the run's LLM gateway (engine/gateway): the gateway's Unix socket on the
+    engine's machine and this evaluation's bearer token. The job sees them as CLADE_LLM_URL and
+    CLADE_LLM_TOKEN; `process` gives the host path, `bwrap` and `docker` bind the socket alone at
+    JOB_LLM_SOCKET (no network needed). No API key is ever part of it."""
+
+    socket_path: str
+    token: str
+
+
+def llm_env(endpoint: LLMEndpoint | None, socket_in_job: str | None = None) -> dict[str, str]:
+    """The two variables a job gets for the gateway (none without an endpoint)."""
+    if endpoint is None:
+        return {}
+    return {"CLADE_LLM_URL": f"unix://{socket_in_job or endpoint.socket_path}", "CLADE_LLM_TOKEN": endpoint.token}
+
+
+@dataclass(frozen=True)
 class SandboxJob:
     """One command to run on one set of files.
 
     `files` are written into a fresh working directory, `command` runs there,
     and `answer_file` is read back afterwards (at most `answer_limit` bytes).
+    `llm`: the run's LLM gateway, for agents that call a model (None: no access).
+    `hidden`: absolute host paths (directories or files) that must look empty inside
+    the job, e.g. an installed benchmark's data with its tests and solutions: `bwrap`
+    mounts an empty tmpfs over each, `docker` never has them (host paths are not
+    in the image), `process` cannot hide anything (see process.py).
     """
 
     files: Mapping[str, bytes]
@@ -81,8 +110,13 @@ class SandboxJob:
     answer_file: str
     limits: SandboxLimits = SandboxLimits()  # frozen, so one shared default is safe
     answer_limit: int = 16 * 2**20
+    llm: LLMEndpoint | None = None
+    hidden: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        for path in self.hidden:
+            if not isinstance(path, str) or not path.startswith("/") or path.rstrip("/") == "":
+                raise ValueError(f"hidden path {path!r} must be an absolute path below /")
         for name, content in self.files.items():
             check_relative_path(name, "job file")
             if not isinstance(content, (bytes, bytearray, memoryview)):

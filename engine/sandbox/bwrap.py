@@ -21,6 +21,12 @@ is wrapped in a ``bwrap`` invocation (Debian package `bubblewrap`). Inside:
 - the job's working directory bound read-write at `JOB_DIR` (/job), the only
   host directory it can write; it is the cwd, HOME and TMPDIR;
 - the root itself read-only (nothing can be created beside the mounts);
+- a job's `hidden` paths (an installed benchmark's data, such as HumanEval's
+  tests and canonical solutions) covered by an empty tmpfs (a file: by
+  /dev/null);
+- for an agent that calls a model, the run's LLM gateway socket (and only that
+  socket) bound at /run/clade/llm.sock, so the agent reaches the gateway with
+  the network namespace still empty;
 - its own user namespace where the machine allows one, as uid/gid 65534,
   without the right to make further user namespaces (as host root the job's
   files are still owned by root outside, and it holds no capability);
@@ -42,7 +48,7 @@ import subprocess
 import sys
 from typing import Any
 
-from .base import SandboxJob
+from .base import JOB_LLM_SOCKET, SandboxJob, llm_env
 from .process import ProcessSandbox, _job_env, _Report
 
 __all__ = ["JOB_DIR", "BwrapSandbox", "bwrap_available", "bwrap_path"]
@@ -209,10 +215,19 @@ class BwrapSandbox(ProcessSandbox):
     def _job_command(
         self, job: SandboxJob, workdir: str
     ) -> tuple[list[str], dict[str, str]]:
-        env = _job_env(JOB_DIR)
+        env = {**_job_env(JOB_DIR), **llm_env(job.llm, JOB_LLM_SOCKET)}
+        extra: list[str] = []
+        for path in job.hidden:  # e.g. an installed benchmark's data: an empty, private tmpfs over it
+            if os.path.isdir(path):
+                extra += ["--tmpfs", path]
+            elif os.path.lexists(path):
+                extra += ["--ro-bind", "/dev/null", path]
+        if job.llm is not None:  # the gateway's socket alone, read-write; the network stays empty
+            extra += ["--bind", job.llm.socket_path, JOB_LLM_SOCKET]
         argv = [
             self._bwrap,
             *self._args,
+            *extra,
             "--bind", workdir, JOB_DIR,
             "--remount-ro", "/",  # last: every mount point exists by now
             "--chdir", JOB_DIR,

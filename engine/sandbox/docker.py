@@ -27,6 +27,10 @@ holds, through the options `container_options` builds:
 - environment: built from an allow-list (`process._job_env`), with the
   image's PATH and a C.UTF-8 locale; no variable of the engine's (API keys,
   proxies) enters; the SDK's proxy injection is turned off;
+- an agent that calls a model gets the run's LLM gateway socket (only that
+  socket) bind-mounted at /run/clade/llm.sock and CLADE_LLM_URL /
+  CLADE_LLM_TOKEN; the network stays `none`. A job's `hidden` host paths are
+  not in the image in the first place;
 - lifetime: wall clock `limits.timeout_s`, then the container is killed;
   `init=True` runs a minimal init as pid 1, so daemons the job starts are
   reaped and die with the container. The container is removed (forced) after
@@ -68,7 +72,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .base import SandboxJob, SandboxLimits, SandboxResult
+from .base import JOB_LLM_SOCKET, SandboxJob, SandboxLimits, SandboxResult, llm_env
 from .cgroup import pid_alive
 from .process import (
     _job_env,
@@ -151,7 +155,7 @@ def container_options(
         "entrypoint": argv[:1],  # not the image's ENTRYPOINT: the job's command, as given
         "command": argv[1:],
         "working_dir": JOB_DIR,
-        "environment": _container_env(),
+        "environment": {**_container_env(), **llm_env(job.llm, JOB_LLM_SOCKET)},
         "user": user or f"{JOB_UID}:{JOB_GID}",
         "hostname": "sandbox",
         "labels": {
@@ -170,7 +174,9 @@ def container_options(
             {"name": "core", "soft": 0, "hard": 0},
         ],
         "read_only": True,
-        "mounts": [{"Type": "bind", "Source": workdir, "Target": JOB_DIR, "ReadOnly": False}],
+        "mounts": [{"Type": "bind", "Source": workdir, "Target": JOB_DIR, "ReadOnly": False}]
+        + ([{"Type": "bind", "Source": job.llm.socket_path, "Target": JOB_LLM_SOCKET, "ReadOnly": False}]
+           if job.llm is not None else []),  # the LLM gateway's socket alone: no network needed
         "tmpfs": {"/tmp": "size=64m,mode=1777"},
         "shm_size": 64 * _MB,
         "ipc_mode": "private",

@@ -17,7 +17,10 @@ fills the engine's memory. Everything is asyncio, so one event loop can keep
 many jobs in flight.
 
 What this backend does NOT hold (use `bwrap` or `docker` for that): network
-access, reading any file the engine's user can read (holdout data included),
+access, reading any file the engine's user can read (holdout data included, and
+a job's `hidden` paths: an installed benchmark's tests; the engine's own
+/proc/PID/environ too, so API keys kept out of the job's environment can still
+be read from there),
 writing outside the working directory, disk space (RLIMIT_FSIZE is per file),
 total memory across processes (RLIMIT_AS is per process), and a job running as
 root that deliberately moves itself out of its cgroup or kills its supervisor.
@@ -38,7 +41,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .base import SandboxJob, SandboxLimits, SandboxResult
+from .base import SandboxJob, SandboxLimits, SandboxResult, llm_env
 from .cgroup import JobCgroup, PidsCgroups, pid_alive
 from .launcher import Launcher, Supervised
 
@@ -183,7 +186,7 @@ class ProcessSandbox:
 
         A hook for backends that run the same way but wrap the command (`bwrap`).
         """
-        return list(job.command), _job_env(workdir)
+        return list(job.command), {**_job_env(workdir), **llm_env(job.llm)}
 
     def _job_report(self, report: _Report) -> _Report:
         """A hook for wrapping backends to translate how their wrapper reported the job's end."""

@@ -52,6 +52,11 @@ def test_help_is_fast_and_imports_nothing_heavy():
     (["--max-procs", "-2"], "--max-procs must be a positive"),
     (["--cpus", "0"], "--cpus must be a positive"),
     (["--output-bytes", "-1"], "--output-bytes must be 0 or more"),
+    (["--stages", "4"], "bad stages '4'"),
+    (["--stages", "4:1.5"], "a threshold is a mean score"),
+    (["--final", "best"], "unknown final rule 'best'"),
+    (["--final-k", "3"], "--final-k needs --final max_mean_k"),
+    (["--final", "max_mean_k", "--final-k", "0"], "--final-k must be 1 or more"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     out = run_cli(*args, "--run-dir", str(tmp_path / "runs"))
@@ -133,3 +138,16 @@ def test_limit_flags_override_the_tasks_limits():
     assert (task.limits.processes, task.limits.output_bytes, task.limits.cpus) == (9, 100, 0.5)
     assert task.limits.file_size_mb == default.file_size_mb
     assert _make_task(RunConfig(eval_timeout=3.5, cpu_time=2)).limits.cpu_s == 2
+
+
+def test_policy_flags_build_the_policy_they_name():
+    from engine.config import RunConfig
+    from search.cascade import Staged
+    from search.final import WithFinal
+
+    assert isinstance(RunConfig(policy="dgm").make_policy(), Staged)  # DGM's own stages by default
+    assert not isinstance(RunConfig(policy="dgm", stages="none").make_policy(), Staged)
+    staged = RunConfig(policy="hgm", stages="4:0.5").make_policy()
+    assert isinstance(staged, Staged) and (staged.first, staged.threshold) == (4, 0.5)
+    final = RunConfig(policy="uct", final="max_mean_k", final_k=3).make_policy()
+    assert isinstance(final, WithFinal) and final.rule == "max_mean_k" and final.k == 3
