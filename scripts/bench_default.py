@@ -45,7 +45,7 @@ def main() -> int:
     parser.add_argument("--policy", default="hgm")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; command: python -m engine.search --budget {args.budget} "
-          f"--policy {args.policy} --seed S (default workers, process sandbox)")
+          f"--policy {args.policy} --seed S (default workers and sandbox: auto)")
     print(f"{'seed':>4} {'wall s':>7} {'final':>6} {'nodes v/i':>9} | {'holdout score':>13} "
           f"{'(seed)':>7} | {'excess %':>8} {'(seed)':>7} {'(best fit)':>10}")
     wins, walls = 0, []
