@@ -16,7 +16,9 @@ mutable (OpenEvolve asks for exactly one).
 from __future__ import annotations
 
 import ast
+import json
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -86,14 +88,38 @@ def read_text(path: Path, limit: int = 6000) -> str:
     return text if len(text) <= limit else text[:limit] + "\n[...]"
 
 
+RUNNERS = Path(__file__).resolve().parent / "runners"
+
+
 class FolderTask:
-    """Shared machinery; a format sets the fields and implements `sandbox_files`, `command`, `grade`."""
+    """Shared machinery; a format sets the fields and implements `grade` (and `sandbox_files`, `command`
+    unless it runs one of `runners/` beside the folder's files: `runner` names it, `runner_settings`
+    travels as clade_task.json)."""
 
     format = ""
     higher_is_better = True
     target: float | None = None
     metric_name = "metric"
     answer_file = "answer.json"
+    runner = ""  # a file of runners/, copied into the sandbox as clade_<runner>
+    runner_settings: dict = {}
+    _files: dict[str, bytes] = {}
+
+    def sandbox_files(self, instance: object) -> dict[str, bytes]:
+        return {**self._files, f"clade_{self.runner}": (RUNNERS / self.runner).read_bytes(),
+                "clade_task.json": json.dumps(self.runner_settings).encode()}
+
+    def command(self) -> Sequence[str]:
+        return [sys.executable, f"clade_{self.runner}"]
+
+    @staticmethod
+    def answer_object(answer: bytes) -> dict | str:
+        """The runner's answer.json as an object, or why it is not one."""
+        try:
+            data = json.loads(answer)
+        except (ValueError, UnicodeDecodeError):
+            return "answer.json is not JSON"
+        return data if isinstance(data, dict) else "answer.json must be an object"
 
     def __init__(self, root: str | Path, entry_file: str, instances_path: str | None = None,
                  target: float | None = None) -> None:

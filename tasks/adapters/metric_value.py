@@ -19,16 +19,12 @@ not be forgeable.
 from __future__ import annotations
 
 import ast
-import json
 import math
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from tasks.adapters.folder import FolderTask, folder_files, read_text, short
 from tasks.base import Grade, Instance
 
-RUNNER = Path(__file__).resolve().parent / "runners" / "metric_value_runner.py"
 
 
 def read_config(path: Path) -> dict:
@@ -49,6 +45,7 @@ def read_config(path: Path) -> dict:
 
 class MetricValueTask(FolderTask):
     format = "metric:value"
+    runner = "metric_value_runner.py"
 
     def __init__(self, root, instances_path=None, target=None) -> None:
         super().__init__(root, "initial_solution.py", instances_path, target)
@@ -70,20 +67,14 @@ class MetricValueTask(FolderTask):
                             + (f"\n\n{read_text(readme)}" if readme.is_file() else ""))
         self._files = folder_files(self.root, exclude=(self.entry_file,))
 
-    def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
-        return {**self._files, "clade_run_benchmark.py": RUNNER.read_bytes(),
-                "clade_task.json": json.dumps({"metric_name": self.metric_name}).encode()}
-
-    def command(self) -> Sequence[str]:
-        return [sys.executable, "clade_run_benchmark.py"]
+    @property
+    def runner_settings(self) -> dict:
+        return {"metric_name": self.metric_name}
 
     def grade(self, instance: Instance, answer: bytes) -> Grade:
-        try:
-            data = json.loads(answer)
-        except (ValueError, UnicodeDecodeError):
-            return Grade(False, {}, "answer.json is not JSON")
-        if not isinstance(data, dict):
-            return Grade(False, {}, "answer.json must be an object")
+        data = self.answer_object(answer)
+        if isinstance(data, str):
+            return Grade(False, {}, data)
         if "error" in data:
             return Grade(False, {}, short(data["error"]))
         try:

@@ -28,9 +28,7 @@ process as the evaluator); it cannot reach anything outside the sandbox.
 """
 from __future__ import annotations
 
-import json
 import math
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,6 +83,7 @@ def _numbers_only(metrics: dict, limit: int = 60) -> dict:
 
 class OpenEvolveTask(FolderTask):
     format = "openevolve"
+    runner = "openevolve_runner.py"
     metric_name = "combined_score"
 
     def __init__(self, root, instances_path=None, target=None) -> None:
@@ -92,7 +91,7 @@ class OpenEvolveTask(FolderTask):
         config = _yaml_config(self.root / "config.yaml")
         evaluator = config.get("evaluator") or {}
         database = config.get("database") or {}
-        self.settings = {
+        self.runner_settings = {
             "program": self.entry_file,
             "cascade_evaluation": bool(evaluator.get("cascade_evaluation", True)),
             "cascade_thresholds": list(evaluator.get("cascade_thresholds") or CASCADE_THRESHOLDS),
@@ -114,20 +113,10 @@ class OpenEvolveTask(FolderTask):
                                 "format) runs it and reports metrics; a higher combined_score is better.")
         self._files = folder_files(self.root, exclude=(self.entry_file,))
 
-    def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
-        return {**self._files, "clade_run_openevolve.py": (RUNNERS / "openevolve_runner.py").read_bytes(),
-                "clade_task.json": json.dumps(self.settings).encode()}
-
-    def command(self) -> Sequence[str]:
-        return [sys.executable, "clade_run_openevolve.py"]
-
     def grade(self, instance: Instance, answer: bytes) -> Grade:
-        try:
-            data = json.loads(answer)
-        except (ValueError, UnicodeDecodeError):
-            return Grade(False, {}, "answer.json is not JSON")
-        if not isinstance(data, dict):
-            return Grade(False, {}, "answer.json must be an object")
+        data = self.answer_object(answer)
+        if isinstance(data, str):
+            return Grade(False, {}, data)
         if "error" in data:
             return Grade(False, {}, f"the evaluator failed: {short(data['error'])}")
         metrics = data.get("metrics")
@@ -154,6 +143,7 @@ class OpenEvolveTask(FolderTask):
 
 class ShinkaEvolveTask(FolderTask):
     format = "shinkaevolve"
+    runner = "shinka_runner.py"
     metric_name = "combined_score"
 
     def __init__(self, root, instances_path=None, target=None) -> None:
@@ -162,23 +152,13 @@ class ShinkaEvolveTask(FolderTask):
         self.description = read_text(readme) if readme.is_file() else (
             f"Improve the program {self.entry_file}: the task's evaluate.py (ShinkaEvolve format) runs it and "
             "reports metrics; a higher combined_score is better, and the program must stay correct.")
-        self.settings = {"program": self.entry_file}
+        self.runner_settings = {"program": self.entry_file}
         self._files = folder_files(self.root, exclude=(self.entry_file,))
 
-    def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
-        return {**self._files, "clade_run_shinka.py": (RUNNERS / "shinka_runner.py").read_bytes(),
-                "clade_task.json": json.dumps(self.settings).encode()}
-
-    def command(self) -> Sequence[str]:
-        return [sys.executable, "clade_run_shinka.py"]
-
     def grade(self, instance: Instance, answer: bytes) -> Grade:
-        try:
-            data = json.loads(answer)
-        except (ValueError, UnicodeDecodeError):
-            return Grade(False, {}, "answer.json is not JSON")
-        if not isinstance(data, dict):
-            return Grade(False, {}, "answer.json must be an object")
+        data = self.answer_object(answer)
+        if isinstance(data, str):
+            return Grade(False, {}, data)
         if "error" in data:
             return Grade(False, {}, short(data["error"]))
         metrics, correct = data.get("metrics"), data.get("correct")

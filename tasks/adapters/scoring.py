@@ -40,5 +40,5 @@ def anchored_score(m: float, m0: float | None, higher_is_better: bool = True, ta
     d = 1.0 if higher_is_better else -1.0
     if target is not None and math.isfinite(target) and d * (target - m0) > 0:
         return min(1.0, max(0.0, 0.5 + 0.5 * (m - m0) / (target - m0)))
-    scale = SCALE * abs(m0) if m0 != 0 else ZERO_SCALE
+    scale = SCALE * abs(m0) or ZERO_SCALE  # a seed's value of 0 (or so small that a tenth of it is 0)
     return 0.5 + 0.5 * math.tanh(d * (m - m0) / scale)

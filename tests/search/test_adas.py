@@ -6,20 +6,13 @@ import numpy as np
 from search import ADASPolicy, make_policy
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
+from hand_trees import rooted
 
 N = 3
 
 
-def rooted() -> TreeStats:
-    tree = TreeStats(N)
-    tree.add_node(None, True)
-    for i in range(N):
-        tree.finish_evaluation(0, i, 0.5, started=False)
-    return tree
-
-
 def test_every_expansion_is_from_the_root_with_the_archive_as_context():
-    tree = rooted()
+    tree = rooted(N)
     rng = np.random.default_rng(0)
     grand = tree.add_node(tree.add_node(0, True), True)
     for node, x in ((1, 1.0), (grand, 1.0)):
@@ -32,7 +25,7 @@ def test_every_expansion_is_from_the_root_with_the_archive_as_context():
 
 
 def test_children_are_evaluated_on_every_instance_oldest_first_before_the_next():
-    tree = rooted()
+    tree = rooted(N)
     policy = make_policy("adas")
     rng = np.random.default_rng(1)
     a, b = tree.add_node(0, True), tree.add_node(0, True)
@@ -47,7 +40,7 @@ def test_children_are_evaluated_on_every_instance_oldest_first_before_the_next()
 
 
 def test_workers_stay_busy_while_evaluations_run():
-    tree = rooted()
+    tree = rooted(N)
     child = tree.add_node(0, True)
     for i in range(N):
         tree.start_evaluation(child, i)
@@ -57,7 +50,7 @@ def test_workers_stay_busy_while_evaluations_run():
 
 
 def test_final_is_the_best_fully_evaluated_mean_and_decisions_are_deterministic():
-    tree = rooted()
+    tree = rooted(N)
     lucky, solid = tree.add_node(0, True), tree.add_node(0, True)
     tree.finish_evaluation(lucky, 0, 1.0, started=False)
     for i in range(N):
@@ -74,7 +67,7 @@ def test_edge_cases():
     tree = TreeStats(N)
     tree.add_node(None, True)
     assert isinstance(ADASPolicy().decide(tree.view(), rng), Evaluate)  # the root first
-    tree = rooted()
+    tree = rooted(N)
     for _ in range(4):
         tree.add_node(0, False)
     assert ADASPolicy().decide(tree.view(), rng).node_id == 0

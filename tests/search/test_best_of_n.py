@@ -6,20 +6,13 @@ import numpy as np
 from search import BestOfNPolicy, make_policy
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
+from hand_trees import rooted
 
 N = 4
 
 
-def rooted() -> TreeStats:
-    tree = TreeStats(N)
-    tree.add_node(None, True)
-    for i in range(N):
-        tree.finish_evaluation(0, i, 0.5, started=False)
-    return tree
-
-
 def test_only_root_children_each_evaluated_fully():
-    tree = rooted()
+    tree = rooted(N)
     policy = make_policy("best_of_n")
     rng = np.random.default_rng(0)
     for _ in range(60):
@@ -35,7 +28,7 @@ def test_only_root_children_each_evaluated_fully():
 
 
 def test_final_is_max_mean_over_fully_evaluated_nodes():
-    tree = rooted()
+    tree = rooted(N)
     lucky, solid, fair = (tree.add_node(0, True) for _ in range(3))
     tree.finish_evaluation(lucky, 0, 1.0, started=False)  # one lucky evaluation
     for i in range(N):
@@ -51,7 +44,7 @@ def test_deterministic_and_edge_cases():
     tree = TreeStats(N)
     tree.add_node(None, True)
     assert isinstance(BestOfNPolicy().decide(tree.view(), rng), Evaluate)
-    tree = rooted()
+    tree = rooted(N)
     for _ in range(3):
         tree.add_node(0, False)
     a, b = np.random.default_rng(1), np.random.default_rng(1)

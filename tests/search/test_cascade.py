@@ -9,20 +9,13 @@ from search.cascade import Stage, Staged, parse_stages, with_stages
 from search.decisions import Evaluate, Expand
 from search.final import WithFinal
 from search.tree import TreeStats
+from hand_trees import rooted
 
 N = 6
 
 
-def rooted(n: int = N) -> TreeStats:
-    tree = TreeStats(n)
-    tree.add_node(None, True)
-    for i in range(n):
-        tree.finish_evaluation(0, i, 0.5, started=False)
-    return tree
-
-
 def test_a_node_below_the_threshold_after_its_batch_is_never_evaluated_again():
-    tree = rooted()
+    tree = rooted(N)
     policy = Staged(BestOfNPolicy(), 2, 0.5)
     rng = np.random.default_rng(0)
     scores = {}
@@ -40,7 +33,7 @@ def test_a_node_below_the_threshold_after_its_batch_is_never_evaluated_again():
 
 
 def test_the_batch_finishes_before_the_next_instances_start():
-    tree = rooted()
+    tree = rooted(N)
     child = tree.add_node(0, True)
     policy = Staged(BestOfNPolicy(), 2, 0.5)
     rng = np.random.default_rng(1)

@@ -9,17 +9,9 @@ import pytest
 from search import UCTPolicy, make_policy
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
+from hand_trees import add
 
 N = 4
-SCORES = {0.0: [0, 0, 0, 0], 0.25: [1, 0, 0, 0], 0.5: [1, 1, 0, 0], 0.75: [1, 1, 1, 0], 1.0: [1, 1, 1, 1]}
-
-
-def add(tree: TreeStats, parent: int | None, mean: float | None, valid: bool = True) -> int:
-    node = tree.add_node(parent, valid)
-    if mean is not None:
-        for i, x in enumerate(SCORES[mean]):
-            tree.finish_evaluation(node, i, x, started=False)
-    return node
 
 
 def hand_tree() -> TreeStats:

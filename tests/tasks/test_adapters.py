@@ -131,7 +131,7 @@ def test_each_format_runs_end_to_end_with_the_llm_mutator(tmp_path, folder):
 
 def test_openevolve_cascade_stops_a_weak_program_after_stage_one():
     task = make_task(str(FIXTURES / "openevolve_minimize"))
-    assert task.settings["cascade_thresholds"] == [0.3, 0.75]  # from config.yaml
+    assert task.runner_settings["cascade_thresholds"] == [0.3, 0.75]  # from config.yaml
     assert task.limits.timeout_s == 30
     seed = evaluate(task, task.seed_files())
     assert seed.status == "ok" and seed.metrics["cascade_stage"] == 2
