@@ -149,5 +149,9 @@ def test_policy_flags_build_the_policy_they_name():
     assert not isinstance(RunConfig(policy="dgm", stages="none").make_policy(), Staged)
     staged = RunConfig(policy="hgm", stages="4:0.5").make_policy()
     assert isinstance(staged, Staged) and (staged.first, staged.threshold) == (4, 0.5)
+    assert isinstance(RunConfig().make_policy(), Staged)  # the default search: hgm with DGM's stages
+    # an archive made before staged defaults (no `stages` in its config) goes on as it ran: unstaged
+    assert not isinstance(RunConfig.from_dict({"policy": "hgm"}).make_policy(), Staged)
+    assert isinstance(RunConfig.from_dict(RunConfig().to_dict()).make_policy(), Staged)
     final = RunConfig(policy="uct", final="max_mean_k", final_k=3).make_policy()
     assert isinstance(final, WithFinal) and final.rule == "max_mean_k" and final.k == 3
