@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from archive import Archive
+from engine.runinfo.reading import shown_status
 
 # Characters kept per field; what is cut is said in the text.
 LIMITS = {"diff": 30_000, "description": 4_000, "reason": 4_000, "message": 20_000, "answer": 20_000,
@@ -70,7 +71,8 @@ def _run_part(archive: Archive, clip: Clipper) -> dict[str, Any]:
     started, updated = row.get("created_at"), row.get("updated_at")
     timed = isinstance(started, datetime) and isinstance(updated, datetime)
     wall = (updated - started).total_seconds() if timed else None
-    return {"id": row["id"], "status": row["status"], "seed": row["seed"], "schema_version": row["schema_version"],
+    return {"id": row["id"], "status": shown_status(row["status"]), "seed": row["seed"],
+            "schema_version": row["schema_version"],
             "created_at": _iso(started), "updated_at": _iso(updated), "wall_s": wall, "config": shown,
             "task": config.get("task"), "policy": config.get("policy"), "budget": config.get("budget")}
 

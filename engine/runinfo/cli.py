@@ -1,12 +1,14 @@
 """The command line of `python -m engine.runs`.
 
     python -m engine.runs list [RUN_DIR]          # every run in a folder (default: runs)
-    python -m engine.runs show RUN                # config, counts by status, spend, final node
+    python -m engine.runs show RUN                # config, counts by status, spend, final node, resume
     python -m engine.runs best RUN                # the final node: id, score, description, code
     python -m engine.runs compare RUN RUN [RUN..] # side by side
 
 RUN is a run folder, its archive.duckdb, or a run id under --run-dir. Archives
-are opened read-only. Bad input ends in one line and exit code 2.
+are opened read-only. A run left `running` by a search that died is shown as
+`stopped (killed?)`; every unfinished run comes with the command that resumes
+it. Bad input ends in one line and exit code 2.
 """
 from __future__ import annotations
 
@@ -113,9 +115,12 @@ def run_command(args, console) -> int:
             console.print(f"No runs in {folder}/ (a run is a folder with an archive.duckdb).")
             return 0
         console.print(tables.list_table(rows, f"Runs in {folder}"))
+        _print_lines(console, tables.resume_lines(rows))
     elif args.command == "show":
-        for table in tables.show_tables(data.run_info(resolve_run(args.run, args.run_dir))):
+        info = data.run_info(resolve_run(args.run, args.run_dir))
+        for table in tables.show_tables(info):
             console.print(table)
+        _print_lines(console, tables.resume_lines([info], one=True))
     elif args.command == "best":
         _best(args, console)
     elif args.command == "compare":
@@ -123,8 +128,15 @@ def run_command(args, console) -> int:
             from archive import ArchiveError
 
             raise ArchiveError("compare needs two runs or more")
-        console.print(tables.compare_table([data.run_info(resolve_run(r, args.run_dir)) for r in args.runs]))
+        infos = [data.run_info(resolve_run(r, args.run_dir)) for r in args.runs]
+        console.print(tables.compare_table(infos))
+        _print_lines(console, tables.resume_lines(infos))
     return 0
+
+
+def _print_lines(console, lines: list[str]) -> None:
+    for line in lines:  # soft_wrap: a command stays one line, to copy whole
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
 def make_console():

@@ -1,6 +1,7 @@
 """What `python -m engine.runs` says about a run, as data (rendering is in engine/runinfo/tables.py)."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from engine.runinfo.reading import (
     holdout_mean,
     n_dev_instances,
     open_read_only,
+    shown_status,
 )
 
 
@@ -48,6 +50,18 @@ class RunInfo:
     final_description: str
     spend: Spend = field(default_factory=Spend)
     wall_s: float | None = None  # first to last event
+
+    @property
+    def shown_status(self) -> str:
+        """The status to print (every RunInfo was read from an archive that opened read-only)."""
+        return shown_status(self.status)
+
+    @property
+    def resume_command(self) -> str | None:
+        """The command that continues the run, for any run not finished (interrupted, killed, ...)."""
+        if self.status == "finished":
+            return None
+        return f"python -m engine.search --resume {shlex.quote(str(Path(self.archive).parent))}"
 
     @property
     def dev_evals(self) -> int:

@@ -7,7 +7,9 @@ live here, once:
 - a node's *mean* is its own mean dev score (holdout never counts);
 - the *final node* is the node of the run's last `select_final` event;
 - the *best mean* is the highest mean among nodes evaluated on every dev
-  instance of the run (so a lucky node with one evaluation does not win).
+  instance of the run (so a lucky node with one evaluation does not win);
+- a stored `running` read from an archive no search holds is shown as
+  `stopped (killed?)`.
 """
 from __future__ import annotations
 
@@ -15,6 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archive import Archive, ArchiveError, archive_path
+
+
+KILLED = "stopped (killed?)"
+
+
+def shown_status(stored: str) -> str:
+    """The run's status as a reader says it. A running search holds its archive for writing, so an archive
+    that opened read-only has no live search: a stored `running` means the search died without writing its
+    end (kill -9, a crash, a power cut)."""
+    return KILLED if stored == "running" else stored
 
 
 def open_read_only(path: str | Path) -> Archive:

@@ -44,6 +44,12 @@ def _best(info: RunInfo) -> str:
     return "-" if info.best_node is None else f"{info.best_mean:.3f} (#{info.best_node})"
 
 
+def resume_lines(rows: Sequence[RunInfo | Unreadable], one: bool = False) -> list[str]:
+    """`Resume ...: command` for each unfinished run (`one`: a single run, so no run id)."""
+    return [f"Resume{'' if one else ' ' + r.run_id}: {r.resume_command}" for r in rows
+            if isinstance(r, RunInfo) and r.resume_command]
+
+
 def list_table(rows: Sequence[RunInfo | Unreadable], title: str):
     from rich.table import Table
 
@@ -57,7 +63,7 @@ def list_table(rows: Sequence[RunInfo | Unreadable], title: str):
             table.add_row(r.name, "", "", f"[yellow]{r.reason}[/yellow]", "", "", "", "", "", "")
             continue
         c = r.config
-        table.add_row(r.run_id, str(c.get("task", "-")), str(c.get("policy", "-")), r.status,
+        table.add_row(r.run_id, str(c.get("task", "-")), str(c.get("policy", "-")), r.shown_status,
                       str(c.get("budget", "-")), str(r.dev_evals), _best(r),
                       "-" if r.final_node is None else f"#{r.final_node}", _num(r.final_holdout[0]),
                       _when(r.created_at))
@@ -75,7 +81,7 @@ def show_tables(info: RunInfo) -> list:
         final = (f"#{info.final_node}: dev {_mean_n(info.final_dev)}, holdout {_mean_n(info.final_holdout)}"
                  + (f"; chosen by the {info.final_rule}" if info.final_rule else ""))
     for key, value in (
-        ("archive", info.archive), ("status", info.status), ("created", _when(info.created_at)),
+        ("archive", info.archive), ("status", info.shown_status), ("created", _when(info.created_at)),
         ("updated", _when(info.updated_at)), ("wall time", _wall(info)),
         ("nodes", f"{info.n_nodes}: {_counts(info.nodes_by_status)}"),
         ("dev evaluations", (f"{info.dev_evals} of budget {info.config.get('budget', '-')}: "
@@ -106,7 +112,7 @@ def compare_table(infos: Sequence[RunInfo]):
     for info in infos:
         table.add_column(info.run_id, justify="right")
     rows: list[tuple[str, list[str]]] = [
-        ("status", [i.status for i in infos]),
+        ("status", [i.shown_status for i in infos]),
         ("nodes", [f"{i.n_nodes}: {_counts(i.nodes_by_status)}" for i in infos]),
         ("dev evaluations", [str(i.dev_evals) for i in infos]),
         ("failed dev evaluations", [str(i.dev_evals - i.dev_by_status.get("ok", 0)) for i in infos]),

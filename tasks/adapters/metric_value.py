@@ -3,9 +3,12 @@
 Files: `config.py` with literal assignments `TASK_NAME`, `METRIC_NAME`,
 `HIGHER_IS_BETTER` (default True) and `PERFECT_SCORE` (optional; the target
 of the score map unless `--target` is given); `initial_solution.py`, the
-program under evolution; `benchmark.py`, which imports it (the candidate is
-saved under the same name), measures it and prints a line
-`<METRIC_NAME>: <number>`. The last such line of its output is the metric.
+program under evolution; `benchmark.py`, run as `python benchmark.py
+<solution path>`, which loads the candidate (from the absolute path in
+sys.argv[1], or by `import initial_solution`: the candidate is saved under
+that name), measures it and prints a line `<METRIC_NAME>: <number>` (or
+`<METRIC_NAME>:<number>`, or with `=`). The last such line of its output is
+the metric.
 `config.py` is read as data (its literal assignments, through `ast`), never
 executed by the engine.
 
@@ -61,8 +64,8 @@ class MetricValueTask(FolderTask):
             self.target = float(perfect)
         way = "higher" if self.higher_is_better else "lower"
         readme = self.root / "README.md"
-        self.description = (f"{self.task_name}. benchmark.py imports {self.entry_file}, measures it and prints "
-                            f"`{self.metric_name}: <value>`; {way} is better"
+        self.description = (f"{self.task_name}. `python benchmark.py <path of {self.entry_file}>` loads it, "
+                            f"measures it and prints `{self.metric_name}: <value>`; {way} is better"
                             + (f" (perfect: {perfect})" if perfect is not None else "") + "."
                             + (f"\n\n{read_text(readme)}" if readme.is_file() else ""))
         self._files = folder_files(self.root, exclude=(self.entry_file,))

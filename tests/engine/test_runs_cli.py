@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -129,3 +131,71 @@ def test_help_imports_nothing_heavy():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False,
                          env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+# ----- a run that did not finish: its status as shown, and the command that resumes it ---------------
+
+def _evaluations_so_far(run: Path, scratch: Path) -> int:
+    """Dev evaluations in the archive of a live search, read from a copy (the search holds the file);
+    0 while there is nothing to read or the copy caught a write half done."""
+    scratch.mkdir(exist_ok=True)
+    for name in ("archive.duckdb", "archive.duckdb.wal"):
+        (scratch / name).unlink(missing_ok=True)
+        if (run / name).exists():
+            shutil.copy(run / name, scratch / name)
+    try:
+        return _sql(scratch, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0]
+    except (duckdb.Error, OSError):
+        return 0
+
+
+def test_a_run_killed_with_kill_9_is_shown_stopped_with_its_resume_command(tmp_path):
+    runs = tmp_path / "runs"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "engine.search", "--budget", "200", "--run-dir", str(runs),
+                             "--quiet"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            found = list(runs.glob("*/archive.duckdb")) if runs.is_dir() else []
+            if found and _evaluations_so_far(found[0].parent, tmp_path / "copy") >= 4:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the search ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)  # no cleanup: the archive keeps status 'running'
+    finally:
+        proc.kill()
+        proc.wait()
+    (run,) = list(runs.iterdir())
+    assert _sql(run, "SELECT status FROM runs")[0][0] == "running"
+    assert 4 <= _sql(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 200
+    resume = f"python -m engine.search --resume {run}"
+    listed = runs_cli("list", str(runs))
+    assert listed.returncode == 0, listed.stderr
+    line = next(row for row in listed.stdout.splitlines() if run.name in row)
+    assert "stopped (killed?)" in line and " running " not in line
+    assert resume in listed.stdout
+    shown = runs_cli("show", str(run))
+    assert shown.returncode == 0, shown.stderr
+    status = next(row for row in shown.stdout.splitlines() if row.startswith("│ status "))
+    assert "stopped (killed?)" in status and "running" not in status
+    assert f"Resume: {resume}" in shown.stdout
+
+
+def test_show_prints_the_resume_command_of_any_unfinished_run(real_run, tmp_path, capsys):
+    assert main(["show", str(real_run)]) == 0
+    assert "--resume" not in capsys.readouterr().out  # finished: nothing to resume
+    for status in ("interrupted", "time_limit"):  # Ctrl-C'd, and a status this code does not know
+        run = tmp_path / status
+        shutil.copytree(real_run, run)
+        with duckdb.connect(str(run / "archive.duckdb")) as con:
+            con.execute("UPDATE runs SET status = ?", [status])
+        assert main(["show", str(run)]) == 0
+        text = capsys.readouterr().out
+        row = next(line for line in text.splitlines() if line.startswith("│ status "))
+        assert status in row
+        assert f"Resume: python -m engine.search --resume {run}" in text
+    assert main(["compare", str(real_run), str(tmp_path / "interrupted")]) == 0
+    text = capsys.readouterr().out
+    assert f"Resume {real_run.name}: python -m engine.search --resume {tmp_path / 'interrupted'}" in text
+    assert f"--resume {real_run}" not in text  # finished

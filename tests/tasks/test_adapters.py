@@ -296,3 +296,44 @@ def test_target_flag_reaches_the_task(tmp_path):
     assert task.target == 1.0
     assert task.score(task.instances()[0], {"metric": 1.0}, {"metric": 0.6}) == 1.0
     assert Path(task.root).is_absolute()
+
+
+# ----- metric:value's own convention: `python benchmark.py <solution_file>` ---------------------------
+
+ARGV_BENCHMARK = '''"""Loads the solution from the path in sys.argv[1], as the format's own tasks/ folders do."""
+import importlib.util
+import os
+import sys
+
+path = sys.argv[1]
+os.chdir("..")  # a benchmark may change directory: the path it was given must still name the solution
+spec = importlib.util.spec_from_file_location("candidate", path)
+candidate = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(candidate)
+print(f"SCORE:{candidate.score_of(3.0):.6f}")
+'''
+
+
+def argv_folder(root: Path) -> Path:
+    root.mkdir()
+    (root / "config.py").write_text('TASK_NAME = "Reach 10"\nMETRIC_NAME = "SCORE"\n')
+    (root / "initial_solution.py").write_text(
+        "# EVOLVE-BLOCK-START\ndef score_of(x):\n    weight = 2.0\n    return weight * x\n# EVOLVE-BLOCK-END\n")
+    (root / "benchmark.py").write_text(ARGV_BENCHMARK)
+    return root
+
+
+def test_metric_value_benchmark_gets_the_solution_path_as_argv_1(tmp_path):
+    folder = argv_folder(tmp_path / "argv_task")
+    task = make_task(str(folder))
+    assert task.metric_name == "SCORE"
+    seed = evaluate(task, task.seed_files())
+    assert seed.status == "ok", seed.feedback
+    assert seed.metrics["metric"] == pytest.approx(6.0)
+    # a whole search, default workers and sandbox (auto: bwrap where it works)
+    out = run_cli("--task", str(folder), "--budget", "6", "--run-dir", str(tmp_path / "runs"))
+    assert out.returncode == 0, out.stderr + out.stdout
+    run = only_run(tmp_path / "runs")
+    assert_budget_invariants(run, 6)
+    assert read(run, "SELECT score, status FROM evaluations WHERE node_id = 0 AND split = 'dev'") == [(0.5, "ok")]
+    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev' AND status = 'ok'")[0][0] >= 2

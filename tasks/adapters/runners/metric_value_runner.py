@@ -1,13 +1,17 @@
 """Clade's runner for a metric:value task folder; it runs INSIDE the sandbox, beside the candidate solution.
 
-It runs `python benchmark.py` (which imports the candidate, saved as
-initial_solution.py), passes its output through, and takes the last line of
-the form `<METRIC_NAME>: <number>` (or `=`) as the result, written to
-answer.json. The benchmark runs in the same sandbox as the candidate's code,
-so a hostile candidate can print such a line itself: this format cannot
-protect the metric (see the README). Standalone: the standard library only.
+It runs `python benchmark.py <candidate path>`, the format's own convention:
+the candidate is saved as initial_solution.py, so a benchmark may load the
+file sys.argv[1] names or `import initial_solution`; the path is absolute so
+a benchmark that changes directory still finds it. It passes the output
+through and takes the last line of the form `<METRIC_NAME>: <number>` (or
+`=`, spaces optional) as the result, written to answer.json. The benchmark
+runs in the same sandbox as the candidate's code, so a hostile candidate can
+print such a line itself: this format cannot protect the metric (see the
+README). Standalone: the standard library only.
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -18,7 +22,9 @@ def main():
         settings = json.load(fh)
     name = settings["metric_name"]
     pattern = re.compile(r"^\s*" + re.escape(name) + r"\s*[:=]\s*(\S+)\s*$")
-    proc = subprocess.run([sys.executable, "benchmark.py"], check=False, capture_output=True, text=True, errors="replace")
+    candidate = os.path.abspath("initial_solution.py")
+    proc = subprocess.run([sys.executable, "benchmark.py", candidate], check=False, capture_output=True, text=True,
+                          errors="replace")
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     found = [m.group(1) for m in map(pattern.match, proc.stdout.splitlines()) if m]
