@@ -212,6 +212,19 @@ class Archive:
             return None
         return LLMCallRecord(*row[:5], json.loads(row[5]), json.loads(row[6]) if row[6] else None, *row[7:])
 
+    def llm_answer_for_key(self, key: str) -> LLMCallRecord | None:
+        """The first successful call made under this caller's key (e.g. "parent 3 child 2 attempt 0"), when
+        every successful call under it got the same answer text; None when there is none, or several differ."""
+        rows = self._con.execute(
+            "SELECT id, node_id, purpose, model, request_hash, request, response, tokens_in, tokens_out, "
+            "cost_usd, latency_s, error FROM llm_calls WHERE request->>'key' = ? AND error IS NULL "
+            "ORDER BY id", [key]).fetchall()
+        texts = {json.loads(r[6]).get("text") if r[6] else None for r in rows}
+        if len(texts) != 1:
+            return None
+        row = rows[0]
+        return LLMCallRecord(*row[:5], json.loads(row[5]), json.loads(row[6]) if row[6] else None, *row[7:])
+
     def llm_spend(self) -> tuple[float, int, int, int]:
         """(dollars, tokens in, tokens out, calls) spent so far."""
         row = self._con.execute(

@@ -35,6 +35,14 @@ def agent_models(config: RunConfig, task) -> tuple[str, ...]:
     return ()
 
 
+def run_models(config: RunConfig, task) -> list[str]:
+    """Every model the run may call: the meta-agent's, then the agents' (each once)."""
+    from engine.model_choice import parse_models
+
+    models = [name for name, _ in parse_models(config.model)] if config.model else []
+    return list(dict.fromkeys([*models, *agent_models(config, task)]))
+
+
 def agent_cap(config: RunConfig, task) -> int | None:
     if config.agent_max_tokens is not None:
         return config.agent_max_tokens
@@ -64,7 +72,12 @@ def make_client(config: RunConfig, archive, task, llm_mock):
         from engine.replay import ReplaySource
 
         source = ReplaySource(archive, config.replay)
-    settings = LLMSettings(api_base=config.api_base, max_cost_usd=config.max_cost,
+    api_key = None
+    if config.api_base and llm_mock is None and not config.replay:  # a local server needs no key of the provider's
+        from engine.llm.preflight import placeholder_key
+
+        api_key = placeholder_key(run_models(config, task), config.api_base)
+    settings = LLMSettings(api_base=config.api_base, api_key=api_key, max_cost_usd=config.max_cost,
                            max_tokens_total=config.max_tokens, replay_only=bool(config.replay))
     return LLMClient(source, settings, mock=llm_mock)
 

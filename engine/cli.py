@@ -9,8 +9,7 @@ import argparse
 import sys
 from typing import Sequence
 
-EXIT_USER_ERROR = 2
-EXIT_INTERRUPTED = 130
+from engine.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR  # light: the errors module imports nothing
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -74,7 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--max-tokens", type=int, help="stop new expansions once this many tokens are spent")
     llm.add_argument("--llm-concurrency", type=int, help="model calls in flight at once (default: 2)")
     llm.add_argument("--meta-steps", help="implement (default), or diagnose,implement")
-    llm.add_argument("--answer-format", help="diff (SEARCH/REPLACE blocks, default) or rewrite")
+    llm.add_argument("--answer-format", help="auto (default: SEARCH/REPLACE blocks, switched to whole files for a "
+                     "model whose diff answers keep coming back malformed), diff, or rewrite (whole files)")
+    llm.add_argument("--max-failed-expansions", type=int, metavar="K", help="stop the run (resumable) after K "
+                     "expansions in a row with no usable child: failed, or with a model invalid too (default: 8)")
+    llm.add_argument("--max-failing-time", type=float, metavar="SEC", help="stop the run (resumable) when no model "
+                     "call has succeeded for SEC seconds while calls fail (default: 300)")
     llm.add_argument("--model-choice", help="fixed (weights, default) or bandit (ShinkaEvolve's asymmetric UCB)")
     llm.add_argument("--agent-model", help="models the agents themselves may call through the run's LLM gateway "
                      "(a,b; default: --model's) for tasks such as humaneval")
@@ -87,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from engine.errors import UserError  # light: no heavy imports yet
+    from engine.errors import UserError
 
     try:
         from engine.run import run_from_args

@@ -40,7 +40,9 @@ class RunConfig:
     max_tokens: int | None = None  # tokens in + out
     llm_concurrency: int = 2  # model calls in flight at once
     meta_steps: str = "implement"  # or "diagnose,implement"
-    answer_format: str = "diff"  # SEARCH/REPLACE blocks, or "rewrite"
+    answer_format: str = "auto"  # SEARCH/REPLACE blocks ("diff"), whole files ("rewrite"), or diff until malformed
+    max_failed_expansions: int = 8  # the circuit breaker: failed expansions in a row that stop the run
+    max_failing_time: float = 300.0  # the circuit breaker: seconds without a successful model call while calls fail
     model_choice: str = "fixed"  # or "bandit" (ShinkaEvolve's asymmetric UCB)
     replay: str | None = None  # an archive whose recorded answers serve every model call
     agent_model: str | None = None  # models the agents may call through the LLM gateway ("a,b"); default --model
@@ -65,6 +67,7 @@ class RunConfig:
         known = {f.name for f in fields(cls)}
         stored = {k: v for k, v in data.items() if k in known}
         stored.setdefault("stages", "none")  # archives from before staged defaults ran every policy unstaged
+        stored.setdefault("answer_format", "diff")  # and before --answer-format auto, diff answers only
         return cls(**stored)
 
     def with_overrides(self, **changes: Any) -> "RunConfig":
@@ -132,8 +135,12 @@ class RunConfig:
             raise UserError(f"--llm-concurrency must be 1 or more, not {self.llm_concurrency}")
         if self.meta_steps not in ("implement", "diagnose,implement"):
             raise UserError(f"--meta-steps must be 'implement' or 'diagnose,implement', not {self.meta_steps!r}")
-        if self.answer_format not in ("diff", "rewrite"):
-            raise UserError(f"--answer-format must be 'diff' or 'rewrite', not {self.answer_format!r}")
+        if self.answer_format not in ("auto", "diff", "rewrite"):
+            raise UserError(f"--answer-format must be 'auto', 'diff' or 'rewrite', not {self.answer_format!r}")
+        if self.max_failed_expansions < 1:
+            raise UserError(f"--max-failed-expansions must be 1 or more, not {self.max_failed_expansions}")
+        if not self.max_failing_time > 0:
+            raise UserError(f"--max-failing-time must be a positive number of seconds, not {self.max_failing_time}")
         if self.model_choice not in ("fixed", "bandit"):
             raise UserError(f"--model-choice must be 'fixed' or 'bandit', not {self.model_choice!r}")
         if self.agent_max_tokens is not None and self.agent_max_tokens <= 0:

@@ -91,6 +91,8 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
     detail = {**decision_detail, "child": node_id, "status": status}
     if getattr(outcome, "key", None):
         detail["key"] = outcome.key  # the expansion's identity, for a resumed run's bookkeeping
+    if getattr(outcome, "answer_format", None):
+        detail["answer_format"] = outcome.answer_format  # what was asked for, for a replay to ask the same
     event = ("expand", parent, detail)
     state.archive.add_node(record, files, event=event)
     state.tree.add_node(parent, status == "valid", feature=float(code_size(files)))

@@ -1,7 +1,11 @@
-"""The live progress display: evaluations against the budget, nodes, best score, workers, ETA."""
+"""The live progress display: evaluations against the budget, nodes, best score, workers, model calls, ETA."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
+
+PLAIN_FAILURE_EVERY_S = 15.0  # without a terminal, failures print the progress line at most this often
 
 
 class SearchProgress:
@@ -22,6 +26,8 @@ class SearchProgress:
         self._start_done = done
         self._done = done
         self._plain_every = max(1, budget // 10)  # without a terminal: a plain line every 10 %
+        self._calls: list[int] | None = None  # [ok, failed] model calls of this session, once a client exists
+        self._last_plain = 0.0
 
     def __enter__(self) -> "SearchProgress":
         if self.quiet or not self.console.is_terminal:
@@ -45,8 +51,23 @@ class SearchProgress:
 
     def _stats(self) -> str:
         best = "-" if np.isnan(self.best) else f"{self.best:.3f} (node {self.best_node})"
+        calls = "" if self._calls is None else f" | model calls {self._calls[0]} ok / {self._calls[1]} failed"
         return (f"nodes {self.valid} valid / {self.invalid} invalid | best dev mean {best} | "
-                f"workers {self._busy}/{self.workers}")
+                f"workers {self._busy}/{self.workers}{calls}")
+
+    def count_model_calls(self, ok: int = 0, failed: int = 0) -> None:
+        """Show model calls on the line (a run with a model), starting from these counts."""
+        self._calls = [ok, failed]
+        self._refresh()
+
+    def model_call(self, ok: bool) -> None:
+        """One model call ended; a run stuck on failing calls shows it, also without a terminal."""
+        if self._calls is None:
+            self._calls = [0, 0]
+        self._calls[0 if ok else 1] += 1
+        self._refresh()
+        if not ok:
+            self._plain_now()
 
     def _refresh(self, advance: int = 0) -> None:
         if self._progress is not None:
@@ -77,6 +98,15 @@ class SearchProgress:
         else:
             self.invalid += 1
         self._refresh()
+        if result.status == "failed":
+            self._plain_now()
+
+    def _plain_now(self) -> None:
+        """Without a terminal, a run stuck on failures prints its line now and then (no evaluation moves it)."""
+        now = time.monotonic()
+        if self._progress is None and not self.quiet and now - self._last_plain >= PLAIN_FAILURE_EVERY_S:
+            self._last_plain = now
+            print(f"evaluations {self._done}/{self.budget} | {self._stats()}", flush=True)
 
     def busy(self, count: int) -> None:
         self._busy = count

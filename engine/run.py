@@ -4,30 +4,19 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from datetime import datetime
 from pathlib import Path
 
 from engine.config import RunConfig
-from engine.errors import UserError
-
-# Flags that define what a run is; a resumed run keeps its own.
-LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_bytes", "cpus")
-FIXED_ON_RESUME = ("task", "target", "policy", "stages", "final", "final_k", "seed", "agent", "instances", "sandbox",
-                   "image", "run_dir", *LIMIT_FLAGS,
-                   "model", "api_base", "meta_steps", "answer_format", "model_choice", "replay",
-                   "agent_model", "agent_max_tokens")
-LLM_FLAGS = ("model", "api_base", "max_cost", "max_tokens", "llm_concurrency", "meta_steps", "answer_format",
-             "model_choice", "agent_model", "agent_max_tokens")
-# What may change when a stopped run goes on: how much to spend, how fast.
-RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency", "executor",
-                    "ray_address")
+from engine.errors import EXIT_INTERRUPTED, UserError
+from engine.opening import (BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS, RESUME_OVERRIDES, make_run_task,
+                            new_run_folder)
 
 
 def _config_from_args(args) -> RunConfig:
     given = {k: getattr(args, k) for k in ("task", "target", "policy", "stages", "final", "final_k", "budget",
                                            "workers", "seed", "run_dir",
                                            "time_limit", "agent", "instances", "sandbox", "image",
-                                           "executor", "ray_address", *LIMIT_FLAGS, *LLM_FLAGS)}
+                                           "executor", "ray_address", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS)}
     if args.model:
         given["mutator"] = "llm"
     return RunConfig().with_overrides(**given).validate()
@@ -49,46 +38,19 @@ def _replay_config(args) -> RunConfig:
                                  ray_address=args.ray_address).validate()
 
 
-def _new_run_folder(config: RunConfig) -> tuple[str, Path]:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = f"{Path(config.task).name}-{config.policy}-s{config.seed}-{stamp}"  # a task folder: its name
-    root = Path(config.run_dir)
-    run_id, k = base, 1
-    while (root / run_id).exists():
-        k += 1
-        run_id = f"{base}-{k}"
-    return run_id, root / run_id
-
-
-def _make_task(config: RunConfig):
-    """The run's task, with the run's overrides of its sandbox limits."""
-    import math
-    from dataclasses import replace
-
-    from tasks import make_task
-
-    try:
-        task = make_task(config.task, config.instances, target=config.target)
-    except ValueError as exc:  # a task folder that cannot be read as its format says
-        raise UserError(str(exc)) from None
-    limits = task.limits
-    if config.eval_timeout:  # CPU time follows the wall limit unless given too
-        limits = replace(limits, timeout_s=config.eval_timeout, cpu_s=max(1, math.ceil(config.eval_timeout)))
-    overrides = {"memory_mb": config.memory_mb, "cpu_s": config.cpu_time, "processes": config.max_procs,
-                 "output_bytes": config.output_bytes, "cpus": config.cpus}
-    task.limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
-    return task
-
-
-def _create(config: RunConfig):
+def _create(config: RunConfig, llm_mock=None):
     from archive import Archive, NodeRecord
     from archive.store import files_hash
     from engine.agent_files import load_agent
+    from engine.agent_llm import check_agent_llm
+    from engine.model_access import check_model_access
     from engine.mutators import check_child
     from tasks import TASKS
     from tasks.binpack.instances import InstanceFileError
 
-    task = _make_task(config)
+    task = make_run_task(config)
+    check_agent_llm(config, task)  # before anything is made: these are one line each
+    check_model_access(config, task, llm_mock)
     try:
         instances = task.instances()
     except InstanceFileError as exc:
@@ -106,7 +68,7 @@ def _create(config: RunConfig):
                                    task=str(Path(config.task).resolve()) if Path(config.task).is_dir()
                                    and config.task not in TASKS else None,
                                    instances=str(Path(config.instances).resolve()) if config.instances else None)
-    run_id, folder = _new_run_folder(config)
+    run_id, folder = new_run_folder(config)
     archive = Archive.create(folder / "archive.duckdb", run_id, config.to_dict(), config.seed)
     archive.add_instances([(i.id, i.split, i.data) for i in instances])
     root = NodeRecord(id=0, parent_id=None, depth=0, status="valid", mutator="seed", code_hash=files_hash(files),
@@ -126,7 +88,7 @@ def _open(args):
         stored = RunConfig.from_dict(archive.config())
         config = stored.with_overrides(**{k: getattr(args, k) for k in RESUME_OVERRIDES})
         config.validate()
-        task = _make_task(config)  # instances come from the archive, not the file
+        task = make_run_task(config)  # instances come from the archive, not the file
     except Exception:
         archive.close()
         raise
@@ -158,14 +120,16 @@ def run_from_args(args, llm_mock=None) -> int:
         elif args.replay:
             archive, task, config = _create(_replay_config(args))
         else:
-            archive, task, config = _create(_config_from_args(args))
+            archive, task, config = _create(_config_from_args(args), llm_mock)
     except ArchiveError as exc:
         raise UserError(str(exc)) from None
     try:
         from engine.agent_llm import check_agent_llm
         from engine.backend import build_sandbox
+        from engine.model_access import check_model_access
 
         check_agent_llm(config, task)
+        check_model_access(config, task, llm_mock)  # a resumed run's keys too
         sandbox, sandbox_said = build_sandbox(config, config.resolved_workers())
     except BaseException:
         archive.close()
@@ -184,7 +148,7 @@ def run_from_args(args, llm_mock=None) -> int:
         archive.close()
 
 
-def _mutator(config: RunConfig, state, archive, llm_mock):
+def _mutator(config: RunConfig, state, archive, llm_mock, say=None):
     """The offline mutator, or the LLM mutator, and the run's LLM client (for a replay, with the recorded
     answers); the client also serves the agents' gateway (engine.agent_llm), so it exists when either calls."""
     from engine.agent_llm import make_client
@@ -198,7 +162,8 @@ def _mutator(config: RunConfig, state, archive, llm_mock):
     from engine.mutators.llm import LLMMutator
 
     mutator = LLMMutator(client, make_chooser(config.model, config.model_choice), state,
-                         answer_format=config.answer_format, diagnose=config.meta_steps.startswith("diagnose"))
+                         answer_format=config.answer_format, diagnose=config.meta_steps.startswith("diagnose"),
+                         say=say)
     return mutator, client
 
 
@@ -223,21 +188,33 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
     state = RunState.rebuild(archive, task)
     workers = config.resolved_workers()
     policy = config.make_policy()
-    mutator, client = _mutator(config, state, archive, llm_mock)
+    mutator, client = _mutator(config, state, archive, llm_mock, say=console.print)
     return _search(archive, task, config, console, resumed, quiet, state, workers, policy, mutator, client,
-                   sandbox, sandbox_said)
+                   sandbox, sandbox_said, llm_mock)
+
+
+def _seed_note(state, budget: int) -> str:
+    """A budget the seed's own evaluations use up leaves nothing to expand: say so at the start."""
+    n_dev = state.tree.n_instances
+    left = n_dev - int(state.tree.n_evals[0])
+    if left and state.tree.evaluations_done + left >= budget:
+        return f"Note: the seed alone uses {n_dev} of {budget} dev evaluations: no expansion will run."
+    return ""
 
 
 def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, state, workers: int, policy,
-            mutator, client, sandbox, sandbox_said: str) -> int:
+            mutator, client, sandbox, sandbox_said: str, llm_mock=None) -> int:
     import numpy as np
 
     from engine.agent_llm import describe, serve_gateway
-    from engine.cli import EXIT_INTERRUPTED
+    from engine.breaker import CircuitBreaker
     from engine.finale import choose_final, measure_holdout, measure_references
+    from engine.model_access import probe_models
     from engine.progress import SearchProgress
-    from engine.scheduler import Scheduler
+    from engine.replay import make_scheduler
+    from engine.scheduler import TIME_LIMIT
     from engine.summary import compute_summary, render_summary
+    from search.cascade import first_batch
 
     if resumed:
         rng = np.random.default_rng([config.seed, archive._next_seq])
@@ -258,10 +235,11 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
         console.print(f"LLM mutator: {config.model} ({config.model_choice}), {config.llm_concurrency} calls at once"
                       + (f", {limits}" if limits else "")
                       + (f"; every answer replayed from {config.replay}" if config.replay else ""))
-    agents_line = describe(config, task)
-    if agents_line:
-        console.print(agents_line)
+    for line in (describe(config, task), _seed_note(state, config.budget)):
+        if line:
+            console.print(line)
     deadline = time.monotonic() + config.time_limit if config.time_limit else None
+    folder = Path(archive.path).parent
 
     async def main() -> tuple[str, object]:
         loop = asyncio.get_running_loop()
@@ -269,15 +247,27 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
         loop.add_signal_handler(signal.SIGTERM, current.cancel)
         async with serve_gateway(config, task, client) as gateway:
             state.gateway = gateway  # agents that call a model reach it; None otherwise
+            unanswered = await probe_models(config, task, client, llm_mock, archive)
+            if unanswered:
+                return None, None, f"{unanswered}; fix it, then resume: python -m engine.search --resume {folder}"
             with SearchProgress(console, config.budget, workers, quiet=quiet,
                                 done=state.tree.evaluations_done) as progress:
                 progress.start(state)
-                scheduler = Scheduler(state, policy, mutator, sandbox, budget=config.budget, workers=workers,
-                                      rng=rng, deadline=deadline, progress=progress,
-                                      expansion_slots=config.llm_concurrency)
+                breaker = CircuitBreaker(config.max_failed_expansions, config.max_failing_time,
+                                         unusable=("failed", "invalid") if config.model else ("failed",))
+                scheduler = make_scheduler(config, state, policy, mutator, sandbox, budget=config.budget,
+                                           workers=workers, rng=rng, deadline=deadline, progress=progress,
+                                           expansion_slots=config.llm_concurrency, breaker=breaker,
+                                           seed_screen=first_batch(policy, len(state.dev)))
+                if client is not None:
+                    total = client.spent().total
+                    progress.count_model_calls(total.calls - total.failed, total.failed)
+                    client.observer = scheduler.model_call
                 stop = await scheduler.run()
                 if scheduler.fatal:
-                    return stop, None, scheduler.fatal
+                    then = (f"fix the cause, then resume: python -m engine.search --resume {folder}"
+                            if scheduler.resumable else f"the archive is kept for inspection: {folder}")
+                    return stop, None, f"{scheduler.fatal}; {then}"
                 choice = choose_final(state, policy, rng, config.budget)
                 await measure_holdout(state, sandbox, workers, [choice.node_id] if choice else [], progress)
                 await measure_references(state, sandbox, workers, progress)
@@ -293,7 +283,7 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
     if fatal:
         archive.set_status("interrupted")
         raise UserError(fatal)
-    archive.set_status("finished")
+    archive.set_status("time_limit" if stop == TIME_LIMIT else "finished")
     summary = compute_summary(archive, task, choice.node_id if choice else None,
                               choice.rule if choice else "", stop, config.budget,
                               spend=client.spent() if client else None)

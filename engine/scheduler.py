@@ -16,6 +16,14 @@ stops new work; what is in flight finishes and is stored. So does an
 evaluation whose agent met the run's LLM budget (or a refused key) through the
 gateway: that evaluation is not its result, so it is not stored (a resumed run
 with more budget runs it again).
+
+Three more stops, each said in one line. The time limit and the circuit
+breaker (engine/breaker.py: failed expansions in a row, or model calls failing
+for too long) cancel the expansions in flight (an answer already paid is in
+`llm_calls`, and a resumed run adopts it) and let the evaluations in flight
+finish. A seed that fails every evaluation of its first stage (the staged
+policy's first batch, else every dev instance) stops the run before any
+expansion: nothing can be measured against it.
 """
 from __future__ import annotations
 
@@ -26,12 +34,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from archive import EvaluationRecord
+from engine.breaker import CircuitBreaker
 from engine.evaluation import Outcome, run_agent
 from engine.expansion import expand, mutation_context, store_child
 from engine.state import RunState
 from search.decisions import Evaluate, Expand
 
 MAX_INVALID_STREAK = 200
+TIME_LIMIT = "time limit reached"
+POLL_S = 2.0  # the loop looks at the clock this often while waiting (a hung model call sends no event)
 
 
 @dataclass(frozen=True)
@@ -51,7 +62,9 @@ class ExpansionLaunch:
 class Scheduler:
     def __init__(self, state: RunState, policy, mutator, sandbox, *, budget: int, workers: int,
                  rng: np.random.Generator, deadline: float | None = None, progress=None,
-                 expansion_slots: int = 1) -> None:
+                 expansion_slots: int = 1, breaker: CircuitBreaker | None = None,
+                 seed_screen: int | None = None) -> None:
+        """`seed_screen`: the seed's evaluations that must not all fail (default: every dev instance)."""
         self.state = state
         self.policy = policy
         self.mutator = mutator
@@ -66,7 +79,56 @@ class Scheduler:
         self.asynchronous = bool(getattr(mutator, "asynchronous", False))
         self.expansion_slots = max(1, expansion_slots)
         self._expanding = 0
-        self.fatal: str | None = None  # a stop the user must act on (bad key, unknown model)
+        self.fatal: str | None = None  # a stop the user must act on (bad key, unknown model, breaker)
+        self.resumable = True  # False when resuming cannot help (a seed that fails everything)
+        self.breaker = breaker or CircuitBreaker()
+        self.seed_screen = seed_screen or state.tree.n_instances
+        self._seed_failures: list[tuple[str, str]] = []  # (instance, why) of the seed's failed dev evaluations
+        self._seed_done = 0
+        self._load_seed_record()
+
+    def _load_seed_record(self) -> None:
+        """The seed's dev evaluations so far (a resumed run): how many, and which failed with what."""
+        rows = self.state.archive.query(
+            "SELECT instance_id, status, feedback FROM evaluations WHERE node_id = 0 AND split = 'dev' "
+            "ORDER BY finished_at")
+        self._seed_done = len(rows)
+        self._seed_failures = [(i, f"{status}: {feedback}" if feedback else status)
+                               for i, status, feedback in rows if status != "ok"]
+
+    def _seed_verdict(self) -> str | None:
+        """Why the run cannot go on when the seed failed every evaluation of its first stage, else None."""
+        done = self._seed_done
+        if done < min(self.seed_screen, self.state.tree.n_instances) or len(self._seed_failures) < done:
+            return None
+        instance, why = self._seed_failures[0]
+        self.resumable = False
+        which = "its first dev evaluation" if done == 1 else f"all {done} of its first dev evaluations"
+        return f"the seed (node 0) failed {which}, so no child can be measured against it; on {instance}: {why}"
+
+    def model_call(self, ok: bool, error: str | None) -> None:
+        """Every model call, as its llm_calls row is written (the client's observer)."""
+        self.breaker.call(ok, error)
+        if self.progress:
+            self.progress.model_call(ok)
+
+    def _breaker_stop(self) -> str | None:
+        tripped = self.breaker.tripped()
+        if tripped and self.fatal is None:  # the first reason stands (a second expansion may finish with it)
+            self.fatal = f"stopped: {tripped}"
+        return self.fatal if tripped else None
+
+    def _lasting_stop(self) -> str | None:
+        """The time limit or the breaker, checked between events."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return TIME_LIMIT
+        return self._breaker_stop()
+
+    def _wake_in(self) -> float:
+        """Seconds until the loop must look at the time limit and the breaker's clock again."""
+        waits = [w for w in (None if self.deadline is None else self.deadline - time.monotonic(),
+                             self.breaker.seconds_left()) if w is not None]
+        return max(min(waits + [POLL_S]), 0.01)
 
     # ----- decisions --------------------------------------------------------
     def _next_decision(self) -> Expand | Evaluate | None:
@@ -89,12 +151,14 @@ class Scheduler:
         result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
         return self._expanded(result)
 
-    def _launch_expansion(self, decision: Expand, key: str | None = None) -> tuple[asyncio.Task, ExpansionLaunch]:
-        """Start an asynchronous mutation; the child is stored when it returns."""
+    def _launch_expansion(self, decision: Expand, key: str | None = None,
+                          **pinned: str | None) -> tuple[asyncio.Task, ExpansionLaunch]:
+        """Start an asynchronous mutation; the child is stored when it returns. `key` and `pinned` (model,
+        answer_format) repeat an expansion as it was first made (a resumed or replayed run)."""
         parent = decision.node_id
         self._expanding += 1
         child_rng = np.random.default_rng(int(self.rng.integers(2**63)))
-        extra = {"key": key} if key else {}
+        extra = {name: value for name, value in {"key": key, **pinned}.items() if value}
         task = asyncio.ensure_future(self.mutator.propose_async(
             self.state.files(parent), mutation_context(self.state, parent, decision.detail), child_rng, parent=parent,
             **extra))
@@ -102,6 +166,8 @@ class Scheduler:
 
     def _finish_expansion(self, launch: ExpansionLaunch, task: asyncio.Future) -> str | None:
         self._expanding -= 1
+        if task.cancelled():  # the run is stopping: no child; a paid answer stays in llm_calls for a resume
+            return None
         error = task.exception()
         if error is not None and getattr(error, "stops_run", False):
             if getattr(error, "fatal", False):
@@ -112,8 +178,11 @@ class Scheduler:
 
     def _expanded(self, result) -> str | None:
         self._invalid_streak = 0 if result.status == "valid" else self._invalid_streak + 1
+        self.breaker.expansion(result.status, result.reason)
         if self.progress:
             self.progress.expanded(result)
+        if self._breaker_stop():
+            return self.fatal
         if self._invalid_streak >= MAX_INVALID_STREAK:
             return f"the mutator made {MAX_INVALID_STREAK} unusable children in a row (last: {result.reason})"
         return None
@@ -162,6 +231,15 @@ class Scheduler:
         self._free_workers.sort()
         if self.progress:
             self.progress.evaluated(state, outcome, self.workers - len(self._free_workers))
+        if launch.node == 0:
+            self._seed_done += 1
+            if outcome.status != "ok":
+                why = f"{outcome.status}: {outcome.feedback}" if outcome.feedback else outcome.status
+                self._seed_failures.append((instance.id, why))
+            verdict = self._seed_verdict()
+            if verdict:
+                self.fatal = verdict
+                return verdict
         return None
 
     # ----- the loop ---------------------------------------------------------
@@ -170,14 +248,20 @@ class Scheduler:
         pending: dict[asyncio.Task, Launch | ExpansionLaunch] = {}
         stop: str | None = None
         try:
+            stop = self._seed_verdict()  # a resumed run whose seed failed everything
+            if stop:
+                self.fatal = stop
+                return stop
             for parent, key in getattr(self.mutator, "orphans", list)():
                 # answered before a crash, never stored: finish them first, from the recorded answers
                 task, expansion = self._launch_expansion(Expand(parent, {"rule": "adopted after resume"}), key)
                 await asyncio.wait([task])
                 stop = self._finish_expansion(expansion, task) or stop
             while True:
-                if stop is None and self.deadline is not None and time.monotonic() >= self.deadline:
-                    stop = "time limit reached"
+                if stop is None:
+                    stop = self._lasting_stop()
+                if stop and (self.fatal or stop == TIME_LIMIT):
+                    self._cancel_expansions(pending)  # model work in flight cannot help now
                 while stop is None and self._free_workers and self._spendable():
                     decision = self._next_decision()
                     if decision is None:
@@ -188,8 +272,8 @@ class Scheduler:
                             continue
                         task, expansion = self._launch_expansion(decision)
                         if self.workers == 1:  # deterministic: the tree depends on the seed alone
-                            await asyncio.wait([task])
-                            stop = self._finish_expansion(expansion, task)
+                            stop = await self._await_inline(task)
+                            stop = self._finish_expansion(expansion, task) or stop
                         else:
                             pending[task] = expansion
                         continue
@@ -201,7 +285,7 @@ class Scheduler:
                     if stop is None:
                         stop = "budget spent" if not self._spendable() else "nothing left to evaluate"
                     return stop
-                timeout = None if self.deadline is None or stop else max(self.deadline - time.monotonic(), 0.01)
+                timeout = None if stop else self._wake_in()
                 done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     launch = pending.pop(task)
@@ -211,6 +295,25 @@ class Scheduler:
                         stop = self._record(launch, task.result()) or stop
         finally:
             await self._abandon(pending)
+
+    async def _await_inline(self, task: asyncio.Future) -> str | None:
+        """Wait for one expansion, watching the time limit and the breaker (which cancel it)."""
+        while not task.done():
+            await asyncio.wait([task], timeout=self._wake_in())
+            if not task.done():
+                stop = self._lasting_stop()
+                if stop:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+                    return stop
+        return None
+
+    @staticmethod
+    def _cancel_expansions(pending: dict[asyncio.Task, Launch | ExpansionLaunch]) -> None:
+        """The run is stopping: expansions in flight are cancelled (evaluations finish and are stored)."""
+        for task, launch in pending.items():
+            if isinstance(launch, ExpansionLaunch):
+                task.cancel()
 
     async def _abandon(self, pending: dict[asyncio.Task, Launch | ExpansionLaunch]) -> None:
         """Cancel what is still in flight (Ctrl-C, errors): the sandboxes kill their processes."""

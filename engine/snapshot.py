@@ -28,12 +28,7 @@ def open_from_snapshot(args):
     from archive import Archive
     from archive.snapshot import restore_snapshot, snapshot_run_row, verify_snapshot
     from engine.config import RunConfig
-    from engine.run import (
-        FIXED_ON_RESUME,
-        RESUME_OVERRIDES,
-        _make_task,
-        _new_run_folder,
-    )
+    from engine.opening import FIXED_ON_RESUME, RESUME_OVERRIDES, make_run_task, new_run_folder
 
     for name in FIXED_ON_RESUME:
         if name != "run_dir" and getattr(args, name, None) is not None:
@@ -46,7 +41,7 @@ def open_from_snapshot(args):
     # a new run goes where new runs go (--run-dir, default runs), not beside the original
     config = stored.with_overrides(**overrides).with_overrides(run_dir=args.run_dir or RunConfig.run_dir)
     config.validate()
-    run_id, run_folder = _new_run_folder(config)
+    run_id, run_folder = new_run_folder(config)
     origin = {"snapshot": str(folder.resolve()), "run_id": manifest["run_id"],
               "created_at": manifest.get("created_at")}
     restore_snapshot(folder, run_folder / "archive.duckdb", run_id=run_id,
@@ -54,7 +49,7 @@ def open_from_snapshot(args):
     archive = Archive.open(run_folder)
     try:
         archive.add_event("restore", None, {**origin, "rows": {t: e["rows"] for t, e in manifest["tables"].items()}})
-        task = _make_task(config)  # instances come from the archive, not the file
+        task = make_run_task(config)  # instances come from the archive, not the file
     except Exception:
         archive.close()
         raise

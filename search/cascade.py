@@ -151,6 +151,17 @@ def parse_stages(spec: str) -> tuple[Stage, ...]:
     return tuple(stages)
 
 
+def first_batch(policy: object, n_instances: int) -> int:
+    """The dev instances a node is evaluated on before any stage judges it: the smallest stage's batch
+    among the policy's wrappers, or every instance for an unstaged policy."""
+    sizes = [n_instances]
+    while policy is not None:
+        if isinstance(policy, Staged):
+            sizes.append(policy.stage.size(n_instances))
+        policy = getattr(policy, "inner", None)
+    return max(1, min(sizes))
+
+
 def with_stages(policy: object, stages: str | tuple[Stage, ...] | list[Stage]) -> object:
     """The policy with staged evaluation (a spec string as in `parse_stages`, or Stage objects)."""
     if isinstance(stages, str):

@@ -6,7 +6,8 @@
 3. answers from the archive when a successful call with this hash is recorded
    (`cached=True`, no row written, nothing spent): this is `--replay` and the
    guarantee that a resumed run never pays twice for a call that had returned;
-   with `replay_only`, a request with no recorded answer is an LLMFatalError;
+   with `replay_only`, a request whose hash is not recorded is answered by its
+   caller's key (the one answer recorded under it), else it is an LLMFatalError;
 4. asks the budget for room (engine.llm.budget: BudgetExceeded when spent);
 5. calls litellm, retrying transient errors (rate limit, 5xx, timeout, lost
    connection) with exponential backoff and seeded jitter; authentication
@@ -61,6 +62,8 @@ class LLMClient:
         self._budget = Budget.from_archive(archive, self.settings.max_cost_usd, self.settings.max_tokens_total)
         self._in_flight: dict[str, asyncio.Event] = {}
         self._unpriced: set[str] = set()
+        # told of every call as its row is written, (ok, error): the run's breaker and progress line listen
+        self.observer: Callable[[bool, str | None], None] | None = None
 
     def spent(self) -> Spend:
         """Dollars, tokens and calls so far (before a resume too), per purpose and per model."""
@@ -71,22 +74,29 @@ class LLMClient:
         return self._budget
 
     async def complete(self, messages: list[dict], *, model: str, purpose: str, node_id: int | None,
-                       key: str = "", instance_id: str | None = None, **params: Any) -> LLMAnswer:
-        """`instance_id`: the instance an agent's call is made for (the gateway's calls); stored on its rows."""
+                       key: str = "", instance_id: str | None = None, retries: int | None = None,
+                       timeout_s: float | None = None, **params: Any) -> LLMAnswer:
+        """`instance_id`: the instance an agent's call is made for (the gateway's calls); stored on its rows.
+        `retries` and `timeout_s` override the settings' for this call (a probe gives up sooner)."""
         request = build_request(model, messages, params, key)
         while (other := self._in_flight.get(request.hash)) is not None:
             await other.wait()
         done = asyncio.Event()
         self._in_flight[request.hash] = done
         try:
-            return await self._complete(request, purpose, node_id, instance_id)
+            return await self._complete(request, purpose, node_id, instance_id, retries, timeout_s)
         finally:
             del self._in_flight[request.hash]
             done.set()
 
     async def _complete(self, request: LLMRequest, purpose: str, node_id: int | None,
-                        instance_id: str | None = None) -> LLMAnswer:
+                        instance_id: str | None = None, retries: int | None = None,
+                        timeout_s: float | None = None) -> LLMAnswer:
         recorded = self.archive.llm_answer(request.hash)
+        if recorded is None and self.settings.replay_only and request.key:
+            # a replay follows the original's events, not its timing: a prompt may show feedback that had not
+            # arrived when the original asked, yet it is the same question (same parent, same key)
+            recorded = self.archive.llm_answer_for_key(request.key)
         if recorded is not None:
             self._tally.add_cached()
             return _answer_from(recorded)
@@ -96,16 +106,18 @@ class LLMClient:
         reservation = await self._budget.admit(request.model)
         observed = None
         try:
-            answer = await self._call_with_retries(request, purpose, node_id, instance_id)
+            answer = await self._call_with_retries(request, purpose, node_id, instance_id, retries, timeout_s)
             observed = (answer.cost_usd, answer.tokens_in + answer.tokens_out)
             return answer
         finally:
             self._budget.release(reservation, observed)
 
     async def _call_with_retries(self, request: LLMRequest, purpose: str, node_id: int | None,
-                                 instance_id: str | None = None) -> LLMAnswer:
+                                 instance_id: str | None = None, retries: int | None = None,
+                                 timeout_s: float | None = None) -> LLMAnswer:
         settings = self.settings
-        attempts = settings.max_retries + 1
+        attempts = (settings.max_retries if retries is None else retries) + 1
+        timeout_s = settings.timeout_s if timeout_s is None else timeout_s
         for attempt in range(attempts):
             mock_response = provider.NO_MOCK
             if self._mock is not None:
@@ -115,7 +127,8 @@ class LLMClient:
             started = time.perf_counter()
             try:
                 reply = await provider.acomplete(request.model, request.messages, params,
-                                                 api_base=settings.api_base, timeout_s=settings.timeout_s,
+                                                 api_base=settings.api_base, api_key=settings.api_key,
+                                                 timeout_s=timeout_s,
                                                  mock_response=mock_response, unpriced=self._unpriced)
             except asyncio.CancelledError:
                 raise
@@ -148,6 +161,8 @@ class LLMClient:
                              latency_s=latency_s, error=error, instance_id=instance_id)
         self.archive.add_llm_call(call)
         self._tally.add(call)
+        if self.observer is not None:
+            self.observer(error is None, error)
         self._budget.charge(cost_usd, tokens_in + tokens_out)
         return call.id
 

@@ -2,7 +2,10 @@
 
 litellm maps every provider's errors to its own exception classes (subclasses
 of openai's), each with an HTTP-like `status_code`; the classification goes by
-class first and by status code for anything else.
+what the error says first, then by class, then by status code. The text wins
+because litellm does not always pick the class a user would: a missing
+OpenAI key arrives as an InternalServerError (500) "Missing credentials ...",
+which retrying can never cure.
 """
 from __future__ import annotations
 
@@ -28,11 +31,21 @@ class BudgetExceeded(LLMError):
 
 
 _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*)+")
+# Missing, wrong or expired credentials, in the words providers use (OpenAI, Anthropic, Gemini, Azure, ...).
+_CREDENTIALS = re.compile(
+    r"missing credentials|invalid_api_key|invalid x-api-key|unauthori[sz]ed"
+    r"|\b(?:no|missing|invalid|incorrect|expired|revoked|wrong)\W+(?:\w+\W+)?(?:api[\s_-]?key|credentials)"
+    r"|\bapi[\s_-]?key\W+(?:\w+\W+)?(?:not valid|invalid|not found|not set|not provided|missing|required|expired)"
+    r"|\b(?:set|setting|pass|passing)\W+(?:\S+\s+){0,6}?`?\w*_API_KEY",
+    re.IGNORECASE)
+# An account out of credit: retrying cannot help (a per-minute quota is a rate limit, not this).
+_NO_CREDIT = re.compile(r"insufficient_quota|exceeded your current quota|credit balance is too low", re.IGNORECASE)
 
 
 def first_line(exc: BaseException, limit: int = 300) -> str:
     """The first non-empty line of an exception's text, without litellm's 'litellm.X: ' prefixes."""
     text = _LITELLM_PREFIX.sub("", str(exc).strip())
+    text = text.removeprefix(f"{type(exc).__name__}: ")  # litellm repeats the class name in the message
     line = next((part.strip() for part in text.splitlines() if part.strip()), "") or type(exc).__name__
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
@@ -44,13 +57,13 @@ def error_text(exc: BaseException) -> str:
 
 def key_hint(model: str) -> str:
     """The environment variable(s) the model's provider reads its key from, as litellm knows them."""
-    try:
-        import litellm  # already imported: a call failed through it
+    from engine.llm.preflight import missing_keys
 
-        missing = litellm.validate_environment(model=model).get("missing_keys") or []
+    try:
+        names = missing_keys(model)
     except Exception:  # noqa: BLE001 - no key hint is no reason to hide the real error
-        missing = []
-    return " or ".join(missing) if missing else "e.g. OPENAI_API_KEY"
+        names = []
+    return " or ".join(names) if names else "the provider's API key (e.g. OPENAI_API_KEY)"
 
 
 def classify(exc: BaseException, model: str) -> tuple[str, str]:
@@ -58,8 +71,12 @@ def classify(exc: BaseException, model: str) -> tuple[str, str]:
     import litellm
 
     detail = first_line(exc, 200)
+    if _CREDENTIALS.search(str(exc)):
+        return FATAL, f"no valid API key for {model} ({detail}): set {key_hint(model)}"
+    if _NO_CREDIT.search(str(exc)):
+        return FATAL, f"{model}: the account is out of credit or quota ({detail}): top it up, or use another model"
     if isinstance(exc, litellm.AuthenticationError):
-        return FATAL, f"authentication failed for {model}: set the provider's API key ({key_hint(model)})"
+        return FATAL, f"authentication failed for {model} ({detail}): set {key_hint(model)}"
     if isinstance(exc, litellm.PermissionDeniedError):
         return FATAL, f"{model} refused the request (permission denied: {detail}): check the API key's access to it"
     if isinstance(exc, litellm.ContextWindowExceededError):
@@ -78,7 +95,7 @@ def classify(exc: BaseException, model: str) -> tuple[str, str]:
         if status in (408, 409, 429) or status >= 500:
             return RETRY, f"{model}: {error_text(exc)}"
         if status in (401, 403):
-            return FATAL, f"authentication failed for {model}: set the provider's API key ({key_hint(model)})"
+            return FATAL, f"authentication failed for {model} ({detail}): set {key_hint(model)}"
         if status in (400, 404, 422):
             return FATAL, f"{model} rejected the request ({detail}): check --model and the call's parameters"
     return FAIL, f"{model}: {error_text(exc)}"

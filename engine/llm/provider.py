@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,11 @@ def load_litellm():
     import litellm
 
     litellm.suppress_debug_info = True
+    # A call cancelled (time limit, breaker, Ctrl-C) just after litellm's worker thread built the provider's
+    # coroutine leaves that coroutine unawaited inside litellm; the warning says nothing a user can act on.
+    # (An identical filter replaces itself, so repeated loads do not pile them up.)
+    warnings.filterwarnings("ignore", message=r"coroutine '\w+\.a?completion' was never awaited",
+                            category=RuntimeWarning)
     return litellm
 
 
@@ -50,7 +56,8 @@ class Reply:
 
 
 async def acomplete(model: str, messages: list[dict], params: dict[str, Any], *, api_base: str | None,
-                    timeout_s: float, mock_response: Any = NO_MOCK, unpriced: set[str] | None = None) -> Reply:
+                    timeout_s: float, mock_response: Any = NO_MOCK, unpriced: set[str] | None = None,
+                    api_key: str | None = None) -> Reply:
     """One attempt through `litellm.acompletion` (litellm's and the OpenAI SDK's own retries off).
     Raises what litellm raises; an attempt that outlives its timeout raises TimeoutError."""
     litellm = load_litellm()
@@ -58,6 +65,8 @@ async def acomplete(model: str, messages: list[dict], params: dict[str, Any], *,
     kwargs.update(model=model, messages=messages, timeout=timeout_s, num_retries=0, max_retries=0)
     if api_base:
         kwargs["api_base"] = api_base
+    if api_key and "api_key" not in kwargs:
+        kwargs["api_key"] = api_key
     if mock_response is not NO_MOCK:
         kwargs["mock_response"] = mock_response
     response = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout_s + TIMEOUT_GRACE_S)

@@ -28,6 +28,7 @@ class LLMSettings:
     """
 
     api_base: str | None = None       # a local server: "http://127.0.0.1:8080/v1" with model "openai/<name>"
+    api_key: str | None = None        # sent instead of the provider's key variable (never stored): a local server's
     max_retries: int = 4              # retries after the first attempt, on transient errors only
     timeout_s: float = 120.0          # per attempt
     max_cost_usd: float | None = None

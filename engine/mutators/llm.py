@@ -10,6 +10,13 @@ nothing is dropped silently. With `diagnose`, a first call reads the
 failures and returns a structured plan that the second call implements
 (DGM, Zhang et al. 2025; HGM). Every call goes through `engine.llm`, so it is
 booked in `llm_calls` and counted against the budgets.
+
+`answer_format="auto"` (the run's default) asks each model for SEARCH/REPLACE
+blocks until SWITCH_AFTER of its answers in a row could not be read as
+blocks at all (a weak model that ignores the format: edits that do not apply
+are a different matter and do not count); from then on that model is asked
+for whole files. The switch is an `answer_format` event, said once, and a
+resumed run reads it back from the events.
 """
 from __future__ import annotations
 
@@ -28,12 +35,14 @@ FEEDBACK_ITEMS = 6
 INSPIRATIONS = 2
 ARCHIVE_SHOWN = 12  # agents shown when the policy has the meta-agent see the archive (ADAS)
 CREDIT_AFTER = 4  # a child's mean over this many dev evaluations credits its model (bandit)
+SWITCH_AFTER = 3  # malformed diff answers in a row after which --answer-format auto asks that model for whole files
 
 
 @dataclass(frozen=True)
 class LLMProposal(Proposal):
     model: str | None = None
     key: str = ""  # which expansion this is ("parent 3 child 2"): a resumed run adopts answered ones
+    answer_format: str = ""  # what the model was asked for ("diff", "rewrite"), kept in the expand event
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,8 @@ class LLMMutator:
     asynchronous = True
 
     def __init__(self, client, chooser, state, *, answer_format: str = "diff", diagnose: bool = False,
-                 max_attempts: int = 3, temperature: float | None = None) -> None:
+                 max_attempts: int = 3, temperature: float | None = None, say=None) -> None:
+        """`say(line)` tells the user of a switch of answer format (None: silent)."""
         self.client = client
         self.chooser = chooser
         self.state = state
@@ -59,6 +69,30 @@ class LLMMutator:
         first = chooser.models[0]
         self.model = first[0] if isinstance(first, tuple) else first  # named on children that failed
         self._launched: dict[int, int] = {}
+        self._say = say
+        self._malformed: dict[str, int] = {}  # model -> malformed diff answers in a row
+        self._rewriting = {m for (m,) in state.archive.query(
+            "SELECT DISTINCT detail->>'model' FROM events WHERE kind = 'answer_format'")}  # switched before a resume
+
+    # ----- which format each model is asked for ----------------------------
+    def format_for(self, model: str) -> str:
+        if self.answer_format != "auto":
+            return self.answer_format
+        return "rewrite" if model in self._rewriting else "diff"
+
+    def _read(self, model: str, answer_format: str, well_formed: bool, why: str = "") -> None:
+        """Count a diff answer that could (not) be read; switch the model to whole files when due."""
+        if self.answer_format != "auto" or answer_format != "diff" or model in self._rewriting:
+            return
+        self._malformed[model] = 0 if well_formed else self._malformed.get(model, 0) + 1
+        if self._malformed[model] < SWITCH_AFTER:
+            return
+        self._rewriting.add(model)
+        self.state.archive.add_event("answer_format", None, {"model": model, "from": "diff", "to": "rewrite",
+                                                             "malformed_in_row": SWITCH_AFTER, "last": why})
+        if self._say is not None:
+            self._say(f"{model}: {SWITCH_AFTER} answers in a row held no readable SEARCH/REPLACE block (the last: "
+                      f"{why}); asking it for whole files from now on (--answer-format auto)")
 
     # ----- what the prompt is made of --------------------------------------
     def _key(self, parent: int) -> str:
@@ -127,38 +161,44 @@ class LLMMutator:
         best = nodes[np.argsort(-means, kind="stable")][:count]
         return [Inspiration(int(n), self._mean(int(n)), self.state.files(int(n))) for n in best]
 
-    def prompt_context(self, files: Mapping[str, str], context: MutationContext, parent: int) -> PromptContext:
+    def prompt_context(self, files: Mapping[str, str], context: MutationContext, parent: int,
+                       answer_format: str | None = None) -> PromptContext:
         task = self.state.task
         return PromptContext(
             task_description=task.description, entry_file=context.entry_file,
             entry_function=context.entry_function, entry_args=tuple(context.entry_args), parent_files=files,
             feedback=self._feedback(parent), lineage=self._lineage(parent),
             inspirations=self._inspirations(parent, ARCHIVE_SHOWN if context.whole_archive else INSPIRATIONS),
-            answer_format=self.answer_format, archive_mode=context.whole_archive,
+            answer_format=answer_format or self.format_for(self.model), archive_mode=context.whole_archive,
         )
 
     # ----- the conversation ------------------------------------------------
     async def propose_async(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
-                            parent: int, key: str | None = None) -> LLMProposal:
+                            parent: int, key: str | None = None, model: str | None = None,
+                            answer_format: str | None = None) -> LLMProposal:
+        """`key`, `model` and `answer_format` given (a resumed or replayed expansion) replace the run's own
+        choices: the expansion asks what it asked when it was first made."""
         from engine.llm import BudgetExceeded, LLMFatalError
 
         key = key or self._key(parent)
+        model = model or self.chooser.pick(rng)
+        answer_format = answer_format or self.format_for(model)
         try:
-            return await self._converse(files, context, rng, parent, key)
-        except MutationError as exc:
-            exc.key = key  # stored with the failed child, so a resume does not adopt it again
-            raise
+            return await self._converse(files, context, parent, key, model, answer_format)
         except BudgetExceeded as exc:
             exc.stops_run = True  # the scheduler stops new work; what is in flight finishes
             raise
         except LLMFatalError as exc:
             exc.stops_run = exc.fatal = True  # a bad key or model: stop, say it in one line
             raise
+        except Exception as exc:  # a failed child (MutationError, a call failed after its retries)
+            # stored with it: a resume does not adopt its answered calls again, the node names its model
+            exc.key, exc.model, exc.answer_format = key, model, answer_format
+            raise
 
-    async def _converse(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
-                        parent: int, key: str) -> LLMProposal:
-        model = self.chooser.pick(rng)
-        ctx = self.prompt_context(files, context, parent)
+    async def _converse(self, files: Mapping[str, str], context: MutationContext, parent: int, key: str,
+                        model: str, answer_format: str) -> LLMProposal:
+        ctx = self.prompt_context(files, context, parent, answer_format)
         if self.diagnose:
             answer = await self._ask(build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent,
                                      key=f"{key} diagnose")
@@ -175,26 +215,29 @@ class LLMMutator:
                                      parent=parent, key=f"{key} attempt {attempt}")
             messages = messages + [{"role": "assistant", "content": answer.text}]
             try:
-                parsed = parse_answer(answer.text, self.answer_format, context.entry_file)
+                parsed = parse_answer(answer.text, answer_format, context.entry_file)
             except AnswerFormatError as exc:
+                self._read(model, answer_format, False, str(exc))
                 last = f"malformed answer: {exc}"
                 messages.append({"role": "user", "content": f"Your answer could not be used ({exc}). "
                                  "Answer again, exactly in the format asked for."})
                 continue
-            if self.answer_format == "rewrite":
+            self._read(model, answer_format, True)
+            if answer_format == "rewrite":
                 result = apply_rewrite(current, parsed, editable)
             else:
                 result = apply_blocks(current, parsed, editable)
             current = result.files
             if result.failures:
                 last = f"{len(result.failures)} edit(s) did not apply: {result.failures[0].reason}"
-                messages.append(build_retry_message(result.failures, answer_format=self.answer_format))
+                messages.append(build_retry_message(result.failures, answer_format=answer_format))
                 continue
             if current == dict(files):
                 last = "the answer changed nothing"
                 messages.append({"role": "user", "content": "Your edits leave the code unchanged. Propose a change."})
                 continue
-            return LLMProposal(files=current, description=extract_description(answer.text), model=model, key=key)
+            return LLMProposal(files=current, description=extract_description(answer.text), model=model, key=key,
+                               answer_format=answer_format)
         raise MutationError(f"no usable answer from {model} after {self.max_attempts} calls: {last}")
 
     def propose(self, parent_files, context, rng):  # the synchronous protocol, for completeness

@@ -107,10 +107,11 @@ def test_a_duplicate_child_is_not_evaluated_again(tmp_path, instances_file):
         line = parent_return_line(messages)
         return f"Change: same.\n<<<<<<< SEARCH\n{line}\n=======\n    return -(bins - item)\n>>>>>>> REPLACE\n"
 
-    assert search(tmp_path, instances_file, mock=same_answer) == 0
+    with pytest.raises(UserError, match="8 expansions in a row made no usable child.*duplicate of node 1"):
+        search(tmp_path, instances_file, mock=same_answer)  # a model that only repeats itself trips the breaker
     run = only_run(tmp_path / "runs")
     reasons = [r[0] for r in read(run, "SELECT reason FROM nodes WHERE status = 'invalid'")]
-    assert reasons and all(r.startswith("duplicate of node") for r in reasons)
+    assert len(reasons) == 8 and all(r.startswith("duplicate of node") for r in reasons)
     assert read(run, "SELECT count(*) FROM evaluations e JOIN nodes n ON n.id = e.node_id "
                      "WHERE n.status = 'invalid'")[0][0] == 0
 

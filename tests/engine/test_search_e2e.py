@@ -175,8 +175,8 @@ def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox,
     pids = tmp_path / "pids"
     pids.mkdir()
     agent = tmp_path / "slow.py"  # slow enough that evaluations are in flight when the signal lands
-    agent.write_text("import os, time\nimport numpy as np\n"
-                     f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\n"
+    agent.write_text("import os, time\nimport numpy as np\n"  # bwrap's jobs cannot write outside their box
+                     f"if os.path.isdir({str(pids)!r}):\n    open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\n"
                      "def priority(item, bins):\n    time.sleep(0.01)\n    return np.zeros_like(bins)\n")
     runs = tmp_path / "runs"
     env = dict(os.environ, PYTHONPATH=str(REPO))

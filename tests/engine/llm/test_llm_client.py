@@ -130,7 +130,8 @@ def test_transient_errors_exhaust_retries_into_llm_error(tmp_path):
     assert len(slept) == 2
 
 
-def test_authentication_error_is_fatal_at_once(tmp_path):
+def test_authentication_error_is_fatal_at_once(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     archive = new_archive(tmp_path)
     attempts = []
 
@@ -142,7 +143,7 @@ def test_authentication_error_is_fatal_at_once(tmp_path):
     with pytest.raises(LLMFatalError) as info:
         run(client(archive, mock=mock).complete(messages(), model=MODEL, purpose="mutate", node_id=None))
     message = str(info.value)
-    assert message == f"authentication failed for {MODEL}: set the provider's API key (OPENAI_API_KEY)"
+    assert message == f"no valid API key for {MODEL} (Incorrect API key provided: sk-...): set OPENAI_API_KEY"
     assert attempts == [0]
     [row] = rows(archive)
     assert row[7].startswith("AuthenticationError: Incorrect API key")
@@ -194,11 +195,32 @@ def test_replay_only_answers_recorded_requests_and_stops_on_others(tmp_path):
     answer = run(replay.complete(messages("recorded"), model=MODEL, purpose="mutate", node_id=None, key="0"))
     assert answer.cached and answer.text == "answer to recorded"
     with pytest.raises(LLMFatalError) as info:
-        run(replay.complete(messages("new question"), model=MODEL, purpose="diagnose", node_id=None, key="0"))
-    digest = build_request(MODEL, messages("new question"), {}, "0").hash
+        run(replay.complete(messages("new question"), model=MODEL, purpose="diagnose", node_id=None, key="1"))
+    digest = build_request(MODEL, messages("new question"), {}, "1").hash
     assert str(info.value) == (f"no recorded answer for request {digest[:12]} (diagnose, {MODEL}); "
                                "the replayed run diverged from the original")
     assert len(rows(archive)) == 1 and replay.spent().calls == 1
+
+
+def test_replay_only_answers_a_changed_prompt_by_its_key_when_one_answer_is_recorded_under_it(tmp_path):
+    """A replay follows the original's events, not its timing: the prompt may differ, the key says which call."""
+    archive = new_archive(tmp_path)
+    first = client(archive)
+    run(first.complete(messages("parent code, feedback so far"), model=MODEL, purpose="mutate", node_id=None,
+                       key="parent 0 child 0 attempt 0"))
+    for question in ("one", "two"):  # two different answers under one key: no way to tell which
+        run(first.complete(messages(question), model=MODEL, purpose="mutate", node_id=None, key="k"))
+
+    replay = client(archive, mock=lambda *a: pytest.fail("replay must not call a model"), replay_only=True)
+    answer = run(replay.complete(messages("parent code, more feedback"), model=MODEL, purpose="mutate",
+                                 node_id=None, key="parent 0 child 0 attempt 0"))
+    assert answer.cached and answer.text == "answer to parent code, feedback so far"
+    with pytest.raises(LLMFatalError, match="diverged"):
+        run(replay.complete(messages("three"), model=MODEL, purpose="mutate", node_id=None, key="k"))
+    normal = client(archive, mock=lambda model, msgs, attempt: "fresh")  # not a replay: a new prompt is a new call
+    assert run(normal.complete(messages("parent code, more feedback"), model=MODEL, purpose="mutate", node_id=None,
+                               key="parent 0 child 0 attempt 0")).text == "fresh"
+    assert len(rows(archive)) == 4
 
 
 def test_resume_sees_previous_spend_and_answers(tmp_path):

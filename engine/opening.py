@@ -1,0 +1,53 @@
+"""What opening a run (new, resumed or from a snapshot) shares: which flags a run keeps, its folder, its task."""
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from engine.config import RunConfig
+from engine.errors import UserError
+
+# Flags that define what a run is; a resumed run keeps its own.
+LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_bytes", "cpus")
+FIXED_ON_RESUME = ("task", "target", "policy", "stages", "final", "final_k", "seed", "agent", "instances", "sandbox",
+                   "image", "run_dir", *LIMIT_FLAGS,
+                   "model", "api_base", "meta_steps", "answer_format", "model_choice", "replay",
+                   "agent_model", "agent_max_tokens")
+LLM_FLAGS = ("model", "api_base", "max_cost", "max_tokens", "llm_concurrency", "meta_steps", "answer_format",
+             "model_choice", "agent_model", "agent_max_tokens")
+BREAKER_FLAGS = ("max_failed_expansions", "max_failing_time")
+# What may change when a stopped run goes on: how much to spend, how fast, how much failure to bear.
+RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency", "executor",
+                    "ray_address", *BREAKER_FLAGS)
+
+
+def new_run_folder(config: RunConfig) -> tuple[str, Path]:
+    """(run id, its folder under --run-dir): the task, policy, seed and time, never an existing folder."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = f"{Path(config.task).name}-{config.policy}-s{config.seed}-{stamp}"  # a task folder: its name
+    root = Path(config.run_dir)
+    run_id, k = base, 1
+    while (root / run_id).exists():
+        k += 1
+        run_id = f"{base}-{k}"
+    return run_id, root / run_id
+
+
+def make_run_task(config: RunConfig):
+    """The run's task, with the run's overrides of its sandbox limits."""
+    import math
+    from dataclasses import replace
+
+    from tasks import make_task
+
+    try:
+        task = make_task(config.task, config.instances, target=config.target)
+    except ValueError as exc:  # a task folder that cannot be read as its format says
+        raise UserError(str(exc)) from None
+    limits = task.limits
+    if config.eval_timeout:  # CPU time follows the wall limit unless given too
+        limits = replace(limits, timeout_s=config.eval_timeout, cpu_s=max(1, math.ceil(config.eval_timeout)))
+    overrides = {"memory_mb": config.memory_mb, "cpu_s": config.cpu_time, "processes": config.max_procs,
+                 "output_bytes": config.output_bytes, "cpus": config.cpus}
+    task.limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
+    return task
