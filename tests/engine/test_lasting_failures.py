@@ -83,7 +83,7 @@ def test_a_server_that_always_fails_stops_at_the_probe_and_the_run_resumes(searc
     runs = tmp_path / "runs"
     healthy = {"on": False}
     with OpenAIStub(lambda body, n: good(body, n) if healthy["on"] else Fail(500, "upstream exploded")) as stub:
-        out, seconds = search(*model_args(stub, instances_file, runs, "--budget", "8"))
+        out, seconds = search(*model_args(stub, instances_file, runs, "--budget", "6"))
         assert len(stub.chat_requests()) == 2  # the probe and its one retry, nothing else
         assert out.returncode == 2 and "Traceback" not in out.stderr
         line = last_line(out.stderr)
@@ -96,7 +96,7 @@ def test_a_server_that_always_fails_stops_at_the_probe_and_the_run_resumes(searc
         again, _ = search("--resume", str(run), "--quiet")
     assert again.returncode == 0, again.stdout + again.stderr
     assert read(run, "SELECT status FROM runs")[0][0] == "finished"
-    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == 8
+    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == 6
     print(f"always 500: exit 2 in {seconds:.1f} s: {line}")
 
 

@@ -55,7 +55,7 @@ def stub(monkeypatch):
 
 
 def original_run(tmp_path, stub, instances_file, workers: int, *extra: str, model: str = "openai/stub"):
-    assert search("--model", model, "--api-base", stub.url, "--workers", str(workers), "--budget", "30",
+    assert search("--model", model, "--api-base", stub.url, "--workers", str(workers), "--budget", "20",
                   "--seed", "3", "--instances", str(instances_file), "--run-dir", str(tmp_path / "orig"),
                   *extra) == 0
     run = only_run(tmp_path / "orig")
