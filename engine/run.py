@@ -128,8 +128,9 @@ def run_from_args(args, llm_mock=None) -> int:
         from engine.backend import build_sandbox
         from engine.model_access import check_model_access
 
-        check_agent_llm(config, task)
-        check_model_access(config, task, llm_mock)  # a resumed run's keys too
+        if args.resume or args.resume_from:  # a new run was checked before its folder was made
+            check_agent_llm(config, task)
+            check_model_access(config, task, llm_mock)
         sandbox, sandbox_said = build_sandbox(config, config.resolved_workers())
     except BaseException:
         archive.close()
