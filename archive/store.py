@@ -131,6 +131,11 @@ class Archive:
         self.close()
 
     # ----- writes ----------------------------------------------------------
+    def set_config(self, config: Mapping[str, Any]) -> None:
+        """The run's configuration as last set (a resume may raise its budget): what a later resume reads."""
+        self._con.execute("UPDATE runs SET config = ?, updated_at = ? WHERE id = ?",
+                          [json.dumps(dict(config), sort_keys=True), utcnow(), self.run_id])
+
     def set_status(self, status: str) -> None:
         self._con.execute("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), self.run_id])
 

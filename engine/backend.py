@@ -1,8 +1,17 @@
 """Where a run's evaluations run: its config turned into one sandbox object (maybe behind Ray)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from engine.config import RunConfig
 from engine.errors import UserError
+
+
+@dataclass(frozen=True)
+class SandboxChoice:
+    sandbox: object  # what the run's evaluations go through (maybe a RaySandbox around the backend)
+    said: str  # the header's words: which backend, where, and why ('auto')
+    name: str  # the backend that runs the jobs: process, bwrap or docker
 
 _HINTS = {
     "bwrap": "apt-get install bubblewrap, or --sandbox process",
@@ -10,8 +19,8 @@ _HINTS = {
 }
 
 
-def build_sandbox(config: RunConfig, workers: int):
-    """(the sandbox the run's evaluations go through, a line saying which and why).
+def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
+    """The sandbox the run's evaluations go through, with what the header says of it.
 
     UserError (one line) when it cannot run here. 'auto' is resolved here, on
     the engine's machine, and the name it resolved to is what Ray workers
@@ -39,4 +48,4 @@ def build_sandbox(config: RunConfig, workers: int):
     where = " on Ray" + (f" at {config.ray_address}" if config.ray_address else " (local)") \
         if config.executor == "ray" else ""
     said = f"sandbox {name}{where}" + (f" (auto: {why})" if config.sandbox == "auto" else "")
-    return sandbox, said
+    return SandboxChoice(sandbox, said, name)

@@ -19,6 +19,17 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (0 is refused rather than given a hidden meaning)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value} (leave it out for the default)")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _OneLineParser(
         prog="python -m engine.search",
@@ -39,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: every dev instance)")
     p.add_argument("--budget", type=int, help="dev evaluations (node x instance) to spend (default: 200); "
                    "with --resume, the new total")
-    p.add_argument("--workers", type=int, help="evaluations in flight at once (default: one per core)")
+    p.add_argument("--workers", type=_positive_int, help="evaluations in flight at once, 1 or more "
+                   "(default: one per core)")
     p.add_argument("--seed", type=int, help="random seed of the search (default: 0)")
     p.add_argument("--run-dir", help="folder that holds run folders (default: runs)")
     p.add_argument("--time-limit", type=float, help="stop starting new work after this many seconds")

@@ -54,21 +54,31 @@ def _done(state: RunState, node: int, split: str) -> set[str]:
     return {r[0] for r in rows}
 
 
+def holdout_plan(state: RunState, nodes: Iterable[int]) -> list[tuple[int, Instance]]:
+    """(node, instance) of every holdout run still to make for these nodes, the seed's first."""
+    order = [0] + [n for n in nodes if n != 0]
+    plan = []
+    for node in order:
+        seen = _done(state, node, "holdout")
+        plan += [(node, inst) for inst in state.holdout if inst.id not in seen]
+    return plan
+
+
+def reference_plan(state: RunState) -> list[tuple[str, Instance]]:
+    """(reference agent, instance) of every reference run still to make, once per run."""
+    seen = {(r.agent, r.instance_id) for r in state.archive.references()}
+    return [(name, inst) for name in state.task.reference_agents() for inst in state.dev + state.holdout
+            if (name, inst.id) not in seen]
+
+
 async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterable[int], progress=None) -> None:
-    """Run each node on the holdout instances it has not run yet (the seed first)."""
-    nodes = [0] + [n for n in nodes if n != 0]
-    for group in ([0], nodes[1:]):
-        jobs, keys = [], []
-        for node in group:
-            seen = _done(state, node, "holdout")
-            for inst in state.holdout:
-                if inst.id not in seen:
-                    jobs.append((state.files(node), inst, node))
-                    keys.append((node, inst))
-        if progress:
-            progress.extra_work(len(jobs))
+    """Run each node on the holdout instances it has not run yet: the seed first, since the others are
+    scored against its results. The progress bar's total is set by the caller, from the plans."""
+    plan = holdout_plan(state, nodes)
+    for group in ([k for k in plan if k[0] == 0], [k for k in plan if k[0] != 0]):
+        jobs = [(state.files(node), inst, node) for node, inst in group]
         outcomes = await _run_all(state, sandbox, workers, jobs, progress)
-        for (node, inst), outcome in zip(keys, outcomes):
+        for (node, inst), outcome in zip(group, outcomes):
             if outcome.stop:  # the run's LLM budget, not the agent: measured by a resumed run with more
                 continue
             score = _score(state, inst, outcome, node == 0)
@@ -84,17 +94,11 @@ async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterabl
 
 async def measure_references(state: RunState, sandbox, workers: int, progress=None) -> None:
     """Run the task's reference agents (e.g. best fit) on every instance, once per run."""
-    seen = {(r.agent, r.instance_id) for r in state.archive.references()}
-    jobs, keys = [], []
-    for name, files in state.task.reference_agents().items():
-        for inst in state.dev + state.holdout:
-            if (name, inst.id) not in seen:
-                jobs.append((files, inst, name))
-                keys.append((name, inst))
-    if progress:
-        progress.extra_work(len(jobs))
+    plan = reference_plan(state)
+    agents = state.task.reference_agents()
+    jobs = [(agents[name], inst, name) for name, inst in plan]
     outcomes = await _run_all(state, sandbox, workers, jobs, progress)
-    for (name, inst), outcome in zip(keys, outcomes):
+    for (name, inst), outcome in zip(plan, outcomes):
         if outcome.stop:
             continue
         state.archive.add_reference(ReferenceEvaluation(

@@ -52,7 +52,7 @@ class SearchProgress:
     def _stats(self) -> str:
         best = "-" if np.isnan(self.best) else f"{self.best:.3f} (node {self.best_node})"
         calls = "" if self._calls is None else f" | model calls {self._calls[0]} ok / {self._calls[1]} failed"
-        return (f"nodes {self.valid} valid / {self.invalid} invalid | best dev mean {best} | "
+        return (f"nodes {self.valid} valid / {self.invalid} invalid | best full-dev mean {best} | "
                 f"workers {self._busy}/{self.workers}{calls}")
 
     def count_model_calls(self, ok: int = 0, failed: int = 0) -> None:
@@ -82,10 +82,11 @@ class SearchProgress:
         self._refresh()
 
     def _update_best(self, state) -> None:
+        """The best mean among nodes evaluated on every dev instance (`runs list`'s "best mean"): it never
+        goes down, unlike a mean over fewer instances that more evaluations may lower."""
         tree = state.tree
         n = tree.n
-        need = max(1, min(tree.n_instances, 4))  # a mean over a handful of instances, not one lucky draw
-        ok = tree.valid[:n] & (tree.n_evals[:n] >= need)
+        ok = tree.valid[:n] & (tree.n_evals[:n] >= max(1, tree.n_instances))
         if ok.any():
             nodes = np.flatnonzero(ok)
             means = tree.s[nodes] / tree.n_evals[nodes]
@@ -122,12 +123,10 @@ class SearchProgress:
             print(f"evaluations {self._done}/{self.budget} | {self._stats()}", flush=True)
 
     def extra_work(self, count: int) -> None:
-        """Holdout and reference runs after the search: a second bar."""
+        """Holdout and reference runs after the search: a second bar, its whole total known at once."""
         if self._progress is None or count == 0:
             return
-        if self._extra is None:
-            self._extra = self._progress.add_task("holdout + references", total=0, stats="")
-        self._progress.update(self._extra, total=(self._progress.tasks[self._extra].total or 0) + count)
+        self._extra = self._progress.add_task("holdout + references", total=count, stats="")
 
     def advance_extra(self) -> None:
         if self._progress is not None and self._extra is not None:

@@ -100,11 +100,10 @@ def run_from_args(args, llm_mock=None) -> int:
 
     `llm_mock` (tests, demos) is handed to the LLM client, which passes its answers to litellm as
     `mock_response`, so the whole litellm code path runs without a network."""
-    from rich.console import Console
-
     from archive import ArchiveError
+    from engine.console import make_console
 
-    console = Console(stderr=False, highlight=False)
+    console = make_console()
     try:
         if args.resume_from:
             if args.resume or args.replay:
@@ -131,7 +130,7 @@ def run_from_args(args, llm_mock=None) -> int:
         if args.resume or args.resume_from:  # a new run was checked before its folder was made
             check_agent_llm(config, task)
             check_model_access(config, task, llm_mock)
-        sandbox, sandbox_said = build_sandbox(config, config.resolved_workers())
+        box = build_sandbox(config, config.resolved_workers())
     except BaseException:
         archive.close()
         if not args.resume:  # the folder made a moment ago holds nothing but the seed: no run to keep
@@ -141,9 +140,9 @@ def run_from_args(args, llm_mock=None) -> int:
         raise
     try:
         return _carry(archive, task, config, console, resumed=bool(args.resume or args.resume_from), quiet=args.quiet,
-                      llm_mock=llm_mock, sandbox=sandbox, sandbox_said=sandbox_said)
+                      llm_mock=llm_mock, box=box)
     finally:
-        close = getattr(sandbox, "close", None)
+        close = getattr(box.sandbox, "close", None)
         if close is not None:
             close()
         archive.close()
@@ -173,8 +172,9 @@ def policy_label(policy, n_dev: int) -> str:
     stages, final, inner = [], None, policy
     while hasattr(inner, "inner"):
         if hasattr(inner, "threshold"):
-            stages.append(f"{inner.stage.size(n_dev)} of {n_dev} dev instances first, more at a mean of "
-                          f"{inner.threshold:g} or more")
+            if inner.stage.size(n_dev) < n_dev:  # a batch of every dev instance (one-instance tasks) stages nothing
+                stages.append(f"{inner.stage.size(n_dev)} of {n_dev} dev instances first, more at a mean of "
+                              f"{inner.threshold:g} or more")
         elif hasattr(inner, "rule"):
             final = inner.rule
         inner = inner.inner
@@ -183,15 +183,14 @@ def policy_label(policy, n_dev: int) -> str:
     return policy.name + (f" ({', '.join(said)})" if said else "")
 
 
-def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock, sandbox,
-           sandbox_said: str) -> int:
+def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock, box) -> int:
     from engine.state import RunState
     state = RunState.rebuild(archive, task)
     workers = config.resolved_workers()
     policy = config.make_policy()
     mutator, client = _mutator(config, state, archive, llm_mock, say=console.print)
     return _search(archive, task, config, console, resumed, quiet, state, workers, policy, mutator, client,
-                   sandbox, sandbox_said, llm_mock)
+                   box, llm_mock)
 
 
 def _seed_note(state, budget: int) -> str:
@@ -203,13 +202,30 @@ def _seed_note(state, budget: int) -> str:
     return ""
 
 
+def _end(archive, status: str, reason: str) -> None:
+    """The session's end: a `stop` event (when and why; the wall time counts to it), then the status."""
+    archive.add_event("stop", None, {"status": status, "reason": reason})
+    archive.set_status(status)
+
+
+def _exposed_note(task, backend: str) -> str:
+    """The process backend cannot hide what the task keeps from agents (a public/private folder's answers)."""
+    from engine.evaluation import hidden_paths
+
+    hidden = hidden_paths(task)
+    if backend != "process" or not hidden:
+        return ""
+    return (f"Warning: the process sandbox cannot hide {', '.join(hidden)} from the agents (a program that knows "
+            "the path can read it); use --sandbox bwrap or docker for agents you do not trust.")
+
+
 def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, state, workers: int, policy,
-            mutator, client, sandbox, sandbox_said: str, llm_mock=None) -> int:
+            mutator, client, box, llm_mock=None) -> int:
     import numpy as np
 
     from engine.agent_llm import describe, serve_gateway
     from engine.breaker import CircuitBreaker
-    from engine.finale import choose_final, measure_holdout, measure_references
+    from engine.finale import choose_final, holdout_plan, measure_holdout, measure_references, reference_plan
     from engine.model_access import probe_models
     from engine.progress import SearchProgress
     from engine.replay import make_scheduler
@@ -220,12 +236,15 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
     if resumed:
         rng = np.random.default_rng([config.seed, archive._next_seq])
         archive.add_event("resume", None, {"budget": config.budget, "done": state.tree.evaluations_done})
+        archive.set_config(config.to_dict())  # a raised budget (or any resume flag) holds for later resumes
     else:
         rng = np.random.default_rng(config.seed)
+    archive.add_event("session", None, {"workers": workers, "sandbox": box.name, "said": box.said,
+                                        "executor": config.executor, "budget": config.budget})  # what was used
     archive.set_status("running")
     console.print(f"Run [bold]{archive.run_id}[/bold] -> {archive.path}")
     console.print(f"Task {task.name}, policy {policy_label(policy, len(state.dev))}, budget {config.budget} dev evaluations, "
-                  f"{workers} workers, {sandbox_said}, seed {config.seed}"
+                  f"{workers} workers, {box.said}, seed {config.seed}"
                   + (f" (resumed at {state.tree.evaluations_done})" if resumed else ""))
     if not config.model:
         console.print("No LLM configured: the built-in offline mutator edits the agent's syntax tree "
@@ -236,7 +255,7 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
         console.print(f"LLM mutator: {config.model} ({config.model_choice}), {config.llm_concurrency} calls at once"
                       + (f", {limits}" if limits else "")
                       + (f"; every answer replayed from {config.replay}" if config.replay else ""))
-    for line in (describe(config, task), _seed_note(state, config.budget)):
+    for line in (describe(config, task), _seed_note(state, config.budget), _exposed_note(task, box.name)):
         if line:
             console.print(line)
     deadline = time.monotonic() + config.time_limit if config.time_limit else None
@@ -256,7 +275,7 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
                 progress.start(state)
                 breaker = CircuitBreaker(config.max_failed_expansions, config.max_failing_time,
                                          unusable=("failed", "invalid") if config.model else ("failed",))
-                scheduler = make_scheduler(config, state, policy, mutator, sandbox, budget=config.budget,
+                scheduler = make_scheduler(config, state, policy, mutator, box.sandbox, budget=config.budget,
                                            workers=workers, rng=rng, deadline=deadline, progress=progress,
                                            expansion_slots=config.llm_concurrency, breaker=breaker,
                                            seed_screen=first_batch(policy, len(state.dev)))
@@ -270,21 +289,23 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
                             if scheduler.resumable else f"the archive is kept for inspection: {folder}")
                     return stop, None, f"{scheduler.fatal}; {then}"
                 choice = choose_final(state, policy, rng, config.budget)
-                await measure_holdout(state, sandbox, workers, [choice.node_id] if choice else [], progress)
-                await measure_references(state, sandbox, workers, progress)
+                finalists = [choice.node_id] if choice else []
+                progress.extra_work(len(holdout_plan(state, finalists)) + len(reference_plan(state)))
+                await measure_holdout(state, box.sandbox, workers, finalists, progress)
+                await measure_references(state, box.sandbox, workers, progress)
         return stop, choice, None
 
     try:
         stop, choice, fatal = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        archive.set_status("interrupted")
+        _end(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
         console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"
                       f"  python -m engine.search --resume {Path(archive.path).parent}")
         return EXIT_INTERRUPTED
     if fatal:
-        archive.set_status("interrupted")
+        _end(archive, "interrupted", fatal)
         raise UserError(fatal)
-    archive.set_status("time_limit" if stop == TIME_LIMIT else "finished")
+    _end(archive, "time_limit" if stop == TIME_LIMIT else "finished", stop)
     summary = compute_summary(archive, task, choice.node_id if choice else None,
                               choice.rule if choice else "", stop, config.budget,
                               spend=client.spent() if client else None)

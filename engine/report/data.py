@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from archive import Archive
-from engine.runinfo.reading import shown_status
+from engine.runinfo.reading import shown_status, wall_seconds
 
 # Characters kept per field; what is cut is said in the text.
 LIMITS = {"diff": 30_000, "description": 4_000, "reason": 4_000, "message": 20_000, "answer": 20_000,
@@ -69,8 +69,7 @@ def _run_part(archive: Archive, clip: Clipper) -> dict[str, Any]:
     shown = {k: (v if isinstance(v, (int, float, bool)) or v is None else clip(v if isinstance(v, str)
              else json.dumps(v, sort_keys=True), "config")) for k, v in sorted(config.items())}
     started, updated = row.get("created_at"), row.get("updated_at")
-    timed = isinstance(started, datetime) and isinstance(updated, datetime)
-    wall = (updated - started).total_seconds() if timed else None
+    wall = wall_seconds(archive)
     return {"id": row["id"], "status": shown_status(row["status"]), "seed": row["seed"],
             "schema_version": row["schema_version"],
             "created_at": _iso(started), "updated_at": _iso(updated), "wall_s": wall, "config": shown,

@@ -17,6 +17,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from engine.console import print_whole
+
 EXIT_USER_ERROR = 2
 
 
@@ -94,7 +96,7 @@ def _best(args, console) -> None:
     table.add_row("holdout mean", "-" if hold[0] is None else f"{hold[0]:.3f} (n={hold[1]})")
     table.add_row("change", description or "-")
     table.add_row("files", ", ".join(files) or "-")
-    console.print(table)
+    print_whole(console, table)
     console.print(f"Code only: python -m engine.runs best {args.run} --code-only > agent.py", soft_wrap=True,
                   highlight=False)
     for path, text in files.items():
@@ -114,12 +116,12 @@ def run_command(args, console) -> int:
         if not rows:
             console.print(f"No runs in {folder}/ (a run is a folder with an archive.duckdb).")
             return 0
-        console.print(tables.list_table(rows, f"Runs in {folder}"))
+        print_whole(console, tables.list_table(rows, f"Runs in {folder}"))
         _print_lines(console, tables.resume_lines(rows))
     elif args.command == "show":
         info = data.run_info(resolve_run(args.run, args.run_dir))
         for table in tables.show_tables(info):
-            console.print(table)
+            print_whole(console, table)
         _print_lines(console, tables.resume_lines([info], one=True))
     elif args.command == "best":
         _best(args, console)
@@ -129,7 +131,7 @@ def run_command(args, console) -> int:
 
             raise ArchiveError("compare needs two runs or more")
         infos = [data.run_info(resolve_run(r, args.run_dir)) for r in args.runs]
-        console.print(tables.compare_table(infos))
+        print_whole(console, tables.compare_table(infos))
         _print_lines(console, tables.resume_lines(infos))
     return 0
 
@@ -139,20 +141,11 @@ def _print_lines(console, lines: list[str]) -> None:
         console.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
-def make_console():
-    """A rich console; when the output is not a terminal, wide enough that tables are not crushed
-    (COLUMNS wins when set)."""
-    import os
-
-    from rich.console import Console
-
-    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 0) or 160
-    return Console(highlight=False, width=width)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from archive import ArchiveError
+
+    from engine.console import make_console
 
     console = make_console()
     try:

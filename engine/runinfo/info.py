@@ -17,6 +17,7 @@ from engine.runinfo.reading import (
     n_dev_instances,
     open_read_only,
     shown_status,
+    wall_seconds,
 )
 
 
@@ -49,7 +50,8 @@ class RunInfo:
     final_holdout: tuple[float | None, int]
     final_description: str
     spend: Spend = field(default_factory=Spend)
-    wall_s: float | None = None  # first to last event
+    wall_s: float | None = None  # engine time summed over sessions (reading.wall_seconds)
+    used: dict = field(default_factory=dict)  # what the last session ran with (workers, sandbox): its event
 
     @property
     def shown_status(self) -> str:
@@ -107,7 +109,9 @@ def run_info(path: str | Path) -> RunInfo:
             description = found[0][0] if found else ""
         money = archive.query("SELECT coalesce(sum(cost_usd), 0), coalesce(sum(tokens_in), 0), "
                               "coalesce(sum(tokens_out), 0), count(*), count(error) FROM llm_calls")[0]
-        first, last = archive.query('SELECT min("at"), max("at") FROM events')[0]
+        wall = wall_seconds(archive)
+        sessions = list(archive.events("session"))
+        used = sessions[-1][3] if sessions else {}
     s = stats.get(final) if final is not None else None
     return RunInfo(
         run_id=archive.run_id, archive=str(archive.path), config=config, status=str(row.get("status", "")),
@@ -118,7 +122,7 @@ def run_info(path: str | Path) -> RunInfo:
         final_node=final, final_rule=choice[1] if choice else "",
         final_dev=(s.mean, s.n) if s else (None, 0), final_holdout=final_hold, final_description=description,
         spend=Spend(float(money[0]), int(money[1]), int(money[2]), int(money[3]), int(money[4])),
-        wall_s=(last - first).total_seconds() if isinstance(first, datetime) and isinstance(last, datetime) else None,
+        wall_s=wall, used=used,
     )
 
 

@@ -9,7 +9,8 @@ live here, once:
 - the *best mean* is the highest mean among nodes evaluated on every dev
   instance of the run (so a lucky node with one evaluation does not win);
 - a stored `running` read from an archive no search holds is shown as
-  `stopped (killed?)`.
+  `stopped (killed?)`;
+- the *wall time* is how long the engine ran, summed over the run's sessions.
 """
 from __future__ import annotations
 
@@ -75,6 +76,31 @@ def final_choice(archive: Archive) -> tuple[int, str] | None:
         return None
     _, _, node, detail = rows[-1]
     return None if node is None else (int(node), str(detail.get("rule", "")))
+
+
+# A session begins with a `start` or `resume` event and ends with the last thing it wrote before the next
+# one began; a snapshot's `restore` is bookkeeping, not work, so an idle gap before it does not count.
+_WALL_SQL = """
+WITH sessions AS (
+    SELECT "at" AS began, lead("at") OVER (ORDER BY seq) AS next_began FROM events WHERE kind IN ('start', 'resume')),
+activity AS (
+    SELECT "at" AS t FROM events WHERE kind <> 'restore'
+    UNION ALL SELECT finished_at FROM evaluations
+    UNION ALL SELECT created_at FROM llm_calls
+    UNION ALL SELECT created_at FROM nodes
+    UNION ALL SELECT updated_at FROM runs),
+spans AS (
+    SELECT s.began, max(a.t) AS ended FROM sessions s JOIN activity a
+    ON a.t >= s.began AND (s.next_began IS NULL OR a.t < s.next_began) GROUP BY s.began)
+SELECT sum(epoch_ms(ended) - epoch_ms(began)) / 1000.0 FROM spans
+"""
+
+
+def wall_seconds(archive: Archive) -> float | None:
+    """The run's wall time: how long the engine was running, summed over its start and every resume
+    (not the idle time between them). The one definition `runs show`, `compare` and the report use."""
+    value = archive.query(_WALL_SQL)[0][0]
+    return None if value is None else float(value)
 
 
 def best_mean(stats: dict[int, NodeStats], min_evals: int) -> tuple[int, float] | None:

@@ -99,9 +99,20 @@ def show_tables(info: RunInfo) -> list:
     config.add_column()
     for key in sorted(info.config):
         if info.config[key] is not None:
-            config.add_row(key, json.dumps(info.config[key]) if not isinstance(info.config[key], str)
-                           else info.config[key])
+            config.add_row(key, _config_value(info, key))
     return [facts, config]
+
+
+def _config_value(info: RunInfo, key: str) -> str:
+    """A config value as the run used it: `workers 2 (one per core)`, not the `0` that was given."""
+    given = info.config[key]
+    shown = json.dumps(given) if not isinstance(given, str) else given
+    used = info.used.get(key)
+    if key == "workers" and used is not None and used != given:
+        return f"{used} (one per core)" if not given else f"{used} (given {shown})"
+    if key == "sandbox" and used and used != given:
+        return f"{used} ({shown})"
+    return shown
 
 
 def compare_table(infos: Sequence[RunInfo]):
