@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,5 +120,5 @@ def render_summary(summary: Summary, console) -> None:
     console.print(f"Archive: {summary.archive}", soft_wrap=True)
     console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} [--budget N]", soft_wrap=True)
     query = "SELECT status, count(*) FROM nodes GROUP BY status"
-    console.print(f"Query:   python -c \"import duckdb; print(duckdb.connect('{summary.archive}', "
-                  f"read_only=True).sql('{query}'))\"", soft_wrap=True)
+    console.print(f'Query:   python -m engine.runs sql {shlex.quote(summary.run_dir)} "{query}"',
+                  soft_wrap=True, markup=False, highlight=False)

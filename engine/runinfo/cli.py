@@ -4,6 +4,7 @@
     python -m engine.runs show RUN                # config, counts by status, spend, final node, resume
     python -m engine.runs best RUN                # the final node: id, score, description, code
     python -m engine.runs compare RUN RUN [RUN..] # side by side
+    python -m engine.runs sql RUN ["SELECT .."]   # SQL on the archive: QUERY, stdin, or a `sql> ` prompt
 
 RUN is a run folder, its archive.duckdb, or a run id under --run-dir. Archives
 are opened read-only. A run left `running` by a search that died is shown as
@@ -29,12 +30,18 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
 
 
+def _rows(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count of rows (0 or more)")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m engine.runs",
                       description="Look at finished (or stopped) runs through their archives, read-only.")
     p.add_argument("--run-dir", default="runs", help="folder that holds run folders, for RUN given as an id "
                    "(default: runs)")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,show,best,compare}",
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,show,best,compare,sql}",
                            parser_class=OneLineParser)
     ls = sub.add_parser("list", help="every run in a folder: id, task, policy, status, budget, evaluations, "
                         "best mean, final node's holdout score, created")
@@ -47,7 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
     best.add_argument("--code-only", action="store_true", help="print only the code (one file: as is)")
     cmp_ = sub.add_parser("compare", help="two or more runs side by side")
     cmp_.add_argument("runs", nargs="+", metavar="RUN")
-    for command in (show, best, cmp_):  # also accepted after the command
+    about = ("SQL on the run's archive, read-only: QUERY, else statements from stdin (one a line), else a "
+             "`sql> ` prompt on a terminal (.tables, .schema TABLE; an empty line quits)")
+    sql = sub.add_parser("sql", help=about, description=about + ". Errors: one line, exit code 2.")
+    sql.add_argument("run", help="a run folder, its archive.duckdb, or a run id under --run-dir")
+    sql.add_argument("query", nargs="?", help="one or more statements (`;` between them); none: stdin or the prompt")
+    sql.add_argument("-f", "--file", metavar="FILE", help="run every statement of FILE (over several lines, `;` "
+                     "between them), as QUERY; `-` reads them from stdin (a heredoc)")
+    sql.add_argument("--csv", action="store_true", help="plain CSV (a header line, then every row), for other tools")
+    sql.add_argument("--max-rows", type=_rows, default=200, metavar="N",
+                     help="rows shown per table (default 200; 0: all); --csv prints every row")
+    for command in (show, best, cmp_, sql):  # also accepted after the command
         command.add_argument("--run-dir", default=argparse.SUPPRESS, help="as before the command")
     return p
 
@@ -125,6 +142,11 @@ def run_command(args, console) -> int:
         _print_lines(console, tables.resume_lines([info], one=True))
     elif args.command == "best":
         _best(args, console)
+    elif args.command == "sql":
+        from engine.runinfo import sql
+
+        return sql.main(resolve_run(args.run, args.run_dir), sql.query_of(args.query, args.file), console,
+                        as_csv=args.csv, max_rows=args.max_rows)
     elif args.command == "compare":
         if len(args.runs) < 2:
             from archive import ArchiveError
