@@ -49,7 +49,9 @@ import sys
 from typing import Any
 
 from .base import JOB_LLM_SOCKET, SandboxJob, llm_env
-from .process import ProcessSandbox, _job_env, _Report
+from .jobenv import _job_env
+from .process import ProcessSandbox
+from .report import _Report
 
 __all__ = ["JOB_DIR", "BwrapSandbox", "bwrap_available", "bwrap_path"]
 

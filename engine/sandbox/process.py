@@ -16,6 +16,12 @@ stream are kept, so a job printing gigabytes neither blocks on a full pipe nor
 fills the engine's memory. Everything is asyncio, so one event loop can keep
 many jobs in flight.
 
+This module holds the sandbox itself; what it shares with `bwrap` and `docker`
+lives beside it: `jobenv` (environment allow-list, rlimits), `output` (pipes
+read into bounded tails), `report` (how a job ended, its `SandboxResult`),
+`workdir` (files in, answer out, removal), `killtree` (the engine's
+last-resort kill); `launcher` is the supervisor server's client.
+
 What this backend does NOT hold (use `bwrap` or `docker` for that): network
 access, reading any file the engine's user can read (holdout data included, and
 a job's `hidden` paths: an installed benchmark's tests; the engine's own
@@ -31,27 +37,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import resource
-import shutil
 import signal
-import stat
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
-from .base import SandboxJob, SandboxLimits, SandboxResult, llm_env
-from .cgroup import JobCgroup, PidsCgroups, pid_alive
+from .base import SandboxJob, SandboxResult, llm_env
+from .cgroup import JobCgroup, PidsCgroups
+from .jobenv import _job_env, _rlimit_spec
+from .killtree import _hard_kill
 from .launcher import Launcher, Supervised
+from .output import _finish, _read_task, _Tail
+from .report import _Report, _result
+from .workdir import _read_answer, _rmtree, _sweep_stale_workdirs, _write_files
 
 __all__ = ["ProcessSandbox"]
 
 log = logging.getLogger(__name__)
-
-_CHUNK = 64 * 1024
-_MB = 2**20
-_PIPE_GRACE_S = 2.0  # after the job ended, how long open output pipes are waited for
 
 _WORKDIR_PREFIX = "clade-sbx-"
 
@@ -198,19 +199,7 @@ class ProcessSandbox:
         if base in self._swept_bases:
             return
         self._swept_bases.add(base)
-        try:
-            names = os.listdir(base)
-        except OSError:
-            return
-        for name in names:
-            pid, dash, _ = name[len(_WORKDIR_PREFIX) :].partition("-")
-            if (
-                name.startswith(_WORKDIR_PREFIX)
-                and dash
-                and pid.isdigit()
-                and not pid_alive(int(pid))
-            ):
-                _rmtree(os.path.join(base, name))
+        _sweep_stale_workdirs(base, _WORKDIR_PREFIX)
 
     def _get_launcher(self) -> Launcher:
         """The supervisor server's client, made once cgroups are probed (it makes the job cgroups)."""
@@ -262,350 +251,3 @@ class ProcessSandbox:
             )
             _hard_kill(sup.pid, cg)
             await status  # EOF once the SIGKILLed supervisor is gone
-
-
-def _read_task(fd: int, tail: _Tail | None = None) -> asyncio.Task[bytes]:
-    """A task reading pipe `fd` to EOF without blocking the loop; it closes fd however it ends.
-
-    With `tail`, chunks go there (only the last bytes are kept) and the task
-    returns b''; without, it returns everything read (the status report).
-    """
-    task = asyncio.create_task(_read_until_eof(fd, tail))
-    task.add_done_callback(lambda _: os.close(fd))  # runs even if cancelled unstarted
-    return task
-
-
-async def _read_until_eof(fd: int, tail: _Tail | None) -> bytes:
-    loop = asyncio.get_running_loop()
-    chunks: list[bytes] = []
-    eof = loop.create_future()
-
-    def readable() -> None:
-        try:
-            while data := os.read(fd, _CHUNK):
-                if tail is None:
-                    chunks.append(data)
-                else:
-                    tail.add(data)
-        except BlockingIOError:
-            return
-        if not eof.done():
-            eof.set_result(None)
-
-    os.set_blocking(fd, False)
-    loop.add_reader(fd, readable)
-    try:
-        await eof
-    finally:
-        loop.remove_reader(fd)
-    return b"".join(chunks)
-
-
-class _Tail:
-    """The last `keep` bytes of a stream, whatever its length."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self.buf = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        if self.keep <= 0:
-            return
-        if len(chunk) >= self.keep:
-            self.buf = bytearray(chunk[-self.keep :])
-            return
-        self.buf += chunk
-        excess = len(self.buf) - self.keep
-        if excess > 0:
-            del self.buf[:excess]
-
-    def text(self) -> str:
-        return self.buf.decode("utf-8", errors="replace")
-
-
-async def _finish(readers: list[asyncio.Task[bytes]], warn: Callable[[str], None]) -> None:
-    """Let the output readers reach EOF; stop waiting if a process escaped holding a pipe."""
-    _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE_S)
-    if pending:
-        warn(
-            "process sandbox: output pipes still open after the job ended; a process may have escaped"
-        )
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-
-
-@dataclass
-class _Report:
-    """What the supervisor wrote on its status pipe."""
-
-    kind: str | None = (
-        None  # 'exit' | 'signal' | 'execfail' | None (no report: supervisor died)
-    )
-    code: int = 0
-    cpu_s: float = 0.0
-    message: str = ""
-    stopped: bool = False
-    warnings: list[str] = field(default_factory=list)
-
-    @classmethod
-    def parse(cls, raw: bytes) -> _Report:
-        rep = cls()
-        for line in raw.decode(errors="replace").splitlines():
-            word, _, rest = line.partition(" ")
-            if word == "stopped":
-                rep.stopped = True
-            elif word == "warn":
-                rep.warnings.append(rest)
-            elif word == "execfail":
-                rep.kind, rep.message = word, rest
-            elif word in ("exit", "signal"):
-                code, _, cpu = rest.partition(" ")
-                rep.kind, rep.code, rep.cpu_s = word, int(code), float(cpu or 0)
-        return rep
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-def _result(
-    limits: SandboxLimits,
-    job: SandboxJob,
-    report: _Report,
-    timed_out: bool,
-    runtime: float,
-    out: _Tail,
-    err: _Tail,
-    answer: bytes | None,
-    answer_reason: str,
-) -> SandboxResult:
-    returncode: int | None
-    if report.kind == "exit":
-        returncode = report.code
-    elif report.kind == "signal":
-        returncode = -report.code
-    else:
-        returncode = None
-    if timed_out:
-        status, reason = "timeout", f"timed out after {float(limits.timeout_s)} s"
-    elif report.kind == "exit":
-        status = "ok" if report.code == 0 else "error"
-        reason = "" if report.code == 0 else f"exit code {report.code}"
-    elif report.kind == "signal":
-        status, reason = "killed", f"killed by {_signal_name(report.code)}"
-        if report.code == signal.SIGXCPU or (
-            report.code == signal.SIGKILL and report.cpu_s >= limits.cpu_s
-        ):
-            reason += f" (CPU time limit of {limits.cpu_s} s)"
-        elif report.code == signal.SIGXFSZ:
-            reason += f" (file size limit of {limits.file_size_mb} MB)"
-    elif report.kind == "execfail":
-        status, reason = (
-            "error",
-            f"could not start {job.command[0]!r}: {report.message}",
-        )
-    else:  # only a kill stops a supervisor before it reports
-        status = "killed"
-        reason = "sandbox supervisor ended without a report (killed); all job processes killed"
-    if answer_reason:
-        reason = f"{reason}; {answer_reason}" if reason else answer_reason
-    return SandboxResult(
-        status=status,
-        returncode=returncode,
-        answer=answer,
-        stdout_tail=out.text(),
-        stderr_tail=err.text(),
-        runtime_s=runtime,
-        reason=reason,
-    )
-
-
-def _write_files(workdir: str, files: Mapping[str, bytes]) -> None:
-    for rel, content in files.items():  # names were checked by SandboxJob
-        path = os.path.join(workdir, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(content)
-
-
-def _job_env(workdir: str) -> dict[str, str]:
-    """An allow-listed environment: nothing of the engine's (API keys, PYTHONPATH, ...) leaks in.
-
-    The engine's interpreter directory goes first on PATH so that `python`
-    means the engine's interpreter (a pyenv shim would need PYENV_ROOT/HOME).
-    """
-    path = os.environ.get("PATH") or os.defpath
-    exe_dir = os.path.dirname(sys.executable)
-    if exe_dir and exe_dir not in path.split(os.pathsep):
-        path = exe_dir + os.pathsep + path
-    env = {
-        "PATH": path,
-        "HOME": workdir,
-        "TMPDIR": workdir,
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
-    for key in ("LANG", "LC_ALL"):
-        if os.environ.get(key):
-            env[key] = os.environ[key]
-    env.setdefault("LANG", "C.UTF-8")
-    return env
-
-
-def _rlimit_spec(limits: SandboxLimits, *, capped_by_cgroup: bool) -> str:
-    """rlimits for the job as 'res:soft:hard,...', clamped to what this process may grant.
-
-    The CPU hard limit is one second above the soft one: SIGXCPU first, then
-    SIGKILL if the job catches or ignores SIGXCPU. RLIMIT_NPROC is set only
-    without a cgroup and not as root: it counts all of the user's tasks (so
-    the user's current count is added) and the kernel ignores it for root.
-    """
-    wanted = [
-        (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
-        (resource.RLIMIT_AS, limits.memory_mb * _MB, limits.memory_mb * _MB),
-        (resource.RLIMIT_FSIZE, limits.file_size_mb * _MB, limits.file_size_mb * _MB),
-        (resource.RLIMIT_CORE, 0, 0),
-    ]
-    if not capped_by_cgroup and os.getuid() != 0:
-        n = _user_tasks(os.getuid()) + limits.processes
-        wanted.append((resource.RLIMIT_NPROC, n, n))
-    parts = []
-    for res, soft, hard in wanted:
-        _, cur_hard = resource.getrlimit(res)
-        if cur_hard != resource.RLIM_INFINITY:
-            hard = min(hard, cur_hard)
-            soft = min(soft, hard)
-        parts.append(f"{res}:{soft}:{hard}")
-    return ",".join(parts)
-
-
-def _user_tasks(uid: int) -> int:
-    """Tasks (threads) owned by uid, what RLIMIT_NPROC is checked against."""
-    n = 0
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                if os.stat(f"/proc/{name}").st_uid == uid:
-                    n += len(os.listdir(f"/proc/{name}/task"))
-            except OSError:
-                continue
-    return n
-
-
-def _read_answer(
-    workdir: str, answer_file: str, limit: int
-) -> tuple[bytes | None, str]:
-    """Read the answer back, refusing what is not a regular file inside the directory, or too big.
-
-    Runs after every job process is dead, so nothing can swap the file between
-    the checks and the read.
-    """
-    root = os.path.realpath(workdir)
-    real = os.path.realpath(os.path.join(root, answer_file))
-    if not real.startswith(root + os.sep):
-        return None, f"answer file {answer_file!r} points outside the working directory"
-    try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None, f"no answer file {answer_file!r}"
-    except OSError as exc:
-        return None, f"answer file {answer_file!r} unreadable: {exc.strerror}"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None, f"answer file {answer_file!r} is not a regular file"
-        if st.st_size > limit:
-            return None, f"answer file larger than {limit} bytes ({st.st_size} bytes)"
-        chunks, size = [], 0
-        while size <= limit and (data := os.read(fd, min(_MB, limit + 1 - size))):
-            chunks.append(data)
-            size += len(data)
-        if size > limit:
-            return None, f"answer file larger than {limit} bytes"
-        return b"".join(chunks), ""
-    finally:
-        os.close(fd)
-
-
-def _children_of(pid: int) -> set[int]:
-    kids: set[int] = set()
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return kids
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                kids.update(int(x) for x in f.read().split())
-        except OSError:
-            pass
-    return kids
-
-
-def _session_members(sid: int) -> set[int]:
-    found: set[int] = set()
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    raw = f.read()
-            except OSError:
-                continue
-            fields = raw[raw.rfind(b")") + 2 :].split()
-            if len(fields) > 3 and int(fields[3]) == sid:
-                found.add(int(name))
-    return found
-
-
-def _hard_kill(sup_pid: int, cg: JobCgroup | None) -> None:
-    """Last resort, from the engine: SIGKILL the job's cgroup, the supervisor's tree and its session.
-
-    Orphans of a SIGKILLed supervisor go to init, which reaps them.
-    """
-    if cg is not None:
-        cg.kill()
-    victims, frontier = {sup_pid}, [sup_pid]
-    while frontier:
-        kids = _children_of(frontier.pop()) - victims
-        victims |= kids
-        frontier.extend(kids)
-    victims |= _session_members(
-        sup_pid
-    )  # the supervisor leads the session its job was started in
-    for pid in victims:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def _rmtree(path: str) -> None:
-    """Remove a working directory even if the job made parts of it unreadable or read-only."""
-    shutil.rmtree(path, ignore_errors=True)
-    if not os.path.lexists(path):
-        return
-    # Second pass: make every directory (never a symlink's target) rwx for us, top-down, then retry.
-    if not os.path.islink(path):
-        os.chmod(path, 0o700)
-    for dirpath, dirnames, _ in os.walk(path):
-        for d in dirnames:
-            full = os.path.join(dirpath, d)
-            if not os.path.islink(full):
-                try:
-                    os.chmod(full, 0o700)
-                except OSError:
-                    pass
-
-    def report(func, p, exc_info):  # type: ignore[no-untyped-def]
-        log.warning("could not remove %s: %s", p, exc_info[1])
-
-    shutil.rmtree(path, onerror=report)

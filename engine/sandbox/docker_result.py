@@ -1,0 +1,87 @@
+"""A docker job's `SandboxResult`, from its container's exit code, OOM flag and output.
+
+The exit code is read in the `process` sandbox's terms (128+N: killed by
+signal N; 127 with the init's message: the command could not start) and goes
+through `report._result`, so every backend gives the same statuses and
+reasons; an OOM kill says the memory limit.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from .base import SandboxJob, SandboxLimits, SandboxResult
+from .output import _Tail
+from .report import _Report, _result
+
+_SIGNAL_EXIT_BASE = 128
+_NSIG = 65
+_EXEC_FAILED_CODE = 127
+_TINI_EXEC_FAILED = re.compile(r"\[FATAL tini \(\d+\)\] exec .* failed: (.*)$", re.MULTILINE)
+
+
+def _failure(
+    out: _Tail,
+    err: _Tail,
+    t0: float,
+    reason: str,
+    runtime: float | None = None,
+) -> SandboxResult:
+    return SandboxResult(
+        status="error",
+        returncode=None,
+        answer=None,
+        stdout_tail=out.text(),
+        stderr_tail=err.text(),
+        runtime_s=time.monotonic() - t0 if runtime is None else runtime,
+        reason=f"docker: {reason}",
+    )
+
+
+def _docker_result(
+    job: SandboxJob,
+    code: int | None,
+    oom: bool,
+    timed_out: bool,
+    runtime: float,
+    out: _Tail,
+    err: _Tail,
+    answer: bytes | None,
+    answer_reason: str,
+) -> SandboxResult:
+    """The process sandbox's statuses and reasons, from the container's exit code (128+N: signal N)."""
+    failed_exec = _TINI_EXEC_FAILED.search(err.text()) if code == _EXEC_FAILED_CODE else None
+    if code is None:
+        report = _Report()
+    elif failed_exec:  # the init could not start the command (not found, not executable)
+        report = _Report(kind="execfail", message=failed_exec.group(1))
+    elif _SIGNAL_EXIT_BASE < code < _SIGNAL_EXIT_BASE + _NSIG:
+        report = _Report(kind="signal", code=code - _SIGNAL_EXIT_BASE)
+    else:
+        report = _Report(kind="exit", code=code)
+    res = _result(
+        limits=job.limits, job=job, report=report, timed_out=timed_out, runtime=runtime,
+        out=out, err=err, answer=answer, answer_reason="",
+    )  # fmt: skip
+    reason = res.reason
+    if oom and not timed_out:
+        reason = _out_of_memory(job.limits, res.status, reason)
+    if answer_reason:
+        reason = f"{reason}; {answer_reason}" if reason else answer_reason
+    return SandboxResult(
+        status=res.status,
+        returncode=res.returncode,
+        answer=res.answer,
+        stdout_tail=res.stdout_tail,
+        stderr_tail=res.stderr_tail,
+        runtime_s=res.runtime_s,
+        reason=reason,
+    )
+
+
+def _out_of_memory(limits: SandboxLimits, status: str, reason: str) -> str:
+    what = f"out of memory (limit {limits.memory_mb} MB)"
+    if status == "killed":
+        return f"{what}, {reason}"
+    return f"{reason} after one of its processes ran {what}" if reason else what
