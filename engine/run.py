@@ -236,7 +236,8 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
     if resumed:
         rng = np.random.default_rng([config.seed, archive._next_seq])
         archive.add_event("resume", None, {"budget": config.budget, "done": state.tree.evaluations_done})
-        archive.set_config(config.to_dict())  # a raised budget (or any resume flag) holds for later resumes
+        # a raised budget (or any resume flag) holds for later resumes; keys RunConfig does not know stay
+        archive.set_config({**archive.config(), **config.to_dict()})
     else:
         rng = np.random.default_rng(config.seed)
     archive.add_event("session", None, {"workers": workers, "sandbox": box.name, "said": box.said,
