@@ -146,7 +146,7 @@ class RunConfig:
         if self.agent_max_tokens is not None and self.agent_max_tokens <= 0:
             raise UserError(f"--agent-max-tokens must be a positive number of tokens, not {self.agent_max_tokens}")
         if self.model or self.agent_model:
-            from engine.model_choice import parse_models
+            from engine.mutators.model_choice import parse_models
 
             for spec in (self.model, self.agent_model):
                 if spec:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from engine.cli import main
+from engine.front.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

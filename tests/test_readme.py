@@ -13,7 +13,7 @@ the checkout, and a later command (of the same block or a later one) uses the ru
 Skipped (the reason is in the test id and in the skip message):
 - a line with `--model`, `--agent-model` or `OPENAI_API_KEY`: it needs a model and its key;
 - a line with `--replay`: the README's replays a model run (made by the `--model` lines above it);
-  tests/engine/test_replay.py runs replays against a stub server.
+  tests/engine/loop/test_replay.py runs replays against a stub server.
 
 Rewrites, made by `rewrite()` and shown in the failure message of each command:
 1. Budgets: `--budget N` becomes `--budget 8` (SMALL_BUDGET); in a command that continues a run
@@ -54,7 +54,7 @@ WALL_LIMIT = 120
 RUNS = re.compile(r"python3? -m engine\.(search|runs|snapshot|report)\b|python3? scripts/")
 SKIPS = ((re.compile(r"--model\b|--agent-model\b|OPENAI_API_KEY"), "needs a model and its API key"),
          (re.compile(r"--replay\b"), ("replays a model run (the --model runs above it need a key); "
-                                      "tests/engine/test_replay.py covers replay")))
+                                      "tests/engine/loop/test_replay.py covers replay")))
 
 
 @dataclass(frozen=True)

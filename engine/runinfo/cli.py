@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.console import print_whole
+from engine.front.console import print_whole
 
 EXIT_USER_ERROR = 2
 
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from archive import ArchiveError
 
-    from engine.console import make_console
+    from engine.front.console import make_console
 
     console = make_console()
     try:

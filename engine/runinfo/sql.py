@@ -186,7 +186,7 @@ class Printer:
         from rich.table import Table
         from rich.text import Text
 
-        from engine.console import print_whole
+        from engine.front.console import print_whole
 
         shown = result.rows if not self.max_rows else result.rows[: self.max_rows]
         table = Table(show_edge=True)

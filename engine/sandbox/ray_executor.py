@@ -1,7 +1,7 @@
 """The Ray executor: every sandboxed evaluation is a Ray task (`--executor ray`, the `[ray]` extra).
 
 `RaySandbox` is a Sandbox like the others, so the scheduler and
-`engine/evaluation.py` do not know it is there: `run(job)` submits one Ray
+`engine/loop/evaluation.py` do not know it is there: `run(job)` submits one Ray
 task and awaits its result. The task builds the inner backend (`process`,
 `bwrap`, `docker`, `auto`) on the worker with `make_sandbox` (one per worker
 process, cached) and runs the job there. The SandboxJob itself is the task's

@@ -17,7 +17,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import pytest
 
 from archive import Archive
-from engine.evaluation import run_agent
+from engine.loop.evaluation import run_agent
 from engine.gateway import Gateway, GatewaySettings
 from engine.llm import LLMClient, LLMSettings
 from engine.sandbox import ProcessSandbox, SandboxJob

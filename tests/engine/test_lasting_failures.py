@@ -1,6 +1,6 @@
 """Whole searches against what Clade did not write: a real litellm talking to a real HTTP server on loopback.
 
-Each test runs the command line (`engine.cli.main`, as `python -m engine.search`
+Each test runs the command line (`engine.front.cli.main`, as `python -m engine.search`
 runs it; in this process, so that litellm is imported once for all of them)
 with the default workers and `--sandbox auto` against
 tests/engine/llm/openai_stub.py, with no provider key in the environment, and
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from engine.front.cli import main
 from tests.conftest import REPO, small_instances
 from tests.engine.llm.openai_stub import BAD_KEY, Answer, Fail, Hang, OpenAIStub
 from tests.engine.test_llm_search import good_diff

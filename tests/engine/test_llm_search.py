@@ -8,9 +8,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 
-from engine.cli import build_parser
+from engine.front.cli import build_parser
 from engine.errors import UserError
-from engine.run import run_from_args
+from engine.front.run import run_from_args
 from tests.engine.test_search_e2e import only_run, read
 
 MODEL = "openai/gpt-4o-mini"

@@ -93,9 +93,9 @@ def test_show_says_what_the_run_used(resumed_run):
 
 
 def test_the_holdout_bar_knows_its_total_from_the_start(tmp_path, instances_file, monkeypatch):
-    from engine.cli import build_parser
-    from engine.progress import SearchProgress
-    from engine.run import run_from_args
+    from engine.front.cli import build_parser
+    from engine.front.progress import SearchProgress
+    from engine.front.run import run_from_args
 
     totals = []
     monkeypatch.setattr(SearchProgress, "extra_work", lambda self, count: totals.append(count))

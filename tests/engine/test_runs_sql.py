@@ -162,7 +162,7 @@ def test_a_terminal_gets_the_prompt(real_run):
 
 
 def test_eof_at_the_prompt_quits(real_run, monkeypatch, capsys):
-    from engine.console import make_console
+    from engine.front.console import make_console
     from engine.runinfo import sql
 
     def read(prompt: str) -> str:

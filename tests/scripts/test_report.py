@@ -32,8 +32,8 @@ def report_cli(*args: str) -> subprocess.CompletedProcess:
 def llm_run(tmp_path_factory) -> Path:
     """An LLM search through litellm's offline answers (valid, invalid and failed attempts, priced calls),
     one of whose evaluations printed hostile HTML."""
-    from engine.cli import build_parser
-    from engine.run import run_from_args
+    from engine.front.cli import build_parser
+    from engine.front.run import run_from_args
     from tests.engine.test_llm_search import ScriptedModel
 
     tmp = tmp_path_factory.mktemp("report")

@@ -24,9 +24,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.cli import build_parser
-from engine.evaluation import run_agent
-from engine.run import run_from_args
+from engine.front.cli import build_parser
+from engine.loop.evaluation import run_agent
+from engine.front.run import run_from_args
 from engine.sandbox.process import ProcessSandbox
 from tasks import make_task
 from tasks.adapters import detect

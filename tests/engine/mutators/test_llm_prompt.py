@@ -169,8 +169,8 @@ def test_archive_mode_shows_the_archive_as_what_to_write_from() -> None:
 
 def test_a_decision_with_archive_context_widens_what_the_mutator_sees(tmp_path, instances_file) -> None:
     from archive import Archive
-    from engine.expansion import ARCHIVE_DONORS, DONORS, mutation_context
-    from engine.state import RunState
+    from engine.loop.expansion import ARCHIVE_DONORS, DONORS, mutation_context
+    from engine.loop.state import RunState
     from tasks.binpack.task import BinPackTask
     from tests.conftest import run_cli
 

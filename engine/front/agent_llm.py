@@ -26,7 +26,7 @@ def agent_llm_mode(task) -> str:
 
 def agent_models(config: RunConfig, task) -> tuple[str, ...]:
     """The models agents may call in this run (the first is their default); () when agents get no gateway."""
-    from engine.model_choice import parse_models
+    from engine.mutators.model_choice import parse_models
 
     if config.agent_model:
         return tuple(dict.fromkeys(name for name, _ in parse_models(config.agent_model)))
@@ -37,7 +37,7 @@ def agent_models(config: RunConfig, task) -> tuple[str, ...]:
 
 def run_models(config: RunConfig, task) -> list[str]:
     """Every model the run may call: the meta-agent's, then the agents' (each once)."""
-    from engine.model_choice import parse_models
+    from engine.mutators.model_choice import parse_models
 
     models = [name for name, _ in parse_models(config.model)] if config.model else []
     return list(dict.fromkeys([*models, *agent_models(config, task)]))
@@ -69,7 +69,7 @@ def make_client(config: RunConfig, archive, task, llm_mock):
 
     source = archive
     if config.replay:
-        from engine.replay import ReplaySource
+        from engine.loop.replay import ReplaySource
 
         source = ReplaySource(archive, config.replay)
     api_key = None

@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from engine.errors import UserError
 
     try:
-        from engine.run import run_from_args
+        from engine.front.run import run_from_args
 
         return run_from_args(args)
     except UserError as exc:

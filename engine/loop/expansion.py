@@ -17,7 +17,7 @@ import numpy as np
 from archive import NodeRecord
 from archive.store import files_hash
 from engine.mutators import MutationContext, Proposal, check_child
-from engine.state import RunState
+from engine.loop.state import RunState
 
 DONORS = 2
 ARCHIVE_DONORS = 12  # when the policy shows the meta-agent the archive (ADAS): its best agents

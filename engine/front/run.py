@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine.config import RunConfig
 from engine.errors import EXIT_INTERRUPTED, UserError
-from engine.opening import (BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS, RESUME_OVERRIDES, make_run_task,
+from engine.front.opening import (BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS, RESUME_OVERRIDES, make_run_task,
                             new_run_folder)
 
 
@@ -41,9 +41,9 @@ def _replay_config(args) -> RunConfig:
 def _create(config: RunConfig, llm_mock=None):
     from archive import Archive, NodeRecord
     from archive.store import files_hash
-    from engine.agent_files import load_agent
-    from engine.agent_llm import check_agent_llm
-    from engine.model_access import check_model_access
+    from engine.front.agent_files import load_agent
+    from engine.front.agent_llm import check_agent_llm
+    from engine.front.model_access import check_model_access
     from engine.mutators import check_child
     from tasks import TASKS
     from tasks.binpack.instances import InstanceFileError
@@ -101,7 +101,7 @@ def run_from_args(args, llm_mock=None) -> int:
     `llm_mock` (tests, demos) is handed to the LLM client, which passes its answers to litellm as
     `mock_response`, so the whole litellm code path runs without a network."""
     from archive import ArchiveError
-    from engine.console import make_console
+    from engine.front.console import make_console
 
     console = make_console()
     try:
@@ -109,7 +109,7 @@ def run_from_args(args, llm_mock=None) -> int:
             if args.resume or args.replay:
                 raise UserError("--resume-from starts a new run from a snapshot: it goes with neither --resume "
                                 "nor --replay")
-            from engine.snapshot import open_from_snapshot
+            from engine.front.snapshot import open_from_snapshot
 
             archive, task, config = open_from_snapshot(args)
         elif args.resume:
@@ -123,9 +123,9 @@ def run_from_args(args, llm_mock=None) -> int:
     except ArchiveError as exc:
         raise UserError(str(exc)) from None
     try:
-        from engine.agent_llm import check_agent_llm
-        from engine.backend import build_sandbox
-        from engine.model_access import check_model_access
+        from engine.front.agent_llm import check_agent_llm
+        from engine.front.backend import build_sandbox
+        from engine.front.model_access import check_model_access
 
         if args.resume or args.resume_from:  # a new run was checked before its folder was made
             check_agent_llm(config, task)
@@ -150,15 +150,15 @@ def run_from_args(args, llm_mock=None) -> int:
 
 def _mutator(config: RunConfig, state, archive, llm_mock, say=None):
     """The offline mutator, or the LLM mutator, and the run's LLM client (for a replay, with the recorded
-    answers); the client also serves the agents' gateway (engine.agent_llm), so it exists when either calls."""
-    from engine.agent_llm import make_client
+    answers); the client also serves the agents' gateway (engine.front.agent_llm), so it exists when either calls."""
+    from engine.front.agent_llm import make_client
 
     client = make_client(config, archive, state.task, llm_mock)
     if not config.model:
         from engine.mutators import OfflineMutator
 
         return OfflineMutator(), client
-    from engine.model_choice import make_chooser
+    from engine.mutators.model_choice import make_chooser
     from engine.mutators.llm import LLMMutator
 
     mutator = LLMMutator(client, make_chooser(config.model, config.model_choice), state,
@@ -184,7 +184,7 @@ def policy_label(policy, n_dev: int) -> str:
 
 
 def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock, box) -> int:
-    from engine.state import RunState
+    from engine.loop.state import RunState
     state = RunState.rebuild(archive, task)
     workers = config.resolved_workers()
     policy = config.make_policy()
@@ -210,7 +210,7 @@ def _end(archive, status: str, reason: str) -> None:
 
 def _exposed_note(task, backend: str) -> str:
     """The process backend cannot hide what the task keeps from agents (a public/private folder's answers)."""
-    from engine.evaluation import hidden_paths
+    from engine.loop.evaluation import hidden_paths
 
     hidden = hidden_paths(task)
     if backend != "process" or not hidden:
@@ -223,14 +223,14 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
             mutator, client, box, llm_mock=None) -> int:
     import numpy as np
 
-    from engine.agent_llm import describe, serve_gateway
-    from engine.breaker import CircuitBreaker
-    from engine.finale import choose_final, holdout_plan, measure_holdout, measure_references, reference_plan
-    from engine.model_access import probe_models
-    from engine.progress import SearchProgress
-    from engine.replay import make_scheduler
-    from engine.scheduler import TIME_LIMIT
-    from engine.summary import compute_summary, render_summary
+    from engine.front.agent_llm import describe, serve_gateway
+    from engine.loop.breaker import CircuitBreaker
+    from engine.loop.finale import choose_final, holdout_plan, measure_holdout, measure_references, reference_plan
+    from engine.front.model_access import probe_models
+    from engine.front.progress import SearchProgress
+    from engine.loop.replay import make_scheduler
+    from engine.loop.scheduler import TIME_LIMIT
+    from engine.front.summary import compute_summary, render_summary
     from search.cascade import first_batch
 
     if resumed:

@@ -31,7 +31,7 @@ from archive.store import utcnow
 from engine.sandbox import Sandbox, SandboxJob, SandboxResult
 from tasks.base import CheckRun, Grade, Instance
 
-LLM_CLIENT_FILE = Path(__file__).resolve().parents[1] / "agents_seed" / "clade_llm.py"  # data, copied, never imported
+LLM_CLIENT_FILE = Path(__file__).resolve().parents[2] / "agents_seed" / "clade_llm.py"  # data, copied, never imported
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from archive import EvaluationRecord, ReferenceEvaluation
-from engine.evaluation import Outcome, run_agent
-from engine.state import RunState
+from engine.loop.evaluation import Outcome, run_agent
+from engine.loop.state import RunState
 from search.decisions import FinalChoice
 from tasks.base import Instance
 

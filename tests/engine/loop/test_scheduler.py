@@ -7,10 +7,10 @@ import numpy as np
 
 from engine.config import RunConfig
 from engine.mutators import OfflineMutator
-from engine.run import _create
+from engine.front.run import _create
 from engine.sandbox import make_sandbox
-from engine.scheduler import Scheduler
-from engine.state import RunState
+from engine.loop.scheduler import Scheduler
+from engine.loop.state import RunState
 from search import make_policy
 
 
@@ -87,7 +87,7 @@ def test_an_error_that_stops_the_run_lets_in_flight_work_finish(tmp_path, instan
 
 
 def test_every_node_carries_its_code_size_live_and_after_a_rebuild(tmp_path, instances_file):
-    from engine.expansion import code_size
+    from engine.loop.expansion import code_size
 
     state, archive = make_state(tmp_path, instances_file)
     try:

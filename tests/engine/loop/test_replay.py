@@ -14,8 +14,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 
-from engine.cli import build_parser
-from engine.run import run_from_args
+from engine.front.cli import build_parser
+from engine.front.run import run_from_args
 from tests.engine.llm.openai_stub import Answer, OpenAIStub
 from tests.engine.test_llm_search import good_diff, parent_return_line
 from tests.engine.test_search_e2e import only_run, read

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine.errors import UserError
-from engine.model_choice import AsymmetricUCB, FixedWeights, make_chooser, parse_models
+from engine.mutators.model_choice import AsymmetricUCB, FixedWeights, make_chooser, parse_models
 
 
 def test_parse_models():

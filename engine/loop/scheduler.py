@@ -18,7 +18,7 @@ gateway: that evaluation is not its result, so it is not stored (a resumed run
 with more budget runs it again).
 
 Three more stops, each said in one line. The time limit and the circuit
-breaker (engine/breaker.py: failed expansions in a row, or model calls failing
+breaker (engine/loop/breaker.py: failed expansions in a row, or model calls failing
 for too long) cancel the expansions in flight (an answer already paid is in
 `llm_calls`, and a resumed run adopts it) and let the evaluations in flight
 finish. A seed that fails every evaluation of its first stage (the staged
@@ -34,10 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from archive import EvaluationRecord
-from engine.breaker import CircuitBreaker
-from engine.evaluation import Outcome, run_agent
-from engine.expansion import expand, mutation_context, store_child
-from engine.state import RunState
+from engine.loop.breaker import CircuitBreaker
+from engine.loop.evaluation import Outcome, run_agent
+from engine.loop.expansion import expand, mutation_context, store_child
+from engine.loop.state import RunState
 from search.decisions import Evaluate, Expand
 
 MAX_INVALID_STREAK = 200

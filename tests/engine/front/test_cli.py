@@ -130,7 +130,7 @@ def test_a_sandbox_that_cannot_run_here_is_one_line_and_leaves_no_run(tmp_path):
 
 def test_limit_flags_override_the_tasks_limits():
     from engine.config import RunConfig
-    from engine.opening import make_run_task as _make_task
+    from engine.front.opening import make_run_task as _make_task
 
     default = _make_task(RunConfig()).limits
     task = _make_task(RunConfig(eval_timeout=3.5, memory_mb=300, max_procs=9, output_bytes=100, cpus=0.5))

@@ -1,7 +1,7 @@
 """The circuit breaker's two rules, on a clock the test moves."""
 from __future__ import annotations
 
-from engine.breaker import CircuitBreaker
+from engine.loop.breaker import CircuitBreaker
 
 
 class Clock:

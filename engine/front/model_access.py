@@ -10,7 +10,7 @@ offline answers tests hand to litellm (`llm_mock`, no network, no key):
 """
 from __future__ import annotations
 
-from engine.agent_llm import run_models
+from engine.front.agent_llm import run_models
 from engine.config import RunConfig
 from engine.errors import UserError
 

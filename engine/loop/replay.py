@@ -3,7 +3,7 @@
 With several workers the original's decisions depended on which evaluation
 returned first, so deciding again would ask other questions. The replay
 therefore does not decide: `ReplayScheduler` walks the original's recorded
-evaluations and expansions (engine.replay_plan) and grows the same tree.
+evaluations and expansions (engine.loop.replay_plan) and grows the same tree.
 """
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import math
 import sys
 
 from archive import Archive
-from engine.breaker import CircuitBreaker
-from engine.expansion import store_child
-from engine.replay_plan import RecordedEvaluation, RecordedExpansion, read_plan, recorded_child, recorded_model
-from engine.scheduler import Launch, Scheduler
+from engine.loop.breaker import CircuitBreaker
+from engine.loop.expansion import store_child
+from engine.loop.replay_plan import RecordedEvaluation, RecordedExpansion, read_plan, recorded_child, recorded_model
+from engine.loop.scheduler import Launch, Scheduler
 from search.decisions import Evaluate, Expand
 
 

@@ -1,0 +1,124 @@
+"""Snapshots of a run from the command line, and a new run that continues one.
+
+    python -m engine.snapshot export runs/<run-id> snapshots/s1     # Parquet, one file per table + manifest.json
+    python -m engine.snapshot verify snapshots/s1                   # every file present, every checksum right
+    python -m engine.snapshot restore snapshots/s1 --run-dir runs   # the run again, exactly, as an archive
+    python -m engine.search --resume-from snapshots/s1 --budget 400 # a new run that continues the tree
+
+The work is in archive/snapshot.py. `open_from_snapshot` is what
+`python -m engine.search --resume-from` calls: a new run folder whose archive
+holds the snapshot's rows, then the search goes on exactly as `--resume`
+does (the tree rebuilt from the archive, `--budget` counting the snapshot's
+evaluations too).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.errors import UserError
+
+EXIT_USER_ERROR = 2
+
+
+def open_from_snapshot(args):
+    """(archive, task, config) of a new run restored from `args.resume_from`, ready to go on."""
+    from archive import Archive
+    from archive.snapshot import restore_snapshot, snapshot_run_row, verify_snapshot
+    from engine.config import RunConfig
+    from engine.front.opening import FIXED_ON_RESUME, RESUME_OVERRIDES, make_run_task, new_run_folder
+
+    for name in FIXED_ON_RESUME:
+        if name != "run_dir" and getattr(args, name, None) is not None:
+            raise UserError(f"--{name.replace('_', '-')} cannot be set with --resume-from: "
+                            "the snapshot's run keeps its own")
+    folder = Path(args.resume_from)
+    manifest = verify_snapshot(folder)
+    stored = RunConfig.from_dict(snapshot_run_row(folder)["config"])
+    overrides = {k: getattr(args, k, None) for k in RESUME_OVERRIDES}
+    # a new run goes where new runs go (--run-dir, default runs), not beside the original
+    config = stored.with_overrides(**overrides).with_overrides(run_dir=args.run_dir or RunConfig.run_dir)
+    config.validate()
+    run_id, run_folder = new_run_folder(config)
+    origin = {"snapshot": str(folder.resolve()), "run_id": manifest["run_id"],
+              "created_at": manifest.get("created_at")}
+    restore_snapshot(folder, run_folder / "archive.duckdb", run_id=run_id,
+                     config={**config.to_dict(), "resumed_from": origin})
+    archive = Archive.open(run_folder)
+    try:
+        archive.add_event("restore", None, {**origin, "rows": {t: e["rows"] for t, e in manifest["tables"].items()}})
+        task = make_run_task(config)  # instances come from the archive, not the file
+    except Exception:
+        archive.close()
+        raise
+    return archive, task, config
+
+
+# ----- python -m engine.snapshot ---------------------------------------------
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _OneLineParser(prog="python -m engine.snapshot",
+                       description="Snapshots of a run: its archive as Parquet files (one per table) and a "
+                       "manifest (schema version, run id, row counts, sha256 checksums).")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+    export = sub.add_parser("export", help="write RUN's tables to DEST (a new or empty folder)")
+    export.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
+    export.add_argument("dest", metavar="DEST", help="the snapshot's folder (must not exist, or be empty)")
+    verify = sub.add_parser("verify", help="check that SNAPSHOT is whole: manifest, files, checksums")
+    verify.add_argument("snapshot", metavar="SNAPSHOT")
+    restore = sub.add_parser("restore", help="rebuild the snapshot's run exactly, as RUN_DIR/<run-id>/archive.duckdb")
+    restore.add_argument("snapshot", metavar="SNAPSHOT")
+    restore.add_argument("--run-dir", default="runs", help="where the run folder goes (default: runs)")
+    return p
+
+
+def _export(args) -> None:
+    import time
+
+    from archive.snapshot import export_snapshot
+
+    start = time.perf_counter()
+    manifest = export_snapshot(args.run, args.dest)
+    tables = manifest["tables"]
+    print(f"Snapshot of {manifest['run_id']} -> {args.dest} in {time.perf_counter() - start:.2f} s: "
+          + ", ".join(f"{tables[t]['rows']} {t}" for t in ("nodes", "evaluations", "llm_calls", "events")))
+    print(f"Continue it as a new run: python -m engine.search --resume-from {args.dest} [--budget N]")
+
+
+def _verify(args) -> None:
+    from archive.snapshot import verify_snapshot
+
+    manifest = verify_snapshot(args.snapshot)
+    rows = sum(e["rows"] for e in manifest["tables"].values())
+    print(f"{args.snapshot}: whole. Run {manifest['run_id']}, schema version {manifest['schema_version']}, "
+          f"{len(manifest['tables'])} tables, {rows} rows, every checksum matches.")
+
+
+def _restore(args) -> None:
+    from archive.snapshot import restore_snapshot, verify_snapshot
+
+    manifest = verify_snapshot(args.snapshot)
+    folder = Path(args.run_dir) / manifest["run_id"]
+    if folder.exists():
+        raise UserError(f"{folder} already exists; refusing to overwrite it (give another --run-dir)")
+    restore_snapshot(args.snapshot, folder / "archive.duckdb")
+    print(f"Restored {manifest['run_id']} -> {folder / 'archive.duckdb'}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from archive import ArchiveError
+
+    try:
+        {"export": _export, "verify": _verify, "restore": _restore}[args.command](args)
+    except (UserError, ArchiveError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return 0
+
