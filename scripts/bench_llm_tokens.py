@@ -46,8 +46,8 @@ def main() -> int:
     import duckdb
     import litellm
 
-    from engine.cli import build_parser
-    from engine.run import run_from_args
+    from engine.front.cli import build_parser
+    from engine.front.run import run_from_args
 
     with tempfile.TemporaryDirectory() as tmp:
         cli = build_parser().parse_args(["--model", args.model, "--budget", str(args.budget), "--run-dir", tmp,

@@ -28,7 +28,7 @@ slept (runtime >= 0.2 s) is printed. Then the run's archive is read (dev
 evaluations only: the holdout and reference runs after the search are left
 out): utilization = sum(finished_at - started_at) / (2 x (last finished_at -
 first started_at)), goal at least 95%. started_at / finished_at are taken
-around the sandbox call (engine/evaluation.py), so everything else the engine
+around the sandbox call (engine/loop/evaluation.py), so everything else the engine
 does (grading, the DuckDB write, decisions, inline expansions, launching) is
 idle time of a slot. Slots are inferred by greedy interval assignment (an
 evaluation goes to the free slot that was freed last); the mean gap between one

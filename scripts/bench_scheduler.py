@@ -26,7 +26,7 @@ The numbers are written into the tree's arrays directly (one
 finish_evaluation per evaluation would take minutes at 100k nodes); the naive
 side's clade sums are checked against them.
 
-Engine, per decision, as engine/scheduler.py does it: `HGMPolicy().decide(
+Engine, per decision, as engine/loop/scheduler.py does it: `HGMPolicy().decide(
 tree.view(), rng)` (select; it includes keeping the bounds of search.bounds in
 step with the evaluations since the last pruned draw), then for an evaluation
 `tree.start_evaluation` + `tree.finish_evaluation` (update) and one

@@ -42,7 +42,7 @@ still differ at 8,000; none was tuned per policy.
   1.0 / 3 (mean +0.5, a very heavy tail), hurt 0.40 [-0.33]: almost every
   edit hurts, a rare one jumps.
 
-Search loop, as engine/scheduler.py runs it (W workers, default 2): the
+Search loop, as engine/loop/scheduler.py runs it (W workers, default 2): the
 root is evaluated on every dev instance first (16 by default); then, while
 fewer than W evaluations are in flight and fewer than B started, the policy
 gets `tree.view(pending_expansions=0, budget=B, can_expand=True)`; an Expand

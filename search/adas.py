@@ -10,7 +10,7 @@ and writes a new agent; agents are not edited versions of one parent.
 Here: every expansion's parent is the root (the seed), and the decision
 carries `{"context": "archive"}` so the mutator shows the meta-agent the
 archive of agents and their scores, not just the parent (engine side:
-engine/expansion.py `mutation_context`). Each child is evaluated on every
+engine/loop/expansion.py `mutation_context`). Each child is evaluated on every
 dev instance before it counts (the shared loop of search.generational: open
 nodes are evaluated first, the oldest first).
 Departures: ADAS is sequential (one agent written, evaluated, archived, then
