@@ -207,8 +207,9 @@ def daemonize():
 '''
 
 
-def try_all(targets: str, action: str) -> str:
-    """Agent code: for each target, try `action` (an expression of `p`); success is a BREACH."""
+def try_all(targets: str, action: str, success: str = "breach") -> str:
+    """Agent code: for each target, try `action` (an expression of `p`); success is a BREACH, or with
+    success="note" only noted, for targets the harness judges by the host's files afterwards."""
     return f'''
 for p in {targets}:
     try:
@@ -216,7 +217,7 @@ for p in {targets}:
     except OSError as exc:
         note("refused", p, type(exc).__name__, exc)
     else:
-        breach("did it:", p)
+        {success}("did it:", p)
 '''
 
 
@@ -517,9 +518,12 @@ except OSError as exc:
     note("canary refused", exc)
 ''', S("ok"), process_limit="writing outside the working directory (host /tmp)", honest=True),
     Attack("write_repository", try_all(
-        "($fake_repo + '/' + MARKER + '.txt', $fake_repo + '/canary.txt', $real_repo + '/' + MARKER + '.txt', "
-        "$real_repo + '/tasks/binpack/' + MARKER + '.py')",
-        "open(p, 'a').write('escaped ' + MARKER)"),
+        "($fake_repo + '/' + MARKER + '.txt', $fake_repo + '/canary.txt')",
+        "open(p, 'a').write('escaped ' + MARKER)") + try_all(
+        # The real checkout may be visible as the parent of a bound Python prefix (a venv inside it):
+        # a write there can land in the sandbox's own /tmp, so the harness judges by the host's files.
+        "($real_repo + '/' + MARKER + '.txt', $real_repo + '/tasks/binpack/' + MARKER + '.py')",
+        "open(p, 'a').write('escaped ' + MARKER)", success="note"),
            S("ok"), process_limit="writing outside the working directory (the repository)", honest=True),
     Attack("write_archive", '''
 for p in ($archive, $archive + "." + MARKER):

@@ -129,6 +129,16 @@ attempt("listing", lambda: sorted(os.listdir("/")))
     ]
 
 
+def prefix_folders_in(root: Path) -> list[str]:
+    """The first folder, under `root`, of each Python prefix the sandbox binds (a venv in the checkout)."""
+    names = set()
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        path = Path(prefix).resolve()
+        if path.is_relative_to(root.resolve()) and path != root.resolve():
+            names.add(path.relative_to(root.resolve()).parts[0])
+    return sorted(names)
+
+
 def test_host_files_outside_the_workdir_cannot_be_read(tmp_path: Path) -> None:
     token = uuid.uuid4().hex
     secret_tmp = tmp_path / "holdout.json"
@@ -146,8 +156,13 @@ attempt("shadow", lambda: open("/etc/shadow").read())
     finally:
         secret_repo.unlink()
     assert token not in json.dumps(got)
-    for key in ("read0", "read1", "read2", "ls_repo", "shadow"):
+    for key in ("read0", "read1", "read2", "shadow"):
         assert not got[key].startswith("ok"), (key, got[key])
+    # The checkout is invisible, unless a venv inside it is the bound Python prefix: then the listing
+    # holds exactly the mount point's first folder, and nothing of the checkout's own files.
+    assert not got["ls_repo"].startswith("ok") or got["ls_repo"] == f"ok: {prefix_folders_in(ROOT)!r}", got[
+        "ls_repo"
+    ]
     assert got["ls_root_home"] in ("ok: ['.pyenv']", "ok: []") or not got[
         "ls_root_home"
     ].startswith("ok"), got["ls_root_home"]
