@@ -274,6 +274,16 @@ class Archive:
         ).fetchall()
         return [NodeRecord(*row) for row in rows]
 
+    def valid_node_files(self) -> list[tuple[int, dict[str, str]]]:
+        """Every valid node's files, in node order (one query, for indexes rebuilt on resume)."""
+        rows = self._con.execute(
+            "SELECT f.node_id, f.path, b.content FROM node_files f JOIN blobs b ON b.hash = f.hash "
+            "JOIN nodes n ON n.id = f.node_id WHERE n.status = 'valid' ORDER BY f.node_id, f.path").fetchall()
+        out: dict[int, dict[str, str]] = {}
+        for node, path, content in rows:
+            out.setdefault(int(node), {})[path] = content
+        return list(out.items())
+
     def node_files(self, node_id: int) -> dict[str, str]:
         rows = self._con.execute(
             "SELECT f.path, b.content FROM node_files f JOIN blobs b ON b.hash = f.hash "

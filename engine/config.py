@@ -25,6 +25,7 @@ class RunConfig:
     instances: str | None = None  # a JSON file of instances instead of generated ones
     sandbox: str = "auto"  # the strongest backend that works here
     image: str | None = None  # docker image (default: clade-sandbox, python + numpy)
+    task_python: str | None = None  # the interpreter of the task's jobs (a venv's); None: the engine's
     executor: str = "local"  # or "ray": each evaluation a Ray task
     ray_address: str | None = None  # an existing Ray cluster; None starts a local Ray
     eval_timeout: float | None = None  # per-evaluation wall limit, overriding the task's
@@ -113,6 +114,9 @@ class RunConfig:
             raise UserError(f"unknown sandbox {self.sandbox!r}; choose one of: {', '.join(SANDBOX_NAMES)}")
         if self.image is not None and self.sandbox not in ("docker", "auto"):
             raise UserError(f"--image is for --sandbox docker, not {self.sandbox}")
+        if self.task_python is not None and (self.sandbox == "docker" or self.image is not None):
+            raise UserError("--task-python is for --sandbox process or bwrap: under docker the image holds its own "
+                            "Python (give one that has what the task needs as --image)")
         if self.executor not in ("local", "ray"):
             raise UserError(f"unknown executor {self.executor!r}; choose one of: local, ray")
         if self.ray_address is not None and self.executor != "ray":

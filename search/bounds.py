@@ -180,10 +180,10 @@ def clade_thompson(view: TreeView, candidates: np.ndarray, tau: float, rng: np.r
 
 
 def own_thompson(view: TreeView, nodes: np.ndarray, rng: np.random.Generator,
-                 stats: PruneStats | None = None) -> tuple[int, float]:
-    """Thompson argmax over the nodes' own posteriors Beta(1 + s, 1 + f): (position, theta)."""
+                 stats: PruneStats | None = None, tau: float = 1.0) -> tuple[int, float]:
+    """Thompson argmax over the nodes' own posteriors Beta(1 + tau s, 1 + tau f): (position, theta)."""
     nodes = np.asarray(nodes, dtype=np.int64)
     if len(nodes) >= MIN_PRUNED:
         cache = posterior_bounds(view)
-        return _draw(cache.family(False), cache.delta, nodes, view.s, view.f, 1.0, rng, stats)
-    return thompson_argmax(1.0 + view.s[nodes], 1.0 + view.f[nodes], rng)
+        return _draw(cache.family(False, float(tau)), cache.delta, nodes, view.s, view.f, tau, rng, stats)
+    return thompson_argmax(1.0 + tau * view.s[nodes], 1.0 + tau * view.f[nodes], rng)

@@ -21,6 +21,12 @@ from the next generation on; with asynchronous evaluation there is no such
 boundary). Candidates: settled nodes (search.generational); the archive is
 DGM's `keep_all`. Parents are drawn with replacement, one per expansion.
 
+Continuous evidence (search.evidence, w > 1: a task of one instance scored by a
+number): accuracies such as 0.868 and 0.879 sit on the flat top of the
+sigmoid, so the rule cannot tell them apart; a_i is then the node's rank
+quantile among the candidates, (rank - 1/2) / count, a relative signal that
+keeps DGM's shape: the upper half favoured, the best about e^5 times the
+median's odds.
 Staged evaluation (DGM, `self_improve_step.py`): a child first runs a small
 fixed subset (10 SWE-bench tasks); only if it resolves at least 40% of them
 does it run the medium subset (50 more). `make_policy("dgm")` wraps this rule
@@ -78,6 +84,10 @@ class DGMPolicy:
 
     def _weights(self, view: TreeView, nodes: np.ndarray) -> np.ndarray:
         a = means(view, nodes)
+        if view.evidence > 1.0 and len(a) > 1:  # continuous scores: a node's rank among the candidates
+            from scipy.stats import rankdata
+
+            a = (rankdata(a) - 0.5) / len(a)
         return sigmoid(self.steepness * (a - self.midpoint)) / (1.0 + view.n_valid_children[nodes])
 
     def parent(self, view: TreeView, rng: np.random.Generator) -> tuple[int, dict] | None:

@@ -26,16 +26,19 @@ def beta_quantile(q: float, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def epsilon_quantile(view: TreeView, epsilon: float) -> FinalChoice | None:
     """HGM's rule (Wang et al. 2025, arXiv 2510.21614, section 3): the node whose own posterior
     Beta(1 + s, 1 + f) has the highest epsilon-quantile, so a lucky node with few
-    evaluations does not beat a proven one. Ties go to the older node."""
+    evaluations does not beat a proven one. Ties go to the older node. With continuous
+    evidence w (search.evidence) the posterior is Beta(1 + w s, 1 + w f)."""
     nodes = evaluable(view)
     if len(nodes) == 0:
         return None
-    q = beta_quantile(epsilon, 1.0 + view.s[nodes], 1.0 + view.f[nodes])
+    w = view.evidence  # an evaluation's worth in Bernoulli trials (search.evidence)
+    q = beta_quantile(epsilon, 1.0 + w * view.s[nodes], 1.0 + w * view.f[nodes])
     best = int(np.argmax(q))
     node = int(nodes[best])
     return FinalChoice(
         node_id=node,
-        rule=f"highest {epsilon:g}-quantile of Beta(1+s, 1+f) (HGM)",
+        rule=(f"highest {epsilon:g}-quantile of Beta(1+s, 1+f) (HGM)" if w == 1.0
+              else f"highest {epsilon:g}-quantile of Beta(1+w s, 1+w f), w = {w:g} (HGM, continuous evidence)"),
         detail={"quantile": float(q[best]), "epsilon": epsilon, "n_evals": int(view.n_evals[node]),
                 "mean": float(view.s[node] / view.n_evals[node]), "candidates": len(nodes)},
     )

@@ -10,6 +10,11 @@ an Approximation of the Optimal Self-Improving Machine", arXiv 2510.21614:
 - evaluate the node with the largest draw from its own Beta(1 + s, 1 + f)
   among nodes with untried dev instances, on one of those at random;
 - report the node with the highest epsilon-quantile of its own posterior.
+Continuous evidence (search.evidence): every posterior counts an evaluation
+as w Bernoulli trials, w = view.evidence (1 unless the task's measured noise
+says one score is worth more): for clades, Beta(1 + tau w B, 1 + tau w (1 - B))
+with B the clade's best mean when w > 1 (search.evidence.clade_best), and
+Beta(1 + w s, 1 + w f) for a node and for the final rule.
 Nodes grown counts valid children only: an invalid child takes no evaluation,
 so counting it would starve the search of the expansions that replace it.
 
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.bounds import clade_thompson, own_thompson
+from search.evidence import clade_best
 from search.decisions import (
     Decision,
     Evaluate,
@@ -68,8 +74,11 @@ class HGMPolicy:
 
     def _expand(self, view: TreeView, candidates: np.ndarray, rng: np.random.Generator,
                 t: int, grown: int, widen: bool) -> Expand:
-        tau = self.temperature(view)
-        if self.cooldown_beta is None:  # a fixed tau: pruned exact draw (search.bounds)
+        tau = self.temperature(view) * view.evidence
+        if view.evidence > 1.0:  # continuous evidence: the clade's best mean (search.evidence.clade_best)
+            b = clade_best(view)[candidates]
+            best, theta = thompson_argmax(1.0 + tau * b, 1.0 + tau * (1.0 - b), rng)
+        elif self.cooldown_beta is None:  # a fixed tau: pruned exact draw (search.bounds)
             best, theta = clade_thompson(view, candidates, tau, rng)
         else:
             best, theta = thompson_argmax(1.0 + tau * view.S[candidates], 1.0 + tau * view.F[candidates], rng)
@@ -82,7 +91,7 @@ class HGMPolicy:
 
     def _evaluate(self, view: TreeView, rng: np.random.Generator, t: int, grown: int) -> Evaluate:
         nodes = view.open_nodes
-        best, theta = own_thompson(view, nodes, rng)
+        best, theta = own_thompson(view, nodes, rng, tau=view.evidence)
         node = int(nodes[best])
         instance = pick_instance(view, node, rng)
         return Evaluate(node, instance, {

@@ -148,7 +148,8 @@ class TreeStats:
         mask = self.tried[node]
         return [i for i in range(self.n_instances) if not mask >> i & 1]
 
-    def view(self, pending_expansions: int = 0, budget: int | None = None, can_expand: bool = True) -> TreeView:
+    def view(self, pending_expansions: int = 0, budget: int | None = None, can_expand: bool = True,
+             evidence: float = 1.0) -> TreeView:
         n = self.n
 
         def frozen(array: np.ndarray) -> np.ndarray:
@@ -181,6 +182,7 @@ class TreeStats:
             n_in_flight=frozen(self.n_in_flight),
             feature=frozen(self.feature),
             _tree=self,
+            evidence=evidence,
         )
 
 
@@ -212,6 +214,7 @@ class TreeView:
     feature: np.ndarray  # a number describing each agent (e.g. code size), see TreeStats.add_node
     _tree: TreeStats
     stage_key: tuple = ()  # set by a wrapper that masks open_mask (search.cascade), for caches that depend on it
+    evidence: float = 1.0  # Bernoulli trials one evaluation is worth (search.evidence); 1 = HGM as published
 
     @property
     def open_nodes(self) -> np.ndarray:

@@ -16,6 +16,9 @@ Descent from the root. At node v, with N_v its clade's evaluations
       Q_c + c_uct sqrt(ln N_v / N_c),
   Q_c = S_c / (S_c + F_c), the mean of every evaluation in c's clade, and N_c
   its clade's evaluations; ties to the older child.
+With continuous evidence w > 1 (search.evidence: one evaluation worth w
+Bernoulli trials) Q_c is the clade's best mean (search.evidence.clade_best)
+and the bonus c_uct sqrt(ln N_v / (w N_c)).
 Value: the clade mean, not the node's own mean. In UCT the value of a move is
 the mean return of every simulation that went through it; here an
 evaluation of any descendant of c is such a simulation, and a move into c is
@@ -43,6 +46,7 @@ import numpy as np
 from search.decisions import Decision, FinalChoice
 from search.final import epsilon_quantile
 from search.generational import generational_decide, is_settled, settled_among
+from search.evidence import clade_best
 from search.tree import TreeView
 
 
@@ -85,8 +89,13 @@ class UCTPolicy:
             return kids, np.zeros(0)
         n_v = max(int(view.n_clade_evals[node]), 1)
         n_c = view.n_clade_evals[kids].astype(np.float64)
-        q = view.S[kids] / (view.S[kids] + view.F[kids])
-        return kids, q + self.c * np.sqrt(math.log(n_v) / n_c)
+        if view.evidence > 1.0:  # continuous evidence: the clade's best mean (search.evidence.clade_best)
+            q = clade_best(view)[kids]
+        else:
+            q = view.S[kids] / (view.S[kids] + view.F[kids])
+        # continuous evidence w (search.evidence): an evaluation's variance is 1/w of a Bernoulli trial's,
+        # and UCB's confidence width shrinks with its square root
+        return kids, q + self.c * np.sqrt(math.log(n_v) / (view.evidence * n_c))
 
     def widens(self, view: TreeView, node: int) -> bool:
         """Progressive widening: fewer valid children than widening_c N^widening_alpha."""

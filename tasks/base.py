@@ -64,6 +64,8 @@ class Task(Protocol):
     def raw_value(self, metrics: Sequence[Mapping]) -> float | None: ...
 
     # Optional parts (looked up with getattr; binpack has none of them):
+    # - `python`: the interpreter `command()` (and `check_job`) run, set by the engine from --task-python
+    #   or a task folder's `python` file; None (or absent): the engine's own `sys.executable`.
     # - `check_job(instance, answer) -> SandboxJob | Grade`: grading runs untrusted code (tests on the
     #   agent's function): the engine runs that job in a fresh sandbox of the run's backend, then calls
     #   `grade(instance, answer, CheckRun(job, result))`; a Grade instead means the answer cannot be checked.

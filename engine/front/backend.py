@@ -28,8 +28,10 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
     """
     from engine.sandbox import make_sandbox, resolve_sandbox
 
-    name, why = resolve_sandbox(config.sandbox, config.image)
+    name, why = resolve_sandbox(config.sandbox, config.image, docker=config.task_python is None)
     options = {"image": config.image} if name == "docker" and config.image else {}
+    if config.task_python is not None:  # bwrap binds its prefixes; both put it first on PATH
+        options["python"] = config.task_python
     if config.executor == "ray":
         from engine.sandbox.ray_executor import RaySandbox, ray_available
 
@@ -48,4 +50,6 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
     where = " on Ray" + (f" at {config.ray_address}" if config.ray_address else " (local)") \
         if config.executor == "ray" else ""
     said = f"sandbox {name}{where}" + (f" (auto: {why})" if config.sandbox == "auto" else "")
+    if config.task_python is not None:
+        said += f", task Python {config.task_python}"
     return SandboxChoice(sandbox, said, name)

@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "process, bwrap (namespaces: no network, read-only root), docker (containers)")
     box.add_argument("--image", help="docker image for --sandbox docker (default: clade-sandbox:py3.11, built "
                      "from python:3.11-slim + numpy when missing)")
+    box.add_argument("--task-python", metavar="PATH", help="the Python that runs the candidate and the task "
+                     "folder's evaluator in the sandbox: an executable or a venv folder (default: the task folder's "
+                     "'python' file if it has one, else the engine's own); not with docker")
     box.add_argument("--executor", help="local (default) or ray (each evaluation a Ray task)")
     box.add_argument("--ray-address", help="an existing Ray cluster (e.g. auto, or ray://host:10001); "
                      "without it --executor ray starts a local Ray")

@@ -10,7 +10,7 @@ from engine.errors import UserError
 # Flags that define what a run is; a resumed run keeps its own.
 LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_bytes", "cpus")
 FIXED_ON_RESUME = ("task", "target", "policy", "stages", "final", "final_k", "seed", "agent", "instances", "sandbox",
-                   "image", "run_dir", *LIMIT_FLAGS,
+                   "image", "task_python", "run_dir", *LIMIT_FLAGS,
                    "model", "api_base", "meta_steps", "answer_format", "model_choice", "replay",
                    "agent_model", "agent_max_tokens")
 LLM_FLAGS = ("model", "api_base", "max_cost", "max_tokens", "llm_concurrency", "meta_steps", "answer_format",
@@ -34,16 +34,21 @@ def new_run_folder(config: RunConfig) -> tuple[str, Path]:
 
 
 def make_run_task(config: RunConfig):
-    """The run's task, with the run's overrides of its sandbox limits."""
+    """The run's task, with the run's overrides of its sandbox limits and its interpreter (`task.python`:
+    --task-python, else the task folder's `python` file; checked here, a UserError when unusable)."""
     import math
     from dataclasses import replace
 
+    from engine.front.task_python import choose_task_python
     from tasks import make_task
 
+    python = choose_task_python(config)
     try:
         task = make_task(config.task, config.instances, target=config.target)
     except ValueError as exc:  # a task folder that cannot be read as its format says
         raise UserError(str(exc)) from None
+    if python is not None:
+        task.python = python
     limits = task.limits
     if config.eval_timeout:  # CPU time follows the wall limit unless given too
         limits = replace(limits, timeout_s=config.eval_timeout, cpu_s=max(1, math.ceil(config.eval_timeout)))

@@ -15,7 +15,7 @@ from engine.front.opening import (BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, L
 def _config_from_args(args) -> RunConfig:
     given = {k: getattr(args, k) for k in ("task", "target", "policy", "stages", "final", "final_k", "budget",
                                            "workers", "seed", "run_dir",
-                                           "time_limit", "agent", "instances", "sandbox", "image",
+                                           "time_limit", "agent", "instances", "sandbox", "image", "task_python",
                                            "executor", "ray_address", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS)}
     if args.model:
         given["mutator"] = "llm"
@@ -35,7 +35,7 @@ def _replay_config(args) -> RunConfig:
     if not stored.model and not stored.agent_model:
         raise UserError(f"{args.replay} made no model calls (offline mutator): there is nothing to replay")
     return stored.with_overrides(replay=path, run_dir=args.run_dir, workers=args.workers, executor=args.executor,
-                                 ray_address=args.ray_address).validate()
+                                 ray_address=args.ray_address, task_python=args.task_python).validate()
 
 
 def _create(config: RunConfig, llm_mock=None):
@@ -64,7 +64,8 @@ def _create(config: RunConfig, llm_mock=None):
     reason = check_child(files, task.entry_file, task.entry_function, task.entry_args)
     if reason:
         raise UserError(f"{origin} is not a usable agent: {reason}")
-    config = config.with_overrides(agent=str(Path(config.agent).resolve()) if config.agent else None,
+    config = config.with_overrides(task_python=getattr(task, "python", None),  # the folder's entry, resolved
+                                   agent=str(Path(config.agent).resolve()) if config.agent else None,
                                    task=str(Path(config.task).resolve()) if Path(config.task).is_dir()
                                    and config.task not in TASKS else None,
                                    instances=str(Path(config.instances).resolve()) if config.instances else None)
@@ -193,11 +194,21 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
                    box, llm_mock)
 
 
+def _one_instance_note(state) -> str:
+    """A task of one dev instance: what the noise probe does (search/evidence.py), or found on a resume."""
+    if state.tree.n_instances != 1:
+        return ""
+    if state.noise_var is None:
+        return ("One dev instance: the seed runs on it twice (a noise probe, counted in the budget); the two "
+                "scores set how much one evaluation counts in the policy (search/evidence.py).")
+    return f"One dev instance: one evaluation counts as w = {state.evidence():g} pass/fail trials (noise probe)."
+
+
 def _seed_note(state, budget: int) -> str:
     """A budget the seed's own evaluations use up leaves nothing to expand: say so at the start."""
     n_dev = state.tree.n_instances
     left = n_dev - int(state.tree.n_evals[0])
-    if left and state.tree.evaluations_done + left >= budget:
+    if left and state.dev_spent + left >= budget:
         return f"Note: the seed alone uses {n_dev} of {budget} dev evaluations: no expansion will run."
     return ""
 
@@ -235,7 +246,7 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
 
     if resumed:
         rng = np.random.default_rng([config.seed, archive._next_seq])
-        archive.add_event("resume", None, {"budget": config.budget, "done": state.tree.evaluations_done})
+        archive.add_event("resume", None, {"budget": config.budget, "done": state.dev_spent})
         # a raised budget (or any resume flag) holds for later resumes; keys RunConfig does not know stay
         archive.set_config({**archive.config(), **config.to_dict()})
     else:
@@ -246,7 +257,7 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
     console.print(f"Run [bold]{archive.run_id}[/bold] -> {archive.path}")
     console.print(f"Task {task.name}, policy {policy_label(policy, len(state.dev))}, budget {config.budget} dev evaluations, "
                   f"{workers} workers, {box.said}, seed {config.seed}"
-                  + (f" (resumed at {state.tree.evaluations_done})" if resumed else ""))
+                  + (f" (resumed at {state.dev_spent})" if resumed else ""))
     if not config.model:
         console.print("No LLM configured: the built-in offline mutator edits the agent's syntax tree "
                       "(no model calls, no cost).")
@@ -256,7 +267,8 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
         console.print(f"LLM mutator: {config.model} ({config.model_choice}), {config.llm_concurrency} calls at once"
                       + (f", {limits}" if limits else "")
                       + (f"; every answer replayed from {config.replay}" if config.replay else ""))
-    for line in (describe(config, task), _seed_note(state, config.budget), _exposed_note(task, box.name)):
+    for line in (describe(config, task), _seed_note(state, config.budget), _one_instance_note(state),
+                 _exposed_note(task, box.name)):
         if line:
             console.print(line)
     deadline = time.monotonic() + config.time_limit if config.time_limit else None
@@ -272,7 +284,7 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
             if unanswered:
                 return None, None, f"{unanswered}; fix it, then resume: python -m engine.search --resume {folder}"
             with SearchProgress(console, config.budget, workers, quiet=quiet,
-                                done=state.tree.evaluations_done) as progress:
+                                done=state.dev_spent) as progress:
                 progress.start(state)
                 breaker = CircuitBreaker(config.max_failed_expansions, config.max_failing_time,
                                          unusable=("failed", "invalid") if config.model else ("failed",))

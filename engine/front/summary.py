@@ -59,6 +59,9 @@ def compute_summary(archive: Archive, task, final_node: int | None, final_rule: 
     agents = []
     if final_node is not None:
         agents.append(_line(f"final #{final_node}", node_rows(final_node), task))
+    best = best_measured(archive)
+    if best is not None and best not in (final_node, 0):
+        agents.append(_line(f"best dev #{best}", node_rows(best), task))
     agents.append(_line("seed #0", node_rows(0), task))
     for (name,) in archive.query("SELECT DISTINCT agent FROM reference_evaluations ORDER BY agent"):
         rows = archive.query("SELECT split, score, metrics FROM reference_evaluations WHERE agent = ?", [name])
@@ -73,8 +76,45 @@ def compute_summary(archive: Archive, task, final_node: int | None, final_rule: 
         dev_done=sum(dev.values()), holdout_done=int(holdout), raw_metric=task.raw_metric,
         raw_metric_note=getattr(task, "raw_metric_note", ""),
         score_note=getattr(task, "score_note", Summary.score_note),
-        extra={"spend": spend} if spend is not None else {},
+        extra={**({"spend": spend} if spend is not None else {}), **noise_probe(archive),
+               "rejected": rejected_children(archive)},
     )
+
+
+REJECTIONS = (("near-duplicate of node%", "near-duplicates"), ("duplicate of node%", "exact duplicates"),
+              ("pyflakes:%", "name errors (pyflakes)"))
+
+
+def rejected_children(archive: Archive) -> dict[str, int]:
+    """Children refused before any sandbox, by why: near-duplicates, exact duplicates, pyflakes name errors."""
+    counts = {}
+    for pattern, label in REJECTIONS:
+        (n,), = archive.query("SELECT count(*) FROM nodes WHERE status = 'invalid' AND reason LIKE ?", [pattern])
+        if n:
+            counts[label] = int(n)
+    return counts
+
+
+def noise_probe(archive: Archive) -> dict:
+    """The seed's two runs on a one-instance task's dev instance and the evidence weight they give, if probed."""
+    from search.evidence import evidence_weight, probe_variance
+
+    rows = archive.query("SELECT \"repeat\", score FROM evaluations WHERE node_id = 0 AND split = 'dev' "
+                         "ORDER BY \"repeat\"")
+    if [r[0] for r in rows] != [0, 1]:
+        return {}
+    first, second = (float(r[1]) for r in rows)
+    return {"noise": (first, second, evidence_weight(first, probe_variance(first, second)))}
+
+
+def best_measured(archive: Archive) -> int | None:
+    """The node with the highest mean dev score among those measured on every dev instance (oldest on ties)."""
+    rows = archive.query(
+        "WITH dev AS (SELECT count(*) AS n FROM instances WHERE split = 'dev'), "
+        "means AS (SELECT node_id, avg(score) AS mean, count(DISTINCT instance_id) AS k FROM evaluations "
+        "WHERE split = 'dev' AND \"repeat\" = 0 GROUP BY node_id) "
+        "SELECT node_id FROM means, dev WHERE k = dev.n ORDER BY mean DESC, node_id LIMIT 1")
+    return int(rows[0][0]) if rows else None
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -111,6 +151,15 @@ def render_summary(summary: Summary, console) -> None:
     nodes = ", ".join(f"{v} {k}" for k, v in summary.nodes_by_status.items())
     evals = ", ".join(f"{v} {k}" for k, v in summary.dev_evaluations_by_status.items())
     console.print(f"Nodes: {nodes}. Dev evaluations: {evals}.")
+    rejected = summary.extra.get("rejected")
+    if rejected:
+        console.print("Rejected before evaluation: " + ", ".join(f"{n} {label}" for label, n in rejected.items())
+                      + ".")
+    if "noise" in summary.extra:
+        first, second, w = summary.extra["noise"]
+        kind = "deterministic" if first == second else "noisy"
+        console.print(f"Noise probe: the seed scored {first:.4f} and {second:.4f} on its dev instance ({kind}), "
+                      f"so one evaluation counted as w = {w:g} pass/fail trials (search/evidence.py).")
     spend = summary.extra.get("spend")
     if spend is not None:
         console.print(f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else ""))

@@ -14,6 +14,9 @@
    errors, unknown models, context-window overflow and other rejected
    requests raise LLMFatalError at once, anything else LLMError.
 
+`embed` (vectors through litellm.aembedding, engine.llm.embed) goes through
+the same cache, budget, retries and rows, with purpose 'embed'.
+
 Rows: every attempt is one row of `llm_calls`, written as soon as it returns:
 the successful one with its response, tokens and dollars; each failed attempt
 with `error` = "<ExceptionType>: <first line>", no response, 0 tokens and no
@@ -112,24 +115,65 @@ class LLMClient:
         finally:
             self._budget.release(reservation, observed)
 
+    async def embed(self, texts: list[str], *, model: str, node_id: int | None) -> list[list[float]]:
+        """One vector per text, through `litellm.aembedding`; booked like `complete` (rows of purpose 'embed',
+        budget, retries) and answered from the archive when the same texts were embedded before (the row keeps
+        the vectors). The client's `mock` is for completions only: embeddings go to the provider or api_base."""
+        from engine.llm import embed as embedding
+
+        request = build_request(model, [{"role": "input", "content": text} for text in texts], {}, "embed")
+        recorded = self.archive.llm_answer(request.hash)
+        if recorded is not None:
+            self._tally.add_cached()
+            return embedding.vectors(recorded.response)
+        if self.settings.replay_only:
+            raise LLMFatalError(f"no recorded embedding for request {request.hash[:12]} ({model}); "
+                                "the replayed run diverged from the original")
+        reservation = await self._budget.admit(model)
+        observed = None
+
+        async def send(attempt: int, timeout_s: float):
+            return await embedding.aembed(model, texts, api_base=self.settings.api_base,
+                                          api_key=self.settings.api_key, timeout_s=timeout_s,
+                                          unpriced=self._unpriced)
+        try:
+            reply, _, _ = await self._attempts(request, "embed", node_id, send)
+            observed = (reply.cost_usd, reply.tokens_in)
+            return reply.vectors
+        finally:
+            self._budget.release(reservation, observed)
+
     async def _call_with_retries(self, request: LLMRequest, purpose: str, node_id: int | None,
                                  instance_id: str | None = None, retries: int | None = None,
                                  timeout_s: float | None = None) -> LLMAnswer:
-        settings = self.settings
-        attempts = (settings.max_retries if retries is None else retries) + 1
-        timeout_s = settings.timeout_s if timeout_s is None else timeout_s
-        for attempt in range(attempts):
+        async def send(attempt: int, timeout_s: float):
             mock_response = provider.NO_MOCK
             if self._mock is not None:
                 value = self._mock(request.model, request.messages, attempt)
                 mock_response = provider.NO_MOCK if value is None else value
             params = {**request.answer_params, **request.transport_params}
+            return await provider.acomplete(request.model, request.messages, params,
+                                            api_base=self.settings.api_base, api_key=self.settings.api_key,
+                                            timeout_s=timeout_s, mock_response=mock_response,
+                                            unpriced=self._unpriced)
+
+        reply, call_id, latency = await self._attempts(request, purpose, node_id, send, instance_id, retries,
+                                                       timeout_s)
+        return LLMAnswer(text=reply.text, model=request.model, tokens_in=reply.tokens_in,
+                         tokens_out=reply.tokens_out, cost_usd=reply.cost_usd, latency_s=latency,
+                         call_id=call_id, cached=False)
+
+    async def _attempts(self, request: LLMRequest, purpose: str, node_id: int | None,
+                        send: Callable[[int, float], Awaitable[Any]], instance_id: str | None = None,
+                        retries: int | None = None, timeout_s: float | None = None) -> tuple[Any, int, float]:
+        """`send(attempt, timeout_s)` until it succeeds, a row per attempt: (reply, its row's id, latency)."""
+        settings = self.settings
+        attempts = (settings.max_retries if retries is None else retries) + 1
+        timeout_s = settings.timeout_s if timeout_s is None else timeout_s
+        for attempt in range(attempts):
             started = time.perf_counter()
             try:
-                reply = await provider.acomplete(request.model, request.messages, params,
-                                                 api_base=settings.api_base, api_key=settings.api_key,
-                                                 timeout_s=timeout_s,
-                                                 mock_response=mock_response, unpriced=self._unpriced)
+                reply = await send(attempt, timeout_s)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -146,9 +190,7 @@ class LLMClient:
             latency = time.perf_counter() - started
             call_id = self._write(request, purpose, node_id, reply.record(), reply.tokens_in, reply.tokens_out,
                                   reply.cost_usd, latency, None, instance_id)
-            return LLMAnswer(text=reply.text, model=request.model, tokens_in=reply.tokens_in,
-                             tokens_out=reply.tokens_out, cost_usd=reply.cost_usd, latency_s=latency,
-                             call_id=call_id, cached=False)
+            return reply, call_id, latency
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _write(self, request: LLMRequest, purpose: str, node_id: int | None, response: dict | None,

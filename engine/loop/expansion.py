@@ -1,9 +1,13 @@
 """One expansion: mutate a parent into a child, check it, store it.
 
-A child that does not compile or keep the entry point's signature is stored
-as `invalid` with the reason; one whose files equal an existing node's is
+A child that does not compile, keep the entry point's signature or pass the
+pyflakes gate (a name read where nothing binds it) is stored as `invalid`
+with the reason; one whose files equal an existing node's is
 `invalid` as a duplicate (it would only spend budget re-measuring a known
-agent); a mutator that raises gives a `failed` child. Every outcome is a node,
+agent), and so is a near-duplicate of a valid node (engine.mutators.novelty:
+the same code up to comments, formatting and names, or nearly the same
+tokens), after which the offline mutator is asked again for the same parent
+(ShinkaEvolve's code-novelty rejection sampling); a mutator that raises gives a `failed` child. Every outcome is a node,
 so the archive shows what the mutator tried.
 """
 from __future__ import annotations
@@ -16,10 +20,12 @@ import numpy as np
 
 from archive import NodeRecord
 from archive.store import files_hash
-from engine.mutators import MutationContext, Proposal, check_child
+from engine.mutators import MutationContext, Proposal, check_child, new_name_problem
 from engine.loop.state import RunState
 
 DONORS = 2
+NEAR_DUPLICATE = "near-duplicate of node"  # engine.mutators.novelty's reasons start so
+NEAR_DUPLICATE_RETRIES = 3  # ShinkaEvolve's novelty rejection sampling asks again a few times
 ARCHIVE_DONORS = 12  # when the policy shows the meta-agent the archive (ADAS): its best agents
 
 
@@ -64,7 +70,8 @@ def mutation_context(state: RunState, parent: int, decision_detail: Mapping | No
     task = state.task
     whole = bool(decision_detail) and decision_detail.get("context") == "archive"
     return MutationContext(task.entry_file, task.entry_function, tuple(task.entry_args),
-                           donors(state, parent, ARCHIVE_DONORS if whole else DONORS), whole_archive=whole)
+                           donors(state, parent, ARCHIVE_DONORS if whole else DONORS), whole_archive=whole,
+                           operator_credit=state.credit.as_mapping())
 
 
 def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseException,
@@ -77,11 +84,15 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
         status, reason = "failed", f"{type(outcome).__name__}: {outcome}"[:500]
     else:
         files, description = dict(outcome.files), outcome.description
-        reason = check_child(files, task.entry_file, task.entry_function, task.entry_args)
+        reason = (check_child(files, task.entry_file, task.entry_function, task.entry_args)
+                  or new_name_problem(parent_files, files))
         status = "valid" if reason is None else "invalid"
     code_hash = files_hash(files)
     if status == "valid" and code_hash in state.code_hashes:
         status, reason = "invalid", f"duplicate of node {state.code_hashes[code_hash]}"
+    if status == "valid":
+        reason = state.near_duplicate(files)
+        status = "valid" if reason is None else "invalid"
     node_id = state.tree.n
     record = NodeRecord(
         id=node_id, parent_id=parent, depth=int(state.tree.depth[parent]) + 1, status=status,
@@ -96,16 +107,25 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
     event = ("expand", parent, detail)
     state.archive.add_node(record, files, event=event)
     state.tree.add_node(parent, status == "valid", feature=float(code_size(files)))
+    state.credit.child_stored(node_id, parent, description, status == "valid")
     state.code_hashes.setdefault(code_hash, node_id)
     if status == "valid":
         state.remember_files(node_id, files)
+        state.admitted(node_id, files)
     return ExpansionResult(node_id, status, reason or "", description)
 
 
 def expand(state: RunState, mutator, parent: int, rng: np.random.Generator, decision_detail: dict) -> ExpansionResult:
-    """A synchronous mutator (the offline one): propose and store at once."""
-    try:
-        outcome: Proposal | BaseException = mutator.propose(state.files(parent), mutation_context(state, parent, decision_detail), rng)
-    except Exception as exc:  # a mutator bug or a model's garbage must not end the run
-        outcome = exc
-    return store_child(state, mutator, parent, outcome, decision_detail)
+    """A synchronous mutator (the offline one): propose and store at once. A near-duplicate child is stored
+    invalid and the mutator asked again for the same parent, up to NEAR_DUPLICATE_RETRIES times."""
+    for attempt in range(NEAR_DUPLICATE_RETRIES + 1):
+        try:
+            outcome: Proposal | BaseException = mutator.propose(state.files(parent),
+                                                                mutation_context(state, parent, decision_detail), rng)
+        except Exception as exc:  # a mutator bug or a model's garbage must not end the run
+            outcome = exc
+        detail = decision_detail if attempt == 0 else {**decision_detail, "asked_again": attempt}
+        result = store_child(state, mutator, parent, outcome, detail)
+        if not result.reason.startswith(NEAR_DUPLICATE):
+            return result
+    return result

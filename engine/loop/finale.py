@@ -109,7 +109,7 @@ async def measure_references(state: RunState, sandbox, workers: int, progress=No
 
 
 def choose_final(state: RunState, policy, rng: np.random.Generator, budget: int) -> FinalChoice | None:
-    choice = policy.select_final(state.tree.view(budget=budget), rng)
+    choice = policy.select_final(state.tree.view(budget=budget, evidence=state.evidence()), rng)
     if choice is not None:
         state.archive.add_event("select_final", choice.node_id, {"rule": choice.rule, **choice.detail})
     return choice

@@ -24,6 +24,10 @@ for too long) cancel the expansions in flight (an answer already paid is in
 finish. A seed that fails every evaluation of its first stage (the staged
 policy's first batch, else every dev instance) stops the run before any
 expansion: nothing can be measured against it.
+
+A task of one dev instance gets one noise probe: the seed runs on it once
+more (stored with `repeat` 1; it counts in the budget), and the two scores say
+how much one evaluation counts (search.evidence) in every decision after it.
 """
 from __future__ import annotations
 
@@ -85,13 +89,14 @@ class Scheduler:
         self.seed_screen = seed_screen or state.tree.n_instances
         self._seed_failures: list[tuple[str, str]] = []  # (instance, why) of the seed's failed dev evaluations
         self._seed_done = 0
+        self._probing = False  # a noise probe (search.evidence) in flight
         self._load_seed_record()
 
     def _load_seed_record(self) -> None:
         """The seed's dev evaluations so far (a resumed run): how many, and which failed with what."""
         rows = self.state.archive.query(
             "SELECT instance_id, status, feedback FROM evaluations WHERE node_id = 0 AND split = 'dev' "
-            "ORDER BY finished_at")
+            "AND \"repeat\" = 0 ORDER BY finished_at")
         self._seed_done = len(rows)
         self._seed_failures = [(i, f"{status}: {feedback}" if feedback else status)
                                for i, status, feedback in rows if status != "ok"]
@@ -139,13 +144,15 @@ class Scheduler:
                 return Evaluate(0, untried[0], {"rule": "seed first"})
             if tree.in_flight:
                 return None
+        if self.state.wants_noise_probe() and not self._probing:
+            return Evaluate(0, 0, {"rule": "noise probe", "repeat": 1})
         view = tree.view(pending_expansions=self._expanding, budget=self.budget,
-                         can_expand=self._expanding < self.expansion_slots)
+                         can_expand=self._expanding < self.expansion_slots, evidence=self.state.evidence())
         return self.policy.decide(view, self.rng)
 
     def _spendable(self) -> bool:
         tree = self.state.tree
-        return tree.evaluations_done + tree.in_flight < self.budget
+        return self.state.dev_spent + tree.in_flight + self._probing < self.budget
 
     def _expand(self, decision: Expand) -> str | None:
         result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
@@ -189,7 +196,10 @@ class Scheduler:
 
     # ----- evaluations ------------------------------------------------------
     def _launch(self, decision: Evaluate) -> tuple[asyncio.Task, Launch]:
-        self.state.tree.start_evaluation(decision.node_id, decision.instance)
+        if decision.detail.get("repeat"):
+            self._probing = True  # a noise probe re-runs a measured node: the tree's bookkeeping stays as it is
+        else:
+            self.state.tree.start_evaluation(decision.node_id, decision.instance)
         launch = Launch(decision.node_id, decision.instance, self._free_workers.pop(0), decision.detail)
         files = self.state.files(decision.node_id)
         instance = self.state.dev[decision.instance]
@@ -213,15 +223,24 @@ class Scheduler:
             score = state.task.score(instance, outcome.metrics, outcome.metrics)
         else:
             score = state.task.score(instance, outcome.metrics, state.seed_metrics.get(instance.id))
+        repeat = int(launch.detail.get("repeat", 0))
         record = EvaluationRecord(
-            node_id=launch.node, instance_id=instance.id, split="dev", repeat=0, score=score,
+            node_id=launch.node, instance_id=instance.id, split="dev", repeat=repeat, score=score,
             metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,
             stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
             worker=f"w{launch.worker}", started_at=outcome.started_at, finished_at=outcome.finished_at,
         )
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail))
-        state.tree.finish_evaluation(launch.node, launch.instance, score)
+        if repeat:
+            self._probing = False
+            state.noise_probed(score)
+            self._free_workers.append(launch.worker)
+            self._free_workers.sort()
+            if self.progress:
+                self.progress.evaluated(state, outcome, self.workers - len(self._free_workers))
+            return None
+        state.record_dev_score(launch.node, launch.instance, score)
         measured = getattr(self.mutator, "child_measured", None)
         if measured is not None:
             measured(launch.node)  # e.g. credit the model that wrote it (bandit)
@@ -325,6 +344,9 @@ class Scheduler:
             if isinstance(launch, ExpansionLaunch):
                 self._expanding -= 1
                 continue
-            self.state.tree.abandon_evaluation(launch.node, launch.instance)
+            if launch.detail.get("repeat"):
+                self._probing = False
+            else:
+                self.state.tree.abandon_evaluation(launch.node, launch.instance)
             self._free_workers.append(launch.worker)
         pending.clear()

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from archive import Archive
+from engine.loop.credit import OperatorCredit
+from search.evidence import evidence_weight, probe_variance
 from search.tree import TreeStats
 from tasks.base import Instance
 
@@ -24,6 +26,9 @@ class RunState:
     code_hashes: dict[str, int] = field(default_factory=dict)  # code hash -> first node with it
     seed_metrics: dict[str, dict] = field(default_factory=dict)  # instance id -> the root's raw metrics
     _files: dict[int, dict[str, str]] = field(default_factory=dict)
+    credit: OperatorCredit = field(default_factory=OperatorCredit)  # what the offline operators achieved
+    novelty: object | None = None  # NoveltyIndex of the valid nodes' code, built on first use
+    noise_var: float | None = None  # one evaluation's noise, from the noise probe (search.evidence)
     gateway: object | None = None  # a live handle, not state: the run's LLM gateway, while the search runs
 
     @property
@@ -38,6 +43,49 @@ class RunState:
     def remember_files(self, node: int, files: Mapping[str, str]) -> None:
         self._files[node] = dict(files)
 
+    def record_dev_score(self, node: int, instance: int, score: float, started: bool = True) -> None:
+        """A finished dev evaluation into the tree's sums and the operators' credit."""
+        to_beat = self.credit.before_evaluation(self.tree, node)
+        self.tree.finish_evaluation(node, instance, score, started=started)
+        self.credit.evaluated(node, score, to_beat)
+
+    @property
+    def dev_spent(self) -> int:
+        """Dev evaluations finished, the noise probe included: what the budget counts."""
+        return self.tree.evaluations_done + (self.noise_var is not None)
+
+    def near_duplicate(self, files: Mapping[str, str]) -> str | None:
+        """Why a child is too close to a valid node's code to be worth an evaluation, else None."""
+        return self._novelty().check(files)
+
+    def admitted(self, node: int, files: Mapping[str, str]) -> None:
+        """A new valid node: later children are compared with it."""
+        self._novelty().add(node, files)
+
+    def _novelty(self):
+        if self.novelty is None:
+            from engine.mutators.novelty import NoveltyIndex
+
+            self.novelty = NoveltyIndex(entry_file=self.task.entry_file)
+            for node, files in self.archive.valid_node_files():
+                self.novelty.add(node, files)
+        return self.novelty
+
+    def wants_noise_probe(self) -> bool:
+        """One dev instance, the seed measured ok on it, and no probe yet: re-run the seed once (search.evidence)."""
+        tree = self.tree
+        return (tree.n_instances == 1 and self.noise_var is None and bool(tree.valid[0])
+                and tree.n_evals[0] == 1 and tree.s[0] > 0.0 and bool(self.seed_metrics))
+
+    def noise_probed(self, score: float) -> None:
+        self.noise_var = probe_variance(float(self.tree.s[0]), float(score))
+
+    def evidence(self) -> float:
+        """What one dev evaluation is worth in Bernoulli trials, for the policy's posteriors."""
+        if self.tree.n_instances != 1 or not self.tree.n_evals[0]:
+            return 1.0
+        return evidence_weight(float(self.tree.s[0]), self.noise_var)
+
     @classmethod
     def rebuild(cls, archive: Archive, task: object) -> "RunState":
         instances = [Instance(i, s, d) for i, s, d in archive.instances()]
@@ -47,11 +95,17 @@ class RunState:
         sizes = archive.code_sizes()
         for node in archive.nodes():
             state.tree.add_node(node.parent_id, node.status == "valid", feature=float(sizes.get(node.id, 0)))
+            state.credit.child_stored(node.id, node.parent_id, node.description, node.status == "valid")
             state.code_hashes.setdefault(node.code_hash, node.id)
         index = state.dev_index
+        probes: list[float] = []
         for ev in archive.evaluations():
-            if ev.split == "dev":
-                state.tree.finish_evaluation(ev.node_id, index[ev.instance_id], ev.score, started=False)
+            if ev.split == "dev" and ev.repeat:
+                probes.append(ev.score)
+            elif ev.split == "dev":
+                state.record_dev_score(ev.node_id, index[ev.instance_id], ev.score, started=False)
             if ev.node_id == 0 and ev.status == "ok":
                 state.seed_metrics[ev.instance_id] = ev.metrics
+        if probes and state.tree.n_evals[0]:
+            state.noise_probed(probes[0])
         return state

@@ -5,9 +5,10 @@
 """
 from __future__ import annotations
 
+from engine.mutators.flakes import new_name_problem
 from engine.mutators.base import MutationContext, MutationError, Mutator, Proposal
 from engine.mutators.offline import OfflineMutator, operators_in
 from engine.mutators.validate import check_child
 
 __all__ = ["MutationContext", "MutationError", "Mutator", "OfflineMutator", "Proposal", "check_child",
-           "operators_in"]
+           "new_name_problem", "operators_in"]

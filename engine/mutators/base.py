@@ -14,7 +14,7 @@ unchanged, which would only be a duplicate.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy
@@ -31,6 +31,7 @@ class MutationContext:
     entry_args: tuple[str, ...]          # e.g. ("item", "bins")
     donors: tuple[Mapping[str, str], ...] = ()   # files of other valid nodes (for crossover), best first
     whole_archive: bool = False          # the policy asks the meta-agent to see the archive (ADAS)
+    operator_credit: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # op -> (better, tried)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@
 A child is the parent with 1 + Geometric extra operators applied to the
 mutable region of the entry file (see `region`): `const`, `swap_op`, `wrap`,
 `insert`, `prune` (`ast_ops`), `delete`, `swap_stmt` (`stmt_ops`) and
-`crossover` (`crossover`). This is Koza-style tree GP (Koza, "Genetic
+`crossover` (`crossover`), or else one `numeric` step alone (a self-adaptive
+ES step on every float literal, `numeric`). Operators are drawn by their
+prior weight times their measured rate of children better than their parent
+(`credited_weights`, from the context's `operator_credit`). This is Koza-style tree GP (Koza, "Genetic
 Programming", 1992) aimed at the kind of programs FunSearch evolves
 (Romera-Paredes et al., Nature 2024): a priority function whose returned
 expression grows, loses and retunes terms.
@@ -35,6 +38,8 @@ import numpy as np
 from engine.mutators.ast_ops import op_const, op_insert, op_prune, op_swap, op_wrap
 from engine.mutators.base import MutationContext, MutationError, Proposal
 from engine.mutators.crossover import donor_grafts, op_crossover
+from engine.mutators.flakes import new_name_problem
+from engine.mutators.numeric import op_numeric
 from engine.mutators.region import Region, find_region, splice
 from engine.mutators.scope import module_bindings, numpy_alias
 from engine.mutators.sites import Sites
@@ -49,9 +54,12 @@ OPERATORS: dict[str, Operator] = {
     "delete": op_delete, "swap_stmt": op_swap_stmt, "crossover": op_crossover,
 }
 
+NUMERIC = "numeric"  # the ES step (engine.mutators.numeric): always alone in its child
+NAMES = (*OPERATORS, NUMERIC)
+
 DEFAULT_WEIGHTS: dict[str, float] = {
     "const": 0.25, "swap_op": 0.08, "wrap": 0.08, "insert": 0.28, "prune": 0.08,
-    "delete": 0.03, "swap_stmt": 0.03, "crossover": 0.15,
+    "delete": 0.03, "swap_stmt": 0.03, "crossover": 0.15, NUMERIC: 0.25,
 }
 
 MAX_DESCRIPTION = 240
@@ -59,7 +67,24 @@ MAX_DESCRIPTION = 240
 
 def operators_in(description: str) -> list[str]:
     """The operator names of a description made by `OfflineMutator`, in order."""
-    return [part.split(" ", 1)[0] for part in description.split("; ") if part.split(" ", 1)[0] in OPERATORS]
+    return [part.split(" ", 1)[0] for part in description.split("; ") if part.split(" ", 1)[0] in NAMES]
+
+
+def credited_weights(prior: Mapping[str, float], credit: Mapping[str, tuple[float, float]]) -> dict[str, float]:
+    """Each operator's prior weight times its posterior mean rate of children better than their parent.
+
+    Probability matching for adaptive operator selection (Goldberg 1990;
+    Thierens, "An adaptive pursuit strategy for allocating operator
+    probabilities", GECCO 2005): with `better` of `tried` children beating
+    their parent, the rate's Beta(1, 1)-prior mean is (better + 1) / (tried + 2),
+    so an operator nobody tried keeps its prior, and one that keeps breaking
+    programs or changing nothing useful fades without vanishing.
+    """
+    weights = {}
+    for name, weight in prior.items():
+        better, tried = credit.get(name, (0.0, 0.0))
+        weights[name] = weight * (better + 1.0) / (tried + 2.0)
+    return weights
 
 
 @dataclass
@@ -82,7 +107,7 @@ class OfflineMutator:
     model: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        unknown = set(self.weights) - set(OPERATORS)
+        unknown = set(self.weights) - set(NAMES)
         if unknown:
             raise ValueError(f"unknown operators in weights: {sorted(unknown)}")
         if self.max_ops < 1 or self.max_attempts < 1:
@@ -117,7 +142,7 @@ class OfflineMutator:
         for _ in range(self.max_attempts):
             ws = Workspace.from_region(region, context.entry_function, tuple(context.entry_args), alias,
                                        module_names, grafts)
-            parts = self._apply(ws, rng)
+            parts = self._apply(ws, rng, context)
             if not parts or ws.dump() == parent_dump:
                 last = "no operator changed the code"
                 continue
@@ -126,25 +151,32 @@ class OfflineMutator:
                 continue
             files = dict(parent_files)
             files[context.entry_file] = _write(source, region, ws, alias, needs_import)
-            reason = check_child(files, context.entry_file, context.entry_function, context.entry_args)
+            reason = (check_child(files, context.entry_file, context.entry_function, context.entry_args)
+                      or new_name_problem(parent_files, files))
             if reason is None:
                 return Proposal(files, _describe(parts))
             last = reason
         raise MutationError(f"no valid child in {self.max_attempts} attempts (last: {last})"[:300])
 
-    def _apply(self, ws: Workspace, rng: np.random.Generator) -> list[str]:
+    def _apply(self, ws: Workspace, rng: np.random.Generator, context: MutationContext) -> list[str]:
+        weights = credited_weights(self.weights, context.operator_credit)
         n_ops = min(self.max_ops, int(rng.geometric(1.0 - self.p_more)))
         parts: list[str] = []
-        for _ in range(n_ops):
+        for step in range(n_ops):
             sites = ws.sites()
-            names = [k for k in OPERATORS if self.weights.get(k, 0.0) > 0]
+            names = [k for k in NAMES if weights.get(k, 0.0) > 0 and (k != NUMERIC or step == 0)]
             while names:
-                w = np.array([self.weights[k] for k in names])
+                w = np.array([weights[k] for k in names])
                 name = names[int(rng.choice(len(names), p=w / w.sum()))]
-                part = OPERATORS[name](ws, sites, rng)
-                if part is not None:
-                    parts.append(part)
-                    break
+                if name == NUMERIC:  # an ES step is measured alone, so its step size earns its credit
+                    part = op_numeric(sites, rng, context.operator_credit.get(NUMERIC))
+                    if part is not None:
+                        return [part]
+                else:
+                    part = OPERATORS[name](ws, sites, rng)
+                    if part is not None:
+                        parts.append(part)
+                        break
                 names.remove(name)
         return parts
 

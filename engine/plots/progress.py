@@ -128,7 +128,8 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
         nodes = [(int(a), None if b is None else int(b), str(c), d) for a, b, c, d in archive.query(
             "SELECT id, parent_id, status, created_at FROM nodes ORDER BY id")]
         evals = archive.query("SELECT node_id, instance_id, score, finished_at FROM evaluations "
-                              "WHERE split = 'dev' ORDER BY finished_at NULLS LAST, node_id, instance_id, \"repeat\"")
+                              "WHERE split = 'dev' AND \"repeat\" = 0 "
+                              "ORDER BY finished_at NULLS LAST, node_id, instance_id")
         calls = archive.query("SELECT created_at, coalesce(cost_usd, 0) FROM llm_calls "
                               "WHERE created_at IS NOT NULL ORDER BY created_at")
     k = max(1, min_evals if min_evals is not None else n_dev)

@@ -36,20 +36,22 @@ SANDBOX_NAMES = ("auto", "process", "bwrap", "docker")
 log = logging.getLogger(__name__)
 
 
-def resolve_sandbox(name: str, image: str | None = None) -> tuple[str, str]:
+def resolve_sandbox(name: str, image: str | None = None, docker: bool = True) -> tuple[str, str]:
     """(the backend `name` stands for on this machine, why) — 'auto' becomes the strongest that works.
 
     Strongest first: `docker` (a total memory cap and disk isolation on top of
     what bwrap holds) when a daemon answers and the image is there, then
     `bwrap` when bubblewrap can create its namespaces, else `process`. Other
-    names come back as they are.
+    names come back as they are. `docker=False` (a task run by its own
+    interpreter, which an image does not hold) leaves docker out.
     """
     if name != "auto":
         return name, "asked for"
     from .bwrap import bwrap_available
     from .docker import docker_available
 
-    docker_ok, docker_why = docker_available(image, build=False)
+    docker_ok, docker_why = (docker_available(image, build=False) if docker
+                             else (False, "the task's own Python runs on this machine"))
     if docker_ok:
         return "docker", "a Docker daemon answers"
     bwrap_ok, bwrap_why = bwrap_available()
@@ -63,15 +65,19 @@ def make_sandbox(name: str, **options: Any) -> Sandbox:
 
     'auto' is resolved by `resolve_sandbox` (the choice is logged, and is the
     returned sandbox's `name`). `options` go to the backend: `image` and
-    `cpus` to docker, `base_dir` to every backend. A backend that cannot run
+    `cpus` to docker, `python` (the task's own interpreter) to process and
+    bwrap, `base_dir` to every backend. A backend that cannot run
     here raises RuntimeError saying why.
     """
     if name == "auto":
-        name, why = resolve_sandbox(name, options.get("image"))
+        name, why = resolve_sandbox(name, options.get("image"), docker=options.get("python") is None)
         log.info("sandbox auto: using %s (%s)", name, why)
     if name != "docker":
         options.pop("image", None)
         options.pop("cpus", None)
+    elif options.pop("python", None) is not None:
+        raise RuntimeError("the docker sandbox runs the image's own Python, not another one: choose the image "
+                           "with --image instead of --task-python")
     if name == "process":
         from .process import ProcessSandbox
 

@@ -14,7 +14,8 @@ is wrapped in a ``bwrap`` invocation (Debian package `bubblewrap`). Inside:
   /sbin, /lib* links or directories), a few files of /etc that programs need
   (dynamic linker cache, passwd/group, alternatives, locale/time zone), and the
   Python interpreter's prefixes (sys.prefix, sys.base_prefix, ...) so that
-  ``sys.executable`` and its site-packages work; a fresh /proc and a minimal
+  ``sys.executable`` and its site-packages work (and those of the task's own
+  interpreter, `python=`, such as a venv and its base Python); a fresh /proc and a minimal
   /dev; a private, size-capped tmpfs on /tmp. The host's /tmp, /root, home
   directories, the repository, the run's archive and holdout data are not
   mounted, so they can be neither read nor written;
@@ -146,11 +147,13 @@ def _ro_system_args() -> list[str]:
     return args
 
 
-def _python_prefixes() -> list[str]:
+def _python_prefixes(extra: tuple[str, ...] = ()) -> list[str]:
     """Directories holding the interpreter and its libraries, outermost first, deduplicated.
 
-    Prefixes already under a bound system directory (/usr/...) are skipped; so
-    is '/', which would expose the whole host.
+    The engine's, and `extra`: the prefixes of the task's own interpreter
+    (`--task-python`: its venv and the base Python it links to). Prefixes
+    already under a bound system directory (/usr/...) are skipped; so is '/',
+    which would expose the whole host.
     """
     candidates = {
         sys.prefix,
@@ -158,6 +161,7 @@ def _python_prefixes() -> list[str]:
         sys.exec_prefix,
         sys.base_exec_prefix,
         os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
+        *extra,
     }
     found: list[str] = []
     for raw in sorted(candidates, key=len):
@@ -177,7 +181,8 @@ def _python_prefixes() -> list[str]:
     return found
 
 
-def _base_args(userns: tuple[str, ...], tmp_size_mb: int = _TMP_SIZE_MB) -> list[str]:
+def _base_args(userns: tuple[str, ...], tmp_size_mb: int = _TMP_SIZE_MB,
+               prefixes: tuple[str, ...] = ()) -> list[str]:
     args = [
         "--unshare-all",  # user (when possible), ipc, pid, net, uts, cgroup (when possible)
         *userns,
@@ -190,7 +195,7 @@ def _base_args(userns: tuple[str, ...], tmp_size_mb: int = _TMP_SIZE_MB) -> list
         "--dev", "/dev",
         "--size", str(tmp_size_mb * 2**20), "--tmpfs", "/tmp",
     ]  # fmt: skip
-    for prefix in _python_prefixes():
+    for prefix in _python_prefixes(prefixes):
         args += ["--ro-bind", prefix, prefix]
     return args
 
@@ -201,8 +206,17 @@ class BwrapSandbox(ProcessSandbox):
     name = "bwrap"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """Same arguments as ProcessSandbox. RuntimeError if bwrap is missing or cannot run here."""
+        """Same arguments as ProcessSandbox. RuntimeError if bwrap is missing or cannot run here, or if
+        `python` (the task's own interpreter) is not a usable Python; its prefixes are bound read-only."""
         super().__init__(*args, **kwargs)
+        prefixes: tuple[str, ...] = ()
+        if self.python is not None:
+            from .interpreter import inspect_python
+
+            try:
+                prefixes = inspect_python(self.python).prefixes
+            except ValueError as exc:
+                raise RuntimeError(f"the task's Python: {exc}") from None
         exe = bwrap_path()
         if exe is None:
             raise RuntimeError(
@@ -212,12 +226,12 @@ class BwrapSandbox(ProcessSandbox):
         if userns is None:
             raise RuntimeError(f"bwrap sandbox unavailable: {why}")
         self._bwrap = exe
-        self._args = _base_args(userns)
+        self._args = _base_args(userns, prefixes=prefixes)
 
     def _job_command(
         self, job: SandboxJob, workdir: str
     ) -> tuple[list[str], dict[str, str]]:
-        env = {**_job_env(JOB_DIR), **llm_env(job.llm, JOB_LLM_SOCKET)}
+        env = {**_job_env(JOB_DIR, self.python), **llm_env(job.llm, JOB_LLM_SOCKET)}
         extra: list[str] = []
         for path in job.hidden:  # e.g. an installed benchmark's data: an empty, private tmpfs over it
             if os.path.isdir(path):

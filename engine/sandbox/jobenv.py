@@ -17,16 +17,21 @@ from .base import SandboxLimits
 _MB = 2**20
 
 
-def _job_env(workdir: str) -> dict[str, str]:
+def _job_env(workdir: str, python: str | None = None) -> dict[str, str]:
     """An allow-listed environment: nothing of the engine's (API keys, PYTHONPATH, ...) leaks in.
 
     The engine's interpreter directory goes first on PATH so that `python`
-    means the engine's interpreter (a pyenv shim would need PYENV_ROOT/HOME).
+    means the engine's interpreter (a pyenv shim would need PYENV_ROOT/HOME);
+    with `python` (the task's own, `--task-python`), that one's directory goes
+    before everything, so `python` means it.
     """
     path = os.environ.get("PATH") or os.defpath
     exe_dir = os.path.dirname(sys.executable)
     if exe_dir and exe_dir not in path.split(os.pathsep):
         path = exe_dir + os.pathsep + path
+    if python:
+        path = os.pathsep.join([os.path.dirname(python)]
+                               + [p for p in path.split(os.pathsep) if p != os.path.dirname(python)])
     env = {
         "PATH": path,
         "HOME": workdir,

@@ -80,11 +80,15 @@ class ProcessSandbox:
         *,
         use_cgroup: bool = True,
         kill_grace_s: float = 5.0,
+        python: str | None = None,
     ) -> None:
         """base_dir: where working directories are made (default: tempfile.gettempdir()).
         use_cgroup: try a per-job pids cgroup (falls back, and says so once, when unavailable).
         kill_grace_s: how long the supervisor gets to clean up before it is SIGKILLed itself.
+        python: the task's own interpreter (`--task-python`), first on the jobs' PATH; the task's
+        command names it (the engine's `sys.executable` otherwise).
         """
+        self.python = python
         self.base_dir = os.fspath(base_dir) if base_dir is not None else None
         self.use_cgroup = use_cgroup
         self.kill_grace_s = kill_grace_s
@@ -187,7 +191,7 @@ class ProcessSandbox:
 
         A hook for backends that run the same way but wrap the command (`bwrap`).
         """
-        return list(job.command), {**_job_env(workdir), **llm_env(job.llm)}
+        return list(job.command), {**_job_env(workdir, self.python), **llm_env(job.llm)}
 
     def _job_report(self, report: _Report) -> _Report:
         """A hook for wrapping backends to translate how their wrapper reported the job's end."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ SKIPPED_DIRS = {"__pycache__", "runs", "results", "openevolve_output", "node_mod
 SKIPPED_SUFFIXES = (".pyc", ".duckdb", ".duckdb.wal")
 DEFAULT_LIMITS = SandboxLimits(timeout_s=60.0, cpu_s=60, memory_mb=2048, file_size_mb=64, processes=64)
 START, END = "EVOLVE-BLOCK-START", "EVOLVE-BLOCK-END"
+_MISSING = re.compile(r"(?:ModuleNotFoundError: )?No module named '([^']+)'")
 
 
 def folder_files(root: Path, exclude: Sequence[str] = (), under: str | None = None) -> dict[str, bytes]:
@@ -43,7 +45,8 @@ def folder_files(root: Path, exclude: Sequence[str] = (), under: str | None = No
         parts = rel.parts
         if not path.is_file() or any(p.startswith(".") or p in SKIPPED_DIRS for p in parts):
             continue
-        if parts[:2] == ("data", "private") or rel.as_posix() in exclude or rel.name.endswith(SKIPPED_SUFFIXES):
+        if parts[:2] == ("data", "private") or rel.as_posix() in (*exclude, "python") \
+                or rel.name.endswith(SKIPPED_SUFFIXES):  # `python`: the folder's interpreter entry, for the engine
             continue
         data = path.read_bytes()
         total += len(data)
@@ -103,6 +106,7 @@ class FolderTask:
     answer_file = "answer.json"
     runner = ""  # a file of runners/, copied into the sandbox as clade_<runner>
     runner_settings: dict = {}
+    python: str | None = None  # the interpreter of its sandbox jobs (--task-python, or the folder's `python`)
     _files: dict[str, bytes] = {}
 
     def sandbox_files(self, instance: object) -> dict[str, bytes]:
@@ -110,7 +114,23 @@ class FolderTask:
                 "clade_task.json": json.dumps(self.runner_settings).encode()}
 
     def command(self) -> Sequence[str]:
-        return [sys.executable, f"clade_{self.runner}"]
+        return [self.python or sys.executable, f"clade_{self.runner}"]
+
+    def explain_missing(self, text: str, file: str = "") -> str:
+        """`text` with a "No module named 'X'" in it turned into what to do: which Python lacks X (the
+        task's own, or the engine's without --task-python) and how to give it one that holds X. `file`:
+        where the import failed (the runner says), to tell the candidate from the evaluator."""
+        found = _MISSING.search(text)
+        if found is None:
+            return text
+        who = "the candidate program" if file == self.entry_file else "the task's evaluator"
+        if self.python:
+            hint = (f"{who} imports '{found.group(1)}', which the task's Python ({self.python}) lacks: "
+                    "install it there")
+        else:
+            hint = (f"{who} imports '{found.group(1)}', which the sandbox's Python ({sys.executable}) lacks: "
+                    "install it in a venv and pass --task-python /path/to/venv/bin/python")
+        return text[:found.start()] + hint + text[found.end():]
 
     @staticmethod
     def answer_object(answer: bytes) -> dict | str:

@@ -79,7 +79,7 @@ class MetricValueTask(FolderTask):
         if isinstance(data, str):
             return Grade(False, {}, data)
         if "error" in data:
-            return Grade(False, {}, short(data["error"]))
+            return Grade(False, {}, self.explain_missing(short(data["error"]), str(data.get("error_file") or "")))
         try:
             value = float(data.get("value"))
         except (TypeError, ValueError):

@@ -118,7 +118,8 @@ class OpenEvolveTask(FolderTask):
         if isinstance(data, str):
             return Grade(False, {}, data)
         if "error" in data:
-            return Grade(False, {}, f"the evaluator failed: {short(data['error'])}")
+            why = self.explain_missing(short(data["error"]), str(data.get("error_file") or ""))
+            return Grade(False, {}, f"the evaluator failed: {why}")
         metrics = data.get("metrics")
         if not isinstance(metrics, dict) or not metrics:
             return Grade(False, {}, "the evaluator returned no metrics")
@@ -133,7 +134,7 @@ class OpenEvolveTask(FolderTask):
         if stages:
             feedback += f" (cascade: stage {stage} of {stages})"
         if isinstance(metrics.get("error"), str):
-            feedback += f"; error: {short(metrics['error'], 200)}"
+            feedback += f"; error: {self.explain_missing(short(metrics['error'], 200))}"
         artifacts = data.get("artifacts") if isinstance(data.get("artifacts"), dict) else {}
         for key in ("stderr", "stage2_stderr", "stage3_stderr", "feedback"):
             if artifacts.get(key):
@@ -159,8 +160,9 @@ class ShinkaEvolveTask(FolderTask):
         data = self.answer_object(answer)
         if isinstance(data, str):
             return Grade(False, {}, data)
+        file = str(data.get("error_file") or "")
         if "error" in data:
-            return Grade(False, {}, short(data["error"]))
+            return Grade(False, {}, self.explain_missing(short(data["error"]), file))
         metrics, correct = data.get("metrics"), data.get("correct")
         for name, part in (("metrics.json", metrics), ("correct.json", correct)):
             if not isinstance(part, dict):
@@ -168,7 +170,8 @@ class ShinkaEvolveTask(FolderTask):
             if "__unreadable__" in part:
                 return Grade(False, {}, short(part["__unreadable__"]))
         if correct.get("correct") is not True:
-            return Grade(False, {}, f"incorrect: {short(correct.get('error') or 'correct.json says correct: false')}")
+            why = short(correct.get("error") or "correct.json says correct: false")
+            return Grade(False, {}, f"incorrect: {self.explain_missing(why, file)}")
         value = finite_number(metrics.get("combined_score"))
         if value is None:
             return Grade(False, {}, "metrics.json has no finite combined_score")

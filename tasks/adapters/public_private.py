@@ -79,7 +79,7 @@ class PublicPrivateTask(FolderTask):
         return (str(self.private_dir), str(self.root / "grade.py"))
 
     def command(self) -> Sequence[str]:
-        return [sys.executable, self.entry_file]
+        return [self.python or sys.executable, self.entry_file]
 
     def grade(self, instance: Instance, answer: bytes) -> Grade:
         with tempfile.TemporaryDirectory(prefix="clade-submission-") as folder:

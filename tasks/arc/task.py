@@ -48,6 +48,7 @@ limited per puzzle in tokens; there is no network and no API key."""
 
 
 class ArcTask:
+    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
     name = "arc"
     description = DESCRIPTION
     entry_file = "agent.py"
@@ -95,7 +96,7 @@ class ArcTask:
         }
 
     def command(self) -> Sequence[str]:
-        return [sys.executable, "runner.py"]
+        return [self.python or sys.executable, "runner.py"]
 
     def grade(self, instance: Instance, answer: bytes) -> Grade:
         expected = [t["output"] for t in instance.data["test"]]

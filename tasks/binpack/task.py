@@ -54,6 +54,7 @@ def _first_fit_bins(capacity: float, items: tuple[float, ...]) -> int:
 
 
 class BinPackTask:
+    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
     name = "binpack"
     description = DESCRIPTION
     entry_file = "agent.py"
@@ -89,7 +90,7 @@ class BinPackTask:
         }
 
     def command(self) -> Sequence[str]:
-        return [sys.executable, "runner.py"]
+        return [self.python or sys.executable, "runner.py"]
 
     def grade(self, instance: Instance, answer: bytes) -> Grade:
         capacity = float(instance.data["capacity"])

@@ -49,6 +49,7 @@ known sum to about 2.635. The program must finish within the time limit (20 s)."
 
 
 class CirclePackingTask:
+    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
     name = "circle_packing"
     description = DESCRIPTION
     entry_file = "agent.py"
@@ -79,7 +80,7 @@ class CirclePackingTask:
         return {"runner.py": (HERE / "runner.py").read_bytes()}
 
     def command(self) -> Sequence[str]:
-        return [sys.executable, "runner.py"]
+        return [self.python or sys.executable, "runner.py"]
 
     def grade(self, instance: Instance, answer: bytes) -> Grade:
         n = int(instance.data.get("n", N_CIRCLES))

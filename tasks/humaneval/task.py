@@ -62,6 +62,7 @@ def _number(task_id: str) -> int:
 
 
 class HumanEvalTask:
+    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
     name = "humaneval"
     description = DESCRIPTION
     entry_file = "agent.py"
@@ -116,7 +117,7 @@ class HumanEvalTask:
         }
 
     def command(self) -> Sequence[str]:
-        return [sys.executable, "runner.py"]
+        return [self.python or sys.executable, "runner.py"]
 
     def check_job(self, instance: Instance, answer: bytes) -> SandboxJob | Grade:
         """The tests of `instance` on the answer's code, as a fresh sandbox job (or why it cannot run)."""
@@ -127,8 +128,8 @@ class HumanEvalTask:
                    "completion": completion}
         files = {"check.py": (HERE / "check.py").read_bytes(), "problem.json": json.dumps(problem).encode(),
                  "key": secrets.token_hex(32).encode()}
-        return SandboxJob(files=files, command=[sys.executable, "-I", "check.py"], answer_file="verdict.json",
-                          limits=CHECK_LIMITS, hidden=self.hidden_paths())
+        return SandboxJob(files=files, command=[self.python or sys.executable, "-I", "check.py"],
+                          answer_file="verdict.json", limits=CHECK_LIMITS, hidden=self.hidden_paths())
 
     def grade(self, instance: Instance, answer: bytes, check: CheckRun | None = None) -> Grade:
         if completion_of(answer) is None:

@@ -17,6 +17,16 @@ import subprocess
 import sys
 
 
+def failed_file(stderr, here):
+    """The job's own file a traceback in `stderr` ends in (evaluate.py, the program), when a module is
+    missing (the engine then says which Python lacks it); '' otherwise."""
+    if "No module named" not in stderr:
+        return ""
+    files = [os.path.abspath(os.path.join(here, f)) for f in re.findall(r'^\s*File "([^"]+)", line \d+', stderr, re.M)]
+    inside = [f for f in files if os.path.dirname(f) == here]
+    return os.path.basename(inside[-1]) if inside else ""
+
+
 def main():
     with open("clade_task.json") as fh:
         settings = json.load(fh)
@@ -30,7 +40,8 @@ def main():
     found = [m.group(1) for m in map(pattern.match, proc.stdout.splitlines()) if m]
     if proc.returncode != 0:
         lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-        answer = {"error": f"benchmark.py exited with {proc.returncode}" + (f": {lines[-1][:300]}" if lines else "")}
+        answer = {"error": f"benchmark.py exited with {proc.returncode}" + (f": {lines[-1][:300]}" if lines else ""),
+                  "error_file": failed_file(proc.stderr, os.getcwd())}
     elif not found:
         answer = {"error": f"benchmark.py printed no line '{name}: <value>'"}
     else:

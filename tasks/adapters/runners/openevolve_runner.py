@@ -65,6 +65,16 @@ def last_line(exc):
     return f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500]
 
 
+def failed_file(exc, here):
+    """The job's own file (evaluator.py, the program) where `exc` was raised, innermost first; '' if none."""
+    mine = os.path.abspath(__file__)
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = os.path.abspath(frame.filename)
+        if os.path.dirname(path) == here and path != mine:
+            return os.path.basename(path)
+    return ""
+
+
 def evaluate(module, program, settings):
     """(metrics, artifacts, stage reached, stages defined)."""
     thresholds = list(settings.get("cascade_thresholds") or [])
@@ -112,6 +122,8 @@ def main():
     except Exception as exc:  # noqa: BLE001 - any failure of the evaluator is the answer
         traceback.print_exc()
         answer = {"error": last_line(exc)}
+        if isinstance(exc, ImportError):  # the engine says which Python lacks the module, and what to do
+            answer["error_file"] = failed_file(exc, here)
     with open("answer.json", "w") as fh:
         json.dump(answer, fh)
     return 0

@@ -8,10 +8,21 @@ standard library only. Settings come from clade_task.json.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
 RESULTS = "clade_results"
+
+
+def failed_file(stderr, here):
+    """The job's own file a traceback in `stderr` ends in (evaluate.py, the program), when a module is
+    missing (the engine then says which Python lacks it); '' otherwise."""
+    if "No module named" not in stderr:
+        return ""
+    files = [os.path.abspath(os.path.join(here, f)) for f in re.findall(r'^\s*File "([^"]+)", line \d+', stderr, re.M)]
+    inside = [f for f in files if os.path.dirname(f) == here]
+    return os.path.basename(inside[-1]) if inside else ""
 
 
 def read_json(path):
@@ -42,6 +53,7 @@ def main():
                            + (f": {lines[-1][:300]}" if lines else "")}
     else:
         answer = {"metrics": metrics, "correct": correct, "returncode": proc.returncode}
+    answer["error_file"] = failed_file(proc.stderr, here)
     with open("answer.json", "w") as fh:
         json.dump(answer, fh, default=str)
     return 0

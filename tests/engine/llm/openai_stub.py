@@ -8,7 +8,10 @@ and returns what the server does: `Answer(text, delay_s)` (a chat
 completion with usage), `Fail(status, message)` (an error body in OpenAI's
 shape: 401 "Incorrect API key provided", 429, 500, ...) or `Hang()` (no
 answer until the server stops). The server runs in a thread, so a search may
-run in this process or in a subprocess; `requests` keeps every body received.
+run in this process or in a subprocess; `requests` keeps every chat body received.
+
+POST /v1/embeddings answers `embed(text) -> list[float]` for each input (by
+default `bag_of_words`), with usage; `embedding_requests` keeps those bodies.
 """
 from __future__ import annotations
 
@@ -58,10 +61,22 @@ def _words(text: str) -> int:
     return max(1, len(text.split()))
 
 
+def bag_of_words(text: str, dims: int = 64) -> list[float]:
+    """A deterministic stand-in embedding: word counts hashed into `dims` buckets."""
+    import zlib
+
+    vector = [0.0] * dims
+    for word in text.split():
+        vector[zlib.crc32(word.encode()) % dims] += 1.0
+    return vector
+
+
 class OpenAIStub:
-    def __init__(self, respond: Respond) -> None:
+    def __init__(self, respond: Respond, embed: Callable[[str], list[float]] = bag_of_words) -> None:
         self.respond = respond
+        self.embed = embed
         self.requests: list[dict] = []
+        self.embedding_requests: list[dict] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         stub = self
@@ -80,12 +95,26 @@ class OpenAIStub:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _embeddings(self, body: dict) -> None:
+                with stub._lock:
+                    stub.embedding_requests.append(body)
+                texts = body.get("input") or []
+                texts = [texts] if isinstance(texts, str) else texts
+                tokens = sum(_words(str(t)) for t in texts)
+                self._send(200, {"object": "list", "model": body.get("model", "stub"),
+                                 "data": [{"object": "embedding", "index": i, "embedding": stub.embed(str(t))}
+                                          for i, t in enumerate(texts)],
+                                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    self._embeddings(body)
+                    return
                 with stub._lock:
                     n = len(stub.requests)
                     stub.requests.append(body)

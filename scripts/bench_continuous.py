@@ -1,0 +1,229 @@
+"""Every search policy on the single-instance continuous tasks with the offline mutator: the final node's raw holdout metric.
+
+    python scripts/bench_continuous.py                    # every policy, five tasks, seeds 0..4
+    python scripts/bench_continuous.py --tasks circle_packing shinka_spread --policies hgm greedy --seeds 3
+    python scripts/bench_continuous.py --quick            # hgm and greedy, 1 seed, small budgets, no markdown
+    python scripts/bench_continuous.py --jobs 2           # two searches at once (each already uses 2 workers)
+
+The tasks: `circle_packing` (budget 200; raw metric the holdout sum of the 26
+radii, `metrics->>'sum_radii'`, higher is better, best known 2.635) and the
+four task-folder fixtures of tests/fixtures/tasks/ (`metric_value_sine`,
+`openevolve_minimize`, `public_private_regression`, `shinka_spread`; budget
+60), whose raw metric is the evaluator's figure kept under `metrics->>'metric'`
+(README, "Tasks and adapters"); each folder's direction (higher or lower is
+better) and the metric's name are read from its task object
+(`tasks.make_task(folder).higher_is_better`, `.raw_metric`), not written here.
+Every task has one dev instance and a holdout rerun of it.
+
+Each search is the real command line, in a temporary run folder removed at
+the end: `python -m engine.search --task T --policy P --seed S --budget B
+--run-dir <tmp> --quiet` (default workers and sandbox; no model, so the
+offline mutator). Figures are read from each run's archive with
+`scripts/bench_tasks.py`'s reader (the final node is its `select_final`
+event). Printed per task and policy over the seeds: the mean raw holdout
+metric of the final node with a 95 % interval (mean +- 1.96 sd / sqrt(n),
+normal approximation), the best, how many seeds' final node beat the seed
+agent (a strictly better raw holdout metric, in the task's direction) as
+k/n, the share of dev evaluations with status 'error', the share of children
+rejected before evaluation (nodes with status 'invalid' over every node but
+node 0), the final node's mean id and the mean wall time of one search; the
+seed agent's raw metric comes first. With `--jobs J` > 1, J searches share
+the machine, so the wall times grow. The tables go to docs/bench_continuous.md
+unless `--no-markdown` (or `--quick`).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # `python scripts/bench_continuous.py` puts scripts/, not the checkout, on the path
+    sys.path.insert(0, str(REPO))
+
+from scripts.bench_tasks import TASKS as BUILTIN, TaskBench, interval, read_run  # noqa: E402
+
+FIXTURES = REPO / "tests" / "fixtures" / "tasks"
+FOLDERS = ("metric_value_sine", "openevolve_minimize", "public_private_regression", "shinka_spread")
+TASK_NAMES = ("circle_packing", *FOLDERS)
+BUDGETS = {"circle_packing": (200, 16), **{name: (60, 8) for name in FOLDERS}}  # (full, --quick)
+
+
+def bench_task(name: str) -> tuple[TaskBench, str]:
+    """The task's bench figures and what `--task` gets (the name, or the folder's absolute path)."""
+    budget, quick = BUDGETS[name]
+    if name == "circle_packing":
+        return dataclasses.replace(BUILTIN["circle_packing"], budget=budget, quick_budget=quick), name
+    from tasks import make_task
+
+    folder = str(FIXTURES / name)
+    task = make_task(folder)
+    return TaskBench(name, budget, quick, "CAST(metrics->>'metric' AS DOUBLE)", task.raw_metric,
+                     bool(task.higher_is_better)), folder
+
+
+def read_extra(archive: Path) -> dict:
+    """Shares of dev evaluations that errored and of children rejected before evaluation."""
+    import duckdb
+
+    con = duckdb.connect(str(archive), read_only=True)
+    try:
+        errors, dev = con.execute("SELECT count(*) FILTER (WHERE status = 'error'), count(*) FROM evaluations "
+                                  "WHERE split = 'dev'").fetchone()
+        invalid, children = con.execute("SELECT count(*) FILTER (WHERE status = 'invalid'), count(*) FROM nodes "
+                                        "WHERE id <> 0").fetchone()
+    finally:
+        con.close()
+    return {"errors": errors / dev if dev else 0.0, "rejected": invalid / children if children else 0.0}
+
+
+def run_search(task: TaskBench, arg: str, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
+    runs = folder / f"{task.name}-{policy}-{seed}"
+    command = [sys.executable, "-m", "engine.search", "--task", arg, "--policy", policy, "--seed", str(seed),
+               "--budget", str(budget), "--run-dir", str(runs), "--quiet"]
+    start = time.perf_counter()
+    out = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True,
+                         env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"))
+    wall = time.perf_counter() - start
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"{shlex.join(command[1:])} exited {out.returncode}: {last}")
+    (run,) = list(runs.iterdir())
+    archive = run / "archive.duckdb"
+    return {**read_run(archive, task), **read_extra(archive)}, wall
+
+
+def beats(task: TaskBench, value: float | None, seed_value: float | None) -> bool:
+    if value is None or seed_value is None:
+        return False
+    return value > seed_value if task.higher_is_better else value < seed_value
+
+
+def summarize(task: TaskBench, policy: str, results: list[tuple[dict, float]]) -> dict:
+    n = len(results)
+    metrics = [r["final"][1] for r, _ in results if r["final"][1] is not None]
+    mean, half = interval(metrics) if metrics else (None, None)
+    best = (max(metrics) if task.higher_is_better else min(metrics)) if metrics else None
+    return {"policy": policy, "metric": mean, "half": half, "best": best, "measured": len(metrics),
+            "beat": sum(beats(task, r["final"][1], r["seed"][1]) for r, _ in results), "runs": n,
+            "errors": sum(r["errors"] for r, _ in results) / n,
+            "rejected": sum(r["rejected"] for r, _ in results) / n,
+            "final": sum(r["final_node"] for r, _ in results) / n, "wall": sum(w for _, w in results) / n}
+
+
+def number(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.4f}" if value == 0 or 0.01 <= abs(value) < 1e4 else f"{value:.4g}"
+
+
+def table(task: TaskBench, rows: list[dict], seed_metric: float | None) -> list[str]:
+    """Markdown rows, the seed agent first; also what is printed."""
+    name = task.metric_name
+    lines = [(f"| policy | mean {name} [95% interval] | best {name} | beat seed | dev errors | rejected "
+              "| final node (mean id) | wall s per search |"),
+             "| --- | --- | --- | --- | --- | --- | --- | --- |",
+             f"| seed agent | {number(seed_metric)} | {number(seed_metric)} | | | | 0 | |"]
+    for row in rows:
+        if row["metric"] is None:
+            mean = "n/a"
+        else:
+            mean = (f"{number(row['metric'])} [{number(row['metric'] - row['half'])}, "
+                    f"{number(row['metric'] + row['half'])}]")
+            if row["measured"] < row["runs"]:
+                mean += f" ({row['measured']} measured)"
+        lines.append(f"| `{row['policy']}` | {mean} | {number(row['best'])} | {row['beat']}/{row['runs']} | "
+                     f"{100 * row['errors']:.1f}% | {100 * row['rejected']:.1f}% | {row['final']:.1f} | "
+                     f"{row['wall']:.1f} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    from search import POLICIES
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=list(TASK_NAMES), help=f"default: {' '.join(TASK_NAMES)}")
+    parser.add_argument("--policies", nargs="+", help="default: every name in search.POLICIES")
+    parser.add_argument("--seeds", type=int, help="seeds 0..N-1 per task and policy (default 5)")
+    parser.add_argument("--budget", type=int, help="dev evaluations per search, every task (default: the task's)")
+    parser.add_argument("--quick", action="store_true", help="hgm and greedy, one seed, small budgets, no markdown")
+    parser.add_argument("--markdown", type=Path, default=REPO / "docs" / "bench_continuous.md")
+    parser.add_argument("--no-markdown", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1, help="searches at once (default 1; each uses 2 workers)")
+    args = parser.parse_args(argv)
+    unknown = [t for t in args.tasks if t not in TASK_NAMES] + [p for p in args.policies or () if p not in POLICIES]
+    if unknown:
+        print(f"error: unknown task or policy {', '.join(unknown)}; tasks: {', '.join(TASK_NAMES)}; "
+              f"policies: {', '.join(POLICIES)}", file=sys.stderr)
+        return 2
+    if any(v is not None and v < 1 for v in (args.seeds, args.budget, args.jobs)):
+        print("error: --seeds, --budget and --jobs must be 1 or more", file=sys.stderr)
+        return 2
+    policies = args.policies or (["hgm", "greedy"] if args.quick else list(POLICIES))
+    seeds = args.seeds or (1 if args.quick else 5)
+    write = not (args.no_markdown or args.quick)
+
+    started = time.perf_counter()
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    command = "python3 scripts/bench_continuous.py" + "".join(" " + shlex.quote(a) for a in (argv or sys.argv[1:]))
+    out = ["# Search policies on the single-instance continuous tasks\n", (f"Produced by `{command}` (its docstring "
+           "says what is measured and how).\n"), (f"Run {stamp} on {platform.platform()}, {os.cpu_count()} cpus, "
+           f"load {load} at the start; seeds 0..{seeds - 1}; offline mutator; default workers and sandbox; "
+           f"{args.jobs} search{'es' if args.jobs > 1 else ''} at once.\n")]
+    total = len(args.tasks) * len(policies) * seeds
+    done = 0
+    with tempfile.TemporaryDirectory(prefix="clade-bench-continuous-") as tmp, \
+            ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for name in args.tasks:
+            task, arg = bench_task(name)
+            budget = args.budget or (task.quick_budget if args.quick else task.budget)
+            jobs = [(policy, seed) for policy in policies for seed in range(seeds)]
+            futures = {job: pool.submit(run_search, task, arg, *job, budget, Path(tmp)) for job in jobs}
+            results: dict[str, list[tuple[dict, float]]] = {policy: [] for policy in policies}
+            seed_metric = None
+            by_future = {future: job for job, future in futures.items()}
+            for future in as_completed(by_future):
+                policy, seed = by_future[future]
+                try:
+                    figures, wall = future.result()
+                except RuntimeError as error:
+                    for other in by_future:
+                        other.cancel()
+                    print(f"error: {error}", file=sys.stderr)
+                    return 1
+                results[policy].append((figures, wall))
+                seed_metric = figures["seed"][1] if seed_metric is None else seed_metric
+                done += 1
+                print(f"  [{done}/{total}] {name} {policy} seed {seed}: node {figures['final_node']}, "
+                      f"{task.metric_name} {number(figures['final'][1])} (seed agent "
+                      f"{number(figures['seed'][1])}), dev errors {100 * figures['errors']:.0f}%, "
+                      f"rejected {100 * figures['rejected']:.0f}%, {wall:.1f} s "
+                      f"({time.perf_counter() - started:.0f} s in)", flush=True)
+            rows = [summarize(task, policy, results[policy]) for policy in policies]
+            lines = table(task, rows, seed_metric)
+            title = (f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
+                     f"({'higher' if task.higher_is_better else 'lower'} is better)")
+            print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
+            out += [title + "\n", *lines, ""]
+    wall = time.perf_counter() - started
+    out.append(f"{total} searches in {wall / 60:.1f} min.")
+    print(out[-1])
+    if write:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text("\n".join(out) + "\n")
+        print(f"tables written to {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

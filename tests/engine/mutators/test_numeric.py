@@ -1,0 +1,77 @@
+"""The numeric operator: a self-adaptive ES step on float literals."""
+from __future__ import annotations
+
+import ast
+import math
+
+import numpy as np
+import pytest
+
+from engine.mutators import MutationContext, OfflineMutator
+from engine.mutators.numeric import SIGMA0, SIGMA_MAX, SIGMA_MIN, float_slots, op_numeric, step_size
+from engine.mutators.offline import credited_weights
+from engine.mutators.sites import collect
+
+QUADRATIC = '''\
+def f(x):
+    """Fit (x - 3)^2 + 1 with a x^2 + b x + c: the best constants are a = 1, b = -6, c = 10."""
+    n = 2
+    return 0.3 * x ** n + 0.5 * x + 2.0
+'''
+XS = np.linspace(-2.0, 8.0, 41)
+
+
+def loss(source: str) -> float:
+    namespace: dict = {}
+    exec(compile(source, "f.py", "exec"), namespace)
+    return float(np.mean((namespace["f"](XS) - ((XS - 3.0) ** 2 + 1.0)) ** 2))
+
+
+def numeric_only() -> OfflineMutator:
+    return OfflineMutator(weights={"numeric": 1.0})
+
+
+def test_the_operator_improves_a_quadratics_constants_within_300_proposals() -> None:
+    """A (1+1)-ES loop: keep a child when it is better; the success record goes in the credit, as the
+    engine keeps it."""
+    mutator, rng = numeric_only(), np.random.default_rng(1)
+    best, better = QUADRATIC, 0
+    start = loss(best)
+    for tried in range(300):
+        context = MutationContext("f.py", "f", ("x",), operator_credit={"numeric": (better, tried)})
+        proposal = mutator.propose({"f.py": best}, context, rng)
+        assert proposal.description.startswith("numeric sigma=")
+        if loss(proposal.files["f.py"]) < loss(best):
+            best, better = proposal.files["f.py"], better + 1
+    assert loss(best) < 0.01 * start, (start, loss(best), best)  # 77.1 -> below 0.01 with this generator
+    assert "n = 2" in best  # integer literals (counts, exponents) are never moved
+
+
+def test_only_float_literals_move_and_a_negated_literal_counts_once() -> None:
+    tree = ast.parse("def g(x):\n    k = 3\n    return -0.5 * x + 2.0 + x[1]\n")
+    slots = float_slots(collect(tree.body[0].body, tree.body[0]))
+    assert sorted(ast.unparse(s.node) for s in slots) == ["-0.5", "2.0"]
+    assert op_numeric(collect(ast.parse("def h():\n    return 3\n").body[0].body, None),
+                      np.random.default_rng(0)) is None
+
+
+def test_step_size_follows_the_one_fifth_rule_and_stays_bounded() -> None:
+    assert step_size(None, 4) == SIGMA0 == step_size((2.0, 10.0), 4)  # one in five: unchanged
+    # n = 4: d = 3; one success more than a fifth of the tries: exp(1 / (3 * 0.8))
+    assert step_size((3.0, 10.0), 4) == pytest.approx(SIGMA0 * math.exp(1.0 / 2.4))
+    assert step_size((0.0, 10.0), 4) == pytest.approx(SIGMA0 * math.exp(-2.0 / 2.4))
+    assert step_size((0.0, 1000.0), 4) == SIGMA_MIN and step_size((1000.0, 1000.0), 4) == SIGMA_MAX
+
+
+def test_operators_are_weighted_by_their_measured_success() -> None:
+    prior = {"const": 1.0, "numeric": 1.0}
+    same = credited_weights(prior, {})
+    assert same == {"const": 0.5, "numeric": 0.5}
+    weights = credited_weights(prior, {"const": (0.0, 40.0), "numeric": (20.0, 40.0)})
+    assert weights["numeric"] / weights["const"] == 21.0
+    # the mutator follows them: with numeric credited and const failing, numeric children dominate
+    mutator = OfflineMutator(weights=prior)
+    rng = np.random.default_rng(3)
+    context = MutationContext("f.py", "f", ("x",), operator_credit={"const": (0.0, 40.0), "numeric": (20.0, 40.0)})
+    made = [mutator.propose({"f.py": QUADRATIC}, context, rng).description.split(" ", 1)[0] for _ in range(200)]
+    assert made.count("numeric") > 150
