@@ -37,6 +37,7 @@ class RunConfig:
     mutator: str = "offline"  # "llm" when a model is given
     model: str | None = None  # litellm model name(s): "a,b,c" or "a@2,b@1" (weights)
     api_base: str | None = None  # a local OpenAI-compatible server
+    embedding_model: str | None = None  # litellm embedding model: near-duplicate children by embeddings (--model runs)
     max_cost: float | None = None  # dollars
     max_tokens: int | None = None  # tokens in + out
     llm_concurrency: int = 2  # model calls in flight at once
@@ -131,6 +132,9 @@ class RunConfig:
             raise UserError(f"unknown mutator {self.mutator!r}; choose one of: offline, llm")
         if self.mutator == "llm" and not self.model:
             raise UserError("the llm mutator needs --model (for example openai/gpt-5-mini)")
+        if self.embedding_model and not self.model:
+            raise UserError("--embedding-model needs --model: it checks the LLM mutator's children (the offline "
+                            "mutator's near-duplicate check needs no model)")
         if self.max_cost is not None and self.max_cost <= 0:
             raise UserError(f"--max-cost must be a positive number of dollars, not {self.max_cost}")
         if self.max_tokens is not None and self.max_tokens <= 0:

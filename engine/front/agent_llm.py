@@ -76,7 +76,8 @@ def make_client(config: RunConfig, archive, task, llm_mock):
     if config.api_base and llm_mock is None and not config.replay:  # a local server needs no key of the provider's
         from engine.llm.preflight import placeholder_key
 
-        api_key = placeholder_key(run_models(config, task), config.api_base)
+        embedding = [config.embedding_model] if config.embedding_model else []
+        api_key = placeholder_key([*run_models(config, task), *embedding], config.api_base)
     settings = LLMSettings(api_base=config.api_base, api_key=api_key, max_cost_usd=config.max_cost,
                            max_tokens_total=config.max_tokens, replay_only=bool(config.replay))
     return LLMClient(source, settings, mock=llm_mock)

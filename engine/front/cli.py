@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     llm = p.add_argument_group("LLM meta-agent (without --model, the offline mutator is used)")
     llm.add_argument("--model", help="litellm model(s), e.g. openai/gpt-5-mini; several as a,b,c or a@2,b@1")
     llm.add_argument("--api-base", help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama)")
+    llm.add_argument("--embedding-model", metavar="M", help="litellm embedding model (e.g. "
+                     "openai/text-embedding-3-small): with --model, a child whose code embeds within cosine 0.995 of a "
+                     "node's is sent back to the model as a near-duplicate (default: the offline MinHash check)")
     llm.add_argument("--max-cost", type=float, help="stop new expansions once this many dollars are spent")
     llm.add_argument("--max-tokens", type=int, help="stop new expansions once this many tokens are spent")
     llm.add_argument("--llm-concurrency", type=int, help="model calls in flight at once (default: 2)")

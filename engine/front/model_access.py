@@ -27,6 +27,9 @@ def check_model_access(config: RunConfig, task, llm_mock) -> None:
     from engine.llm.preflight import check_models
 
     why = check_models(models, config.api_base)
+    if not why and config.embedding_model:  # its provider's key too (none with --api-base)
+        why = check_models([config.embedding_model], config.api_base)
+        why = why and why.replace("--model ", "--embedding-model ", 1)
     if why:
         raise UserError(why)
 

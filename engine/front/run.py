@@ -162,6 +162,11 @@ def _mutator(config: RunConfig, state, archive, llm_mock, say=None):
     from engine.mutators.model_choice import make_chooser
     from engine.mutators.llm import LLMMutator
 
+    if config.embedding_model:  # near-duplicates by embeddings, asked in the mutator's conversation
+        from engine.mutators.novelty import ArchiveEmbeddings, EmbeddingNovelty
+
+        state.embedding_novelty = ArchiveEmbeddings(
+            EmbeddingNovelty(client, config.embedding_model, entry_file=state.task.entry_file), archive, state.files)
     mutator = LLMMutator(client, make_chooser(config.model, config.model_choice), state,
                          answer_format=config.answer_format, diagnose=config.meta_steps.startswith("diagnose"),
                          say=say)
@@ -266,6 +271,7 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
                                         f"max {config.max_tokens} tokens" if config.max_tokens else "") if x)
         console.print(f"LLM mutator: {config.model} ({config.model_choice}), {config.llm_concurrency} calls at once"
                       + (f", {limits}" if limits else "")
+                      + (f", near-duplicates by {config.embedding_model} embeddings" if config.embedding_model else "")
                       + (f"; every answer replayed from {config.replay}" if config.replay else ""))
     for line in (describe(config, task), _seed_note(state, config.budget), _one_instance_note(state),
                  _exposed_note(task, box.name)):

@@ -8,7 +8,8 @@ agent), and so is a near-duplicate of a valid node (engine.mutators.novelty:
 the same code up to comments, formatting and names, or nearly the same
 tokens), after which the offline mutator is asked again for the same parent
 (ShinkaEvolve's code-novelty rejection sampling); a mutator that raises gives a `failed` child. Every outcome is a node,
-so the archive shows what the mutator tried.
+so the archive shows what the mutator tried. With --embedding-model the LLM mutator checks novelty itself
+(an embedding model, re-asking the model) and a proposal carries its verdict (`near_duplicate`).
 """
 from __future__ import annotations
 
@@ -91,7 +92,10 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
     if status == "valid" and code_hash in state.code_hashes:
         status, reason = "invalid", f"duplicate of node {state.code_hashes[code_hash]}"
     if status == "valid":
-        reason = state.near_duplicate(files)
+        if state.embedding_novelty is not None:  # the LLM mutator asked the embedding model already
+            reason = getattr(outcome, "near_duplicate", None)
+        else:
+            reason = state.near_duplicate(files)
         status = "valid" if reason is None else "invalid"
     node_id = state.tree.n
     record = NodeRecord(
@@ -104,6 +108,8 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
         detail["key"] = outcome.key  # the expansion's identity, for a resumed run's bookkeeping
     if getattr(outcome, "answer_format", None):
         detail["answer_format"] = outcome.answer_format  # what was asked for, for a replay to ask the same
+    if getattr(outcome, "novelty_below", None):
+        detail["novelty_below"] = outcome.novelty_below  # the nodes its novelty check saw, for a replay
     event = ("expand", parent, detail)
     state.archive.add_node(record, files, event=event)
     state.tree.add_node(parent, status == "valid", feature=float(code_size(files)))

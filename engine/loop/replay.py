@@ -143,7 +143,7 @@ class ReplayScheduler(Scheduler):
         decision = Expand(step.parent, step.detail)
         if not self._copies(step):
             task, launch = self._launch_expansion(decision, step.key, model=recorded_model(original, step.key),
-                                                  answer_format=step.answer_format)
+                                                  answer_format=step.answer_format, novelty_below=step.novelty_below)
             try:
                 await asyncio.wait([task])
             finally:

@@ -14,7 +14,8 @@ from archive import Archive
 from engine.mutators import Proposal
 
 OUTCOME_KEYS = ("instance", "score", "status")  # added to an evaluate event by recording it
-STORED_KEYS = ("child", "status", "key", "answer_format")  # added to an expand event by storing the child
+# added to an expand event by storing the child
+STORED_KEYS = ("child", "status", "key", "answer_format", "novelty_below")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class RecordedExpansion:
     key: str | None  # the LLM mutator's identity of the expansion ("parent 3 child 2"); None otherwise
     answer_format: str | None  # what the model was asked for (recorded since --answer-format auto); None: unsaid
     detail: dict  # the decision's own detail, without what storing the child added
+    novelty_below: int | None = None  # --embedding-model: the nodes the novelty check compared with (ids below)
 
 
 Step = RecordedEvaluation | RecordedExpansion
@@ -49,7 +51,8 @@ def read_plan(original: Archive) -> list[Step]:
         elif kind == "expand":
             steps.append(RecordedExpansion(seq, int(node), int(detail["child"]), str(detail["status"]),
                                            detail.get("key"), detail.get("answer_format"),
-                                           {k: v for k, v in detail.items() if k not in STORED_KEYS}))
+                                           {k: v for k, v in detail.items() if k not in STORED_KEYS},
+                                           detail.get("novelty_below")))
         elif kind == "restore":
             raise ValueError(f"{original.path} was started from a snapshot (--resume-from): the nodes it restored "
                              "were not grown by recorded events, so it cannot be replayed")

@@ -159,9 +159,9 @@ class Scheduler:
         return self._expanded(result)
 
     def _launch_expansion(self, decision: Expand, key: str | None = None,
-                          **pinned: str | None) -> tuple[asyncio.Task, ExpansionLaunch]:
+                          **pinned: str | int | None) -> tuple[asyncio.Task, ExpansionLaunch]:
         """Start an asynchronous mutation; the child is stored when it returns. `key` and `pinned` (model,
-        answer_format) repeat an expansion as it was first made (a resumed or replayed run)."""
+        answer_format, novelty_below) repeat an expansion as it was first made (a resumed or replayed run)."""
         parent = decision.node_id
         self._expanding += 1
         child_rng = np.random.default_rng(int(self.rng.integers(2**63)))

@@ -28,6 +28,8 @@ class RunState:
     _files: dict[int, dict[str, str]] = field(default_factory=dict)
     credit: OperatorCredit = field(default_factory=OperatorCredit)  # what the offline operators achieved
     novelty: object | None = None  # NoveltyIndex of the valid nodes' code, built on first use
+    # --embedding-model: ArchiveEmbeddings (engine.mutators.novelty), asked by the LLM mutator instead of `novelty`
+    embedding_novelty: object | None = None
     noise_var: float | None = None  # one evaluation's noise, from the noise probe (search.evidence)
     gateway: object | None = None  # a live handle, not state: the run's LLM gateway, while the search runs
 
@@ -60,6 +62,9 @@ class RunState:
 
     def admitted(self, node: int, files: Mapping[str, str]) -> None:
         """A new valid node: later children are compared with it."""
+        if self.embedding_novelty is not None:
+            self.embedding_novelty.admitted(node)  # embedded before the next check (an async call)
+            return
         self._novelty().add(node, files)
 
     def _novelty(self):

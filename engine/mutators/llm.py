@@ -17,6 +17,12 @@ blocks at all (a weak model that ignores the format: edits that do not apply
 are a different matter and do not count); from then on that model is asked
 for whole files. The switch is an `answer_format` event, said once, and a
 resumed run reads it back from the events.
+
+With `--embedding-model` (`state.embedding_novelty`, engine.mutators.novelty.ArchiveEmbeddings), a
+child that passes these checks is embedded and compared with the nodes stored when the expansion
+began; a near-duplicate goes back to the model (one user message naming the node), at most
+NEAR_DUPLICATE_ASKS times within `max_attempts`; a last near-duplicate is returned with its reason
+(`near_duplicate`) for store_child to store it invalid.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ INSPIRATIONS = 2
 ARCHIVE_SHOWN = 12  # agents shown when the policy has the meta-agent see the archive (ADAS)
 CREDIT_AFTER = 4  # a child's mean over this many dev evaluations credits its model (bandit)
 SWITCH_AFTER = 3  # malformed diff answers in a row after which --answer-format auto asks that model for whole files
+NEAR_DUPLICATE_ASKS = 2  # with --embedding-model: a near-duplicate child is sent back this many times at most
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,8 @@ class LLMProposal(Proposal):
     model: str | None = None
     key: str = ""  # which expansion this is ("parent 3 child 2"): a resumed run adopts answered ones
     answer_format: str = ""  # what the model was asked for ("diff", "rewrite"), kept in the expand event
+    near_duplicate: str | None = None  # with --embedding-model: why the child is a near-duplicate (store_child)
+    novelty_below: int | None = None  # with --embedding-model: compared with nodes of smaller ids (the replay's)
 
 
 @dataclass(frozen=True)
@@ -175,16 +184,18 @@ class LLMMutator:
     # ----- the conversation ------------------------------------------------
     async def propose_async(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
                             parent: int, key: str | None = None, model: str | None = None,
-                            answer_format: str | None = None) -> LLMProposal:
-        """`key`, `model` and `answer_format` given (a resumed or replayed expansion) replace the run's own
-        choices: the expansion asks what it asked when it was first made."""
+                            answer_format: str | None = None, novelty_below: int | None = None) -> LLMProposal:
+        """`key`, `model`, `answer_format` and `novelty_below` given (a resumed or replayed expansion) replace
+        the run's own choices: the expansion asks what it asked when it was first made."""
         from engine.llm import BudgetExceeded, LLMFatalError
 
         key = key or self._key(parent)
         model = model or self.chooser.pick(rng)
         answer_format = answer_format or self.format_for(model)
+        # the nodes stored when the expansion began: what its novelty check compares with, here and in a replay
+        novelty_below = novelty_below or int(self.state.tree.n)
         try:
-            return await self._converse(files, context, parent, key, model, answer_format)
+            return await self._converse(files, context, parent, key, model, answer_format, novelty_below)
         except BudgetExceeded as exc:
             exc.stops_run = True  # the scheduler stops new work; what is in flight finishes
             raise
@@ -197,7 +208,7 @@ class LLMMutator:
             raise
 
     async def _converse(self, files: Mapping[str, str], context: MutationContext, parent: int, key: str,
-                        model: str, answer_format: str) -> LLMProposal:
+                        model: str, answer_format: str, novelty_below: int | None = None) -> LLMProposal:
         ctx = self.prompt_context(files, context, parent, answer_format)
         if self.diagnose:
             answer = await self._ask(build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent,
@@ -210,6 +221,9 @@ class LLMMutator:
         messages = build_mutation_prompt(ctx)
         current = dict(files)
         last = "no answer"
+        novelty = getattr(self.state, "embedding_novelty", None)  # --embedding-model: ArchiveEmbeddings
+        rejected: LLMProposal | None = None  # the last near-duplicate, stored as such when no better comes
+        sent_back = 0
         for attempt in range(self.max_attempts):
             answer = await self._ask(messages, model=model, purpose="mutate" if attempt == 0 else "retry",
                                      parent=parent, key=f"{key} attempt {attempt}")
@@ -236,8 +250,23 @@ class LLMMutator:
                 last = "the answer changed nothing"
                 messages.append({"role": "user", "content": "Your edits leave the code unchanged. Propose a change."})
                 continue
-            return LLMProposal(files=current, description=extract_description(answer.text), model=model, key=key,
-                               answer_format=answer_format)
+            proposal = LLMProposal(files=current, description=extract_description(answer.text), model=model, key=key,
+                                   answer_format=answer_format, novelty_below=novelty_below if novelty else None)
+            if novelty is None:
+                return proposal
+            reason = await novelty.check(current, node_id=parent, below=novelty_below)
+            if reason is None:
+                return proposal
+            rejected = replace(proposal, near_duplicate=reason)
+            if sent_back >= NEAR_DUPLICATE_ASKS or attempt + 1 >= self.max_attempts:
+                return rejected
+            sent_back += 1
+            last = reason
+            messages.append({"role": "user", "content": f"Your edits were applied, but the child is a {reason}: it "
+                             "would only measure that agent again. Make a substantive change to the code as it "
+                             "now stands (its behaviour, not its names, comments or layout)."})
+        if rejected is not None:
+            return rejected
         raise MutationError(f"no usable answer from {model} after {self.max_attempts} calls: {last}")
 
     def propose(self, parent_files, context, rng):  # the synchronous protocol, for completeness

@@ -252,6 +252,7 @@ class EmbeddingNovelty:
         self.threshold = threshold
         self.entry_file = entry_file
         self._node_ids: list[int] = []
+        self._known: set[int] = set()
         self._vectors = None  # (capacity, dim) float32, unit rows
 
     async def _vector(self, files: Mapping[str, str], node_id: int | None):
@@ -274,17 +275,66 @@ class EmbeddingNovelty:
             self._vectors = np.concatenate([self._vectors, np.zeros_like(self._vectors)])
         self._vectors[n] = vector
         self._node_ids.append(node_id)
+        self._known.add(node_id)
 
-    async def check(self, files: Mapping[str, str], *, node_id: int | None = None) -> str | None:
-        """None when novel enough, else why not. `node_id`: the node the call is booked under (the parent)."""
+    def __contains__(self, node_id: int) -> bool:
+        return node_id in self._known
+
+    async def check(self, files: Mapping[str, str], *, node_id: int | None = None,
+                    below: int | None = None) -> str | None:
+        """None when novel enough, else why not. `node_id`: the node the call is booked under (the parent);
+        `below`: compare with nodes of smaller ids only (those stored when the expansion began)."""
         import numpy as np
 
         vector = await self._vector(files, node_id)
         if not self._node_ids:
             return None
         similarity = self._vectors[:len(self._node_ids)] @ vector
+        if below is not None:
+            similarity = np.where(np.asarray(self._node_ids) < below, similarity, -np.inf)
         best = int(np.argmax(similarity))
-        if similarity[best] <= self.threshold:
+        if not similarity[best] > self.threshold:
             return None
         return (f"near-duplicate of node {self._node_ids[best]} "
                 f"(embedding cosine {similarity[best]:.4f} > {self.threshold})")
+
+
+class ArchiveEmbeddings:
+    """`EmbeddingNovelty` over a run's valid nodes: the archive's are embedded at the first check (each an
+    'embed' call, or the recorded vector on a resume or replay), nodes admitted later before the next one.
+
+    `admitted(node)` is synchronous (a child is stored without awaiting); the vector of a checked child is
+    the one its check paid for (same text, answered from the archive)."""
+
+    def __init__(self, novelty: EmbeddingNovelty, archive, files_of) -> None:
+        self.novelty = novelty
+        self.archive = archive
+        self._files_of = files_of  # node -> its files (RunState.files)
+        self._loaded = False
+        self._pending: list[int] = []
+        self._lock = None  # an asyncio.Lock, made in the running loop
+
+    def admitted(self, node_id: int) -> None:
+        self._pending.append(node_id)
+
+    async def _catch_up(self) -> None:
+        import asyncio
+
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # two expansions checking at once embed each node once
+            if not self._loaded:
+                for node, files in self.archive.valid_node_files():
+                    if node not in self.novelty:
+                        await self.novelty.add(node, files)
+                self._loaded = True
+            while self._pending:
+                node = self._pending[0]
+                if node not in self.novelty:
+                    await self.novelty.add(node, self._files_of(node))
+                self._pending.pop(0)
+
+    async def check(self, files: Mapping[str, str], *, node_id: int | None = None,
+                    below: int | None = None) -> str | None:
+        await self._catch_up()
+        return await self.novelty.check(files, node_id=node_id, below=below)

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.runinfo.reading import n_dev_instances, open_read_only
+from search.evidence import evidence_weight, probe_variance
 
 PER_RUN_KEYS = ("seed", "run_dir", "workers", "executor", "ray_address", "time_limit", "budget",
                 "llm_concurrency", "replay", "max_cost", "max_tokens", "sandbox", "image")
@@ -79,9 +80,11 @@ def _policy(config: dict):
 
 
 def _final_rule_over_time(nodes: list[tuple[int, int | None, str, object]], evals: list[tuple],
-                          n_dev: int, policy, budget: int | None, max_points: int) -> tuple[np.ndarray, np.ndarray, str]:
+                          n_dev: int, policy, budget: int | None, max_points: int,
+                          evidence: float = 1.0) -> tuple[np.ndarray, np.ndarray, str]:
     """Replay the tree (nodes in id order as (id, parent, status, created_at); dev evaluations in order)
-    and ask the policy's final rule at up to `max_points` evaluations."""
+    and ask the policy's final rule at up to `max_points` evaluations (`evidence`: the run's w, from its
+    noise probe; search.evidence)."""
     from search.tree import TreeStats
 
     tree = TreeStats(max(n_dev, 0), capacity=max(len(nodes), 1))
@@ -111,7 +114,7 @@ def _final_rule_over_time(nodes: list[tuple[int, int | None, str, object]], eval
         if i < tree.n_instances and not tree.is_tried(index[node], i):
             tree.finish_evaluation(index[node], i, score, started=False)
         if t in ask:
-            choice = policy.select_final(tree.view(budget=budget), rng)
+            choice = policy.select_final(tree.view(budget=budget, evidence=evidence), rng)
             if choice is not None:
                 rule = choice.rule
                 k = choice.node_id  # the tree's index; its archive id is nodes[k][0]
@@ -130,6 +133,8 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
         evals = archive.query("SELECT node_id, instance_id, score, finished_at FROM evaluations "
                               "WHERE split = 'dev' AND \"repeat\" = 0 "
                               "ORDER BY finished_at NULLS LAST, node_id, instance_id")
+        probe = [float(x) for (x,) in archive.query(
+            "SELECT score FROM evaluations WHERE node_id = 0 AND split = 'dev' ORDER BY \"repeat\"")]
         calls = archive.query("SELECT created_at, coalesce(cost_usd, 0) FROM llm_calls "
                               "WHERE created_at IS NOT NULL ORDER BY created_at")
     k = max(1, min_evals if min_evals is not None else n_dev)
@@ -151,8 +156,11 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
                 current = max(sums[n] / counts[n] for n in counts if counts[n] >= k)
         best[t] = current
     policy = _policy(config)
+    evidence = 1.0  # a one-instance run's noise probe: the seed's two runs (search.evidence)
+    if n_dev == 1 and len(probe) == 2:
+        evidence = evidence_weight(probe[0], probe_variance(probe[0], probe[1]))
     final_mean, final_node, rule = _final_rule_over_time(nodes, evals, n_dev, policy, config.get("budget"),
-                                                         max_points)
+                                                         max_points, evidence)
     dollars = np.zeros(t_total)
     if calls and t_total:
         call_times = np.array([c[0] for c in calls], dtype="datetime64[us]")
