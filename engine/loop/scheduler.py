@@ -219,7 +219,7 @@ class Scheduler:
             return outcome.stop
         if outcome.status != "ok":
             score = 0.0
-        elif launch.node == 0:
+        elif launch.node == 0 and not launch.detail.get("repeat"):  # the seed's first run anchors the rest
             score = state.task.score(instance, outcome.metrics, outcome.metrics)
         else:
             score = state.task.score(instance, outcome.metrics, state.seed_metrics.get(instance.id))

@@ -92,7 +92,10 @@ def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
         return None
     node = _pick(rng, slots).node
     if isinstance(node, ast.Compare):
-        i = int(rng.integers(len(node.ops)))
+        swappable = [k for k, op in enumerate(node.ops) if isinstance(op, COMPARE)]  # not in, is: left alone
+        if not swappable:
+            return None
+        i = swappable[int(rng.integers(len(swappable)))]
         old = type(node.ops[i])
         new = _pick(rng, [op for op in COMPARE if op is not old])
         node.ops[i] = new()

@@ -49,3 +49,25 @@ def test_many_instance_tasks_are_not_probed(tmp_path: Path, capsys) -> None:
     assert "Noise probe" not in capsys.readouterr().out
     with Archive.open(only_run(tmp_path) / "archive.duckdb", read_only=True) as archive:
         assert archive.query("SELECT count(*) FROM evaluations WHERE \"repeat\" > 0")[0][0] == 0
+
+
+def test_a_noisy_seed_is_measured_against_its_first_run(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A stochastic benchmark: the probe's score is anchored on the seed's first run (not on itself, which
+    would always give 0.5 and call any program deterministic)."""
+    import shutil
+
+    folder = tmp_path / "noisy_sine"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures" / "tasks" / "metric_value_sine", folder)
+    bench = folder / "benchmark.py"
+    bench.write_text(bench.read_text().replace(
+        "import math\n", "import math\nimport random\n").replace(
+        "print(f\"error: {error:.8f}\")", "print(f\"error: {error + random.uniform(0.0, 0.02):.8f}\")"))
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["--task", str(folder), "--budget", "4", "--run-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "(noisy)" in out and "w = 64" not in out
+    with Archive.open(only_run(tmp_path / "runs") / "archive.duckdb", read_only=True) as archive:
+        (first, second), = [tuple(r) for r in archive.query(
+            "SELECT list(score ORDER BY \"repeat\")[1], list(score ORDER BY \"repeat\")[2] FROM evaluations "
+            "WHERE node_id = 0 AND split = 'dev'")]
+    assert first == 0.5 and second != 0.5
