@@ -83,7 +83,11 @@ def test_each_format_runs_end_to_end_with_the_offline_mutator(tmp_path, folder):
     run = only_run(tmp_path)
     assert run.name.startswith(f"{folder}-hgm-")
     assert_budget_invariants(run, 8)
-    assert read(run, "SELECT score, status FROM evaluations WHERE node_id = 0 AND split = 'dev'") == [(0.5, "ok")]
+    # the seed's run anchors the score map (0.5); its second run is the one-instance noise probe (repeat 1)
+    assert read(run, "SELECT \"repeat\", score, status FROM evaluations WHERE node_id = 0 AND split = 'dev' "
+                     "ORDER BY \"repeat\"")[0] == (0, 0.5, "ok")
+    assert read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND \"repeat\" = 1"
+                )[0][0] == 1
     assert read(run, "SELECT count(*) FROM nodes WHERE mutator = 'offline'")[0][0] >= 1
     stored = read(run, "SELECT config->>'task' FROM runs")[0][0]
     assert stored == str((FIXTURES / folder).resolve())  # absolute, so a resume finds it from anywhere
@@ -335,5 +339,6 @@ def test_metric_value_benchmark_gets_the_solution_path_as_argv_1(tmp_path):
     assert out.returncode == 0, out.stderr + out.stdout
     run = only_run(tmp_path / "runs")
     assert_budget_invariants(run, 6)
-    assert read(run, "SELECT score, status FROM evaluations WHERE node_id = 0 AND split = 'dev'") == [(0.5, "ok")]
+    assert read(run, "SELECT score, status FROM evaluations WHERE node_id = 0 AND split = 'dev' AND \"repeat\" = 0"
+                ) == [(0.5, "ok")]
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev' AND status = 'ok'")[0][0] >= 2

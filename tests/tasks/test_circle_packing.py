@@ -100,8 +100,10 @@ def test_a_one_instance_search_evaluates_each_node_once_then_expands(tmp_path):
     run = only_run(tmp_path)
     assert_budget_invariants(run, 10)
     assert read(run, "SELECT max(c) FROM (SELECT count(*) AS c FROM evaluations WHERE split = 'dev' "
-                     "GROUP BY node_id)")[0][0] == 1
-    assert read(run, "SELECT count(DISTINCT node_id) FROM evaluations WHERE split = 'dev'")[0][0] == 10
+                     "AND \"repeat\" = 0 GROUP BY node_id)")[0][0] == 1
+    # the seed's second run, the noise probe (search/evidence.py), is the only repeat, and in the budget
+    assert read(run, "SELECT node_id, count(*) FROM evaluations WHERE \"repeat\" > 0 GROUP BY node_id") == [(0, 1)]
+    assert read(run, "SELECT count(DISTINCT node_id) FROM evaluations WHERE split = 'dev'")[0][0] == 9  # + the probe
     final = read(run, "SELECT node_id FROM events WHERE kind = 'select_final'")[0][0]
     holdout = {n for (n,) in read(run, "SELECT node_id FROM evaluations WHERE split = 'holdout'")}
     assert holdout == {0, final}  # the rerun: the seed and the final node, once each

@@ -10,7 +10,7 @@ from pathlib import Path
 from archive import Archive
 from engine.front.cli import main
 from engine.loop.state import RunState
-from search.evidence import W_MAX
+from search.evidence import W_MAX, evidence_weight, probe_variance
 from tasks import make_task
 
 
@@ -65,9 +65,11 @@ def test_a_noisy_seed_is_measured_against_its_first_run(tmp_path: Path, capsys, 
     monkeypatch.setenv("COLUMNS", "250")
     assert main(["--task", str(folder), "--budget", "4", "--run-dir", str(tmp_path / "runs")]) == 0
     out = capsys.readouterr().out
-    assert "(noisy)" in out and "w = 64" not in out
+    assert "(noisy)" in out
     with Archive.open(only_run(tmp_path / "runs") / "archive.duckdb", read_only=True) as archive:
         (first, second), = [tuple(r) for r in archive.query(
             "SELECT list(score ORDER BY \"repeat\")[1], list(score ORDER BY \"repeat\")[2] FROM evaluations "
             "WHERE node_id = 0 AND split = 'dev'")]
     assert first == 0.5 and second != 0.5
+    w = evidence_weight(first, probe_variance(first, second))  # what the summary says it used
+    assert f"counted as w = {w:g} pass/fail trials" in out
