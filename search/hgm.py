@@ -12,9 +12,11 @@ an Approximation of the Optimal Self-Improving Machine", arXiv 2510.21614:
 - report the node with the highest epsilon-quantile of its own posterior.
 Continuous evidence (search.evidence): every posterior counts an evaluation
 as w Bernoulli trials, w = view.evidence (1 unless the task's measured noise
-says one score is worth more): for clades, Beta(1 + tau w B, 1 + tau w (1 - B))
-with B the clade's best mean when w > 1 (search.evidence.clade_best), and
-Beta(1 + w s, 1 + w f) for a node and for the final rule.
+says one score is worth more): for clades, when w > 1, Beta(1 + tau w q,
+1 + tau w (1 - q)) with q the rank of the clade's best mean in the archive,
+drawn over the nodes that realise their clade's best
+(search.evidence.frontier_ranks), and Beta(1 + w s, 1 + w f) for a node and
+for the final rule.
 Nodes grown counts valid children only: an invalid child takes no evaluation,
 so counting it would starve the search of the expansions that replace it.
 
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.bounds import clade_thompson, own_thompson
-from search.evidence import clade_best
+from search.evidence import frontier_ranks
 from search.decisions import (
     Decision,
     Evaluate,
@@ -75,9 +77,9 @@ class HGMPolicy:
     def _expand(self, view: TreeView, candidates: np.ndarray, rng: np.random.Generator,
                 t: int, grown: int, widen: bool) -> Expand:
         tau = self.temperature(view) * view.evidence
-        if view.evidence > 1.0:  # continuous evidence: the clade's best mean (search.evidence.clade_best)
-            b = clade_best(view)[candidates]
-            best, theta = thompson_argmax(1.0 + tau * b, 1.0 + tau * (1.0 - b), rng)
+        if view.evidence > 1.0:  # continuous evidence: the rank of the clade's best (search.evidence.frontier_ranks)
+            candidates, q = frontier_ranks(view, candidates)
+            best, theta = thompson_argmax(1.0 + tau * q, 1.0 + tau * (1.0 - q), rng)
         elif self.cooldown_beta is None:  # a fixed tau: pruned exact draw (search.bounds)
             best, theta = clade_thompson(view, candidates, tau, rng)
         else:

@@ -9,7 +9,7 @@ import pytest
 
 from search import DGMPolicy, HGMPolicy, UCTPolicy
 from search.decisions import Expand
-from search.evidence import W_MAX, clade_best, evidence_weight, probe_variance
+from search.evidence import W_MAX, clade_best, evidence_weight, frontier_ranks, probe_variance
 from search.final import epsilon_quantile
 from search.tree import TreeStats
 
@@ -49,10 +49,47 @@ def test_hgm_stops_drawing_broken_children_and_follows_the_best_clade() -> None:
     # w = 1: Beta(1, 2) for the broken child wins often; w = 64: never
     assert flat[2] > 0.05 * 3000  # 253 of 3000 with this generator
     assert weighted[2] == weighted[3] == 0
-    # the clade value is the clade's best mean: 0.879 for the seed (its child 1) and for node 1 alike, so the
-    # draws split between the two and none goes to the clades whose best is 0.5 or 0
-    assert weighted[0] > 0.3 * 3000 and weighted[1] > 0.3 * 3000
+    # the seed's clade value (0.879) is realised by its child 1, so node 1 is drawn, not the seed; the clades
+    # whose best is 0.5 or 0 rank below it (q = 1/3, 0) and never win against Beta(65, 1)
+    assert weighted[0] == 0 and weighted[1] == 3000
     assert flat[0] < 0.25 * 3000  # under pooled means the seed's clade, diluted by its broken child, loses
+
+
+def test_frontier_ranks_keep_the_nodes_that_realise_their_clade_and_rank_them() -> None:
+    tree = one_instance_tree()  # 0 (0.868) -> 1 (0.879), 2 (0.0), 3 (0.5)
+    grandchild = tree.add_node(3, True)
+    tree.finish_evaluation(grandchild, 0, 0.95, started=False)  # 4 (0.95) below 3: 3 and 0 no longer realise
+    view = tree.view(evidence=W_MAX)
+    kept, q = frontier_ranks(view, np.arange(view.n))
+    assert kept.tolist() == [1, 2, 4]
+    # measured means sorted: 0.0, 0.5, 0.868, 0.879, 0.95: q = (count below) / 4
+    np.testing.assert_allclose(q, [3 / 4, 0.0, 1.0])
+
+
+def test_hgm_gives_the_top_tenth_the_expansions_and_the_best_most_not_all() -> None:
+    # a chain of 30 agents improving by about 0.001 each, each with a broken child and a slightly worse one:
+    # gaps far below a Beta(1 + 64 B, ...) spread, where draws over raw means would be nearly uniform
+    tree = TreeStats(1)
+    node = tree.add_node(None, True)
+    tree.finish_evaluation(node, 0, 0.88, started=False)
+    for k in range(1, 30):
+        leaf = tree.add_node(node, True)
+        tree.finish_evaluation(leaf, 0, 0.0, started=False)
+        worse = tree.add_node(node, True)
+        tree.finish_evaluation(worse, 0, float(tree.s[node]) - 0.0007, started=False)
+        better = tree.add_node(node, True)
+        tree.finish_evaluation(better, 0, 0.88 + 0.001 * k + 0.0005 * (k % 3), started=False)
+        node = better
+    view, rng, policy = tree.view(evidence=W_MAX), np.random.default_rng(0), HGMPolicy()
+    means = view.s / np.maximum(view.n_evals, 1)
+    frontier, _ = frontier_ranks(view, np.arange(view.n))
+    top = set(frontier[np.argsort(-means[frontier])][: len(frontier) // 10].tolist())
+    picks = [policy.decide(view, rng).node_id for _ in range(2000)]
+    in_top = sum(p in top for p in picks)
+    best = int(np.argmax(means))
+    assert in_top > 0.9 * 2000  # 2000 of 2000 with this generator
+    assert 0.5 * 2000 < picks.count(best) < 0.95 * 2000  # the best agent most often, not always (1634)
+    assert all(means[p] > 0 for p in picks)  # never a broken child
 
 
 def test_clade_best_is_the_best_own_mean_below_each_node() -> None:
