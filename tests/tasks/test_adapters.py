@@ -342,3 +342,11 @@ def test_metric_value_benchmark_gets_the_solution_path_as_argv_1(tmp_path):
     assert read(run, "SELECT score, status FROM evaluations WHERE node_id = 0 AND split = 'dev' AND \"repeat\" = 0"
                 ) == [(0.5, "ok")]
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev' AND status = 'ok'")[0][0] >= 2
+
+
+def test_openevolve_fitness_skips_booleans_like_openevolve() -> None:
+    from tasks.adapters.openevolve import fitness
+
+    assert fitness({"accuracy": 0.5, "valid": True}) == 0.5  # a flag is not a score
+    assert fitness({"combined_score": 0.25, "speed": 9.0}) == 0.25
+    assert fitness({"score": 1.0, "size": 3.0}, feature_dimensions=["size"]) == 1.0
