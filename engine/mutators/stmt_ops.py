@@ -41,9 +41,15 @@ def op_delete(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | No
 
 
 def _bound_before(ws: Workspace, body: Body, i: int) -> set[str]:
-    names = set(ws.module_names) | set(ws.preamble) | set(ws.params(body.func))
+    names = set(ws.module_names)
     if body.func is not None:
+        # a name the function assigns is local to it, whatever the module binds (`x, y = run()` under
+        # `if __name__ == "__main__":`): read before its first assignment, it is an UnboundLocalError
+        declared = {n for node in ast.walk(body.func) if isinstance(node, (ast.Global, ast.Nonlocal))
+                    for n in node.names}
+        names -= function_bindings(body.func) - declared
         names |= {a.arg for a in ast.walk(body.func.args) if isinstance(a, ast.arg)}
+    names |= set(ws.preamble) | set(ws.params(body.func))
     for stmt in body.stmts[:i]:
         names |= _writes(stmt)
     return names
