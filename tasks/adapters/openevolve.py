@@ -138,7 +138,8 @@ class OpenEvolveTask(FolderTask):
         if isinstance(metrics.get("error"), str):
             feedback += f"; error: {self.explain_missing(short(metrics['error'], 200))}"
         artifacts = data.get("artifacts") if isinstance(data.get("artifacts"), dict) else {}
-        for key in ("stderr", "stage2_stderr", "stage3_stderr", "feedback"):
+        # "error" / "error_message": where OpenEvolve's own examples say why they scored 0 (huawei_2017: no test cases)
+        for key in ("stderr", "stage2_stderr", "stage3_stderr", "error", "error_message", "feedback"):
             if artifacts.get(key):
                 feedback += f"; {key}: {short(artifacts[key], 200)}"
         return Grade(True, out, feedback)

@@ -350,3 +350,14 @@ def test_openevolve_fitness_skips_booleans_like_openevolve() -> None:
     assert fitness({"accuracy": 0.5, "valid": True}) == 0.5  # a flag is not a score
     assert fitness({"combined_score": 0.25, "speed": 9.0}) == 0.25
     assert fitness({"score": 1.0, "size": 3.0}, feature_dimensions=["size"]) == 1.0
+
+
+def test_openevolve_feedback_carries_the_artifacts_error() -> None:
+    import json
+
+    task = make_task(str(FIXTURES / "openevolve_minimize"))
+    answer = {"metrics": {"runs_successfully": 0.0, "combined_score": 0.0}, "stage": 1, "stages": 2,
+              "artifacts": {"error": "No test cases found", "suggestion": "add data"}}
+    g = task.grade(task.instances()[0], json.dumps(answer).encode())
+    assert g.valid and g.metrics["metric"] == 0.0
+    assert "error: No test cases found" in g.feedback and "suggestion" not in g.feedback
