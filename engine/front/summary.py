@@ -80,7 +80,7 @@ def compute_summary(archive: Archive, task, final_node: int | None, final_rule: 
         raw_metric_note=getattr(task, "raw_metric_note", ""),
         score_note=getattr(task, "score_note", Summary.score_note),
         extra={**({"spend": spend} if spend is not None else {}), **noise_probe(archive),
-               "rejected": rejected_children(archive)},
+               "rejected": rejected_children(archive), **seed_at_zero(archive, task)},
     )
 
 
@@ -96,6 +96,22 @@ def rejected_children(archive: Archive) -> dict[str, int]:
         if n:
             counts[label] = int(n)
     return counts
+
+
+def seed_at_zero(archive: Archive, task) -> dict:
+    """The seed's first feedback when its raw metric is 0 on every dev evaluation it completed.
+
+    A folder whose evaluator lacks a data file, or catches its own exception, returns a score of 0 rather
+    than failing: the run then compares every child with 0, and nothing else says why."""
+    rows = archive.query("SELECT metrics, feedback FROM evaluations WHERE node_id = 0 AND split = 'dev' "
+                         "AND status = 'ok' ORDER BY \"repeat\", instance_id")
+    if not rows:
+        return {}
+    for metrics, _ in rows:
+        raw = task.raw_value([json.loads(metrics)]) if metrics else None
+        if raw is None or raw != 0:
+            return {}
+    return {"seed_zero": " ".join((rows[0][1] or "no feedback").split())[:300]}
 
 
 def noise_probe(archive: Archive) -> dict:
@@ -151,6 +167,10 @@ def render_summary(summary: Summary, console) -> None:
     console.print(table)
     if summary.raw_metric_note:
         console.print(f"({summary.raw_metric_note}; {summary.score_note})")
+    if "seed_zero" in summary.extra:
+        console.print(f"Warning: the seed scored {summary.raw_metric} = 0 on every dev evaluation (a missing data "
+                      f"file or an error the evaluator caught?): {summary.extra['seed_zero']}",
+                      soft_wrap=True, markup=False, highlight=False)
     nodes = ", ".join(f"{v} {k}" for k, v in summary.nodes_by_status.items())
     evals = ", ".join(f"{v} {k}" for k, v in summary.dev_evaluations_by_status.items())
     console.print(f"Nodes: {nodes}. Dev evaluations: {evals}.")

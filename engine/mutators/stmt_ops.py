@@ -30,9 +30,26 @@ def _writes(stmt: ast.stmt) -> set[str]:
     return function_bindings(ast.Module(body=[stmt], type_ignores=[]))
 
 
+def _orphans(ws: Workspace, body: Body, i: int) -> bool:
+    """Deleting body.stmts[i] would leave a name its function still reads bound nowhere in the function: the
+    read then falls through to a module name bound only under `if __name__ == "__main__":` (which pyflakes
+    accepts), a NameError when the evaluator imports the program."""
+    if body.func is None:
+        return False
+    written = _writes(body.stmts[i])
+    if not written:
+        return False
+    stmt = body.stmts.pop(i)
+    try:
+        bound = function_bindings(body.func) | set(ws.preamble) | set(ws.params(body.func))
+        return bool((written & loaded_names(body.func)) - bound)
+    finally:
+        body.stmts.insert(i, stmt)
+
+
 def op_delete(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
     options = [(body, i) for body in sites.bodies if len(body.stmts) - body.start >= 2
-               for i in range(body.start, len(body.stmts)) if _movable(body.stmts[i])]
+               for i in range(body.start, len(body.stmts)) if _movable(body.stmts[i]) and not _orphans(ws, body, i)]
     if not options:
         return None
     body, i = options[int(rng.integers(len(options)))]
@@ -41,9 +58,15 @@ def op_delete(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | No
 
 
 def _bound_before(ws: Workspace, body: Body, i: int) -> set[str]:
-    names = set(ws.module_names) | set(ws.preamble) | set(ws.params(body.func))
+    names = set(ws.module_names)
     if body.func is not None:
+        # a name the function assigns is local to it, whatever the module binds (`x, y = run()` under
+        # `if __name__ == "__main__":`): read before its first assignment, it is an UnboundLocalError
+        declared = {n for node in ast.walk(body.func) if isinstance(node, (ast.Global, ast.Nonlocal))
+                    for n in node.names}
+        names -= function_bindings(body.func) - declared
         names |= {a.arg for a in ast.walk(body.func.args) if isinstance(a, ast.arg)}
+    names |= set(ws.preamble) | set(ws.params(body.func))
     for stmt in body.stmts[:i]:
         names |= _writes(stmt)
     return names

@@ -63,10 +63,12 @@ def fitness(metrics: dict, feature_dimensions: Sequence[str] = ()) -> float | No
     """OpenEvolve's get_fitness_score: combined_score, else the mean of numeric non-feature metrics."""
     if "combined_score" in metrics:
         return finite_number(metrics["combined_score"])
-    values = [float(v) for k, v in metrics.items()
-              if k not in feature_dimensions and isinstance(v, (int, float)) and not math.isnan(v)]
+    def number(v) -> bool:  # booleans are flags, not scores (OpenEvolve 0.4's get_fitness_score skips them too)
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+
+    values = [float(v) for k, v in metrics.items() if k not in feature_dimensions and number(v)]
     if not values:
-        values = [float(v) for v in metrics.values() if isinstance(v, (int, float)) and not math.isnan(v)]
+        values = [float(v) for v in metrics.values() if number(v)]
     return finite_number(sum(values) / len(values)) if values else None
 
 
@@ -136,7 +138,8 @@ class OpenEvolveTask(FolderTask):
         if isinstance(metrics.get("error"), str):
             feedback += f"; error: {self.explain_missing(short(metrics['error'], 200))}"
         artifacts = data.get("artifacts") if isinstance(data.get("artifacts"), dict) else {}
-        for key in ("stderr", "stage2_stderr", "stage3_stderr", "feedback"):
+        # "error" / "error_message": where OpenEvolve's own examples say why they scored 0 (huawei_2017: no test cases)
+        for key in ("stderr", "stage2_stderr", "stage3_stderr", "error", "error_message", "feedback"):
             if artifacts.get(key):
                 feedback += f"; {key}: {short(artifacts[key], 200)}"
         return Grade(True, out, feedback)

@@ -342,3 +342,22 @@ def test_metric_value_benchmark_gets_the_solution_path_as_argv_1(tmp_path):
     assert read(run, "SELECT score, status FROM evaluations WHERE node_id = 0 AND split = 'dev' AND \"repeat\" = 0"
                 ) == [(0.5, "ok")]
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev' AND status = 'ok'")[0][0] >= 2
+
+
+def test_openevolve_fitness_skips_booleans_like_openevolve() -> None:
+    from tasks.adapters.openevolve import fitness
+
+    assert fitness({"accuracy": 0.5, "valid": True}) == 0.5  # a flag is not a score
+    assert fitness({"combined_score": 0.25, "speed": 9.0}) == 0.25
+    assert fitness({"score": 1.0, "size": 3.0}, feature_dimensions=["size"]) == 1.0
+
+
+def test_openevolve_feedback_carries_the_artifacts_error() -> None:
+    import json
+
+    task = make_task(str(FIXTURES / "openevolve_minimize"))
+    answer = {"metrics": {"runs_successfully": 0.0, "combined_score": 0.0}, "stage": 1, "stages": 2,
+              "artifacts": {"error": "No test cases found", "suggestion": "add data"}}
+    g = task.grade(task.instances()[0], json.dumps(answer).encode())
+    assert g.valid and g.metrics["metric"] == 0.0
+    assert "error: No test cases found" in g.feedback and "suggestion" not in g.feedback

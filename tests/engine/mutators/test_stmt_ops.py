@@ -1,0 +1,63 @@
+"""swap_stmt never moves a read of a function's local above its first assignment, module bindings or not."""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from engine.mutators.scope import module_bindings
+from engine.mutators.stmt_ops import op_swap_stmt
+from engine.mutators.workspace import Workspace
+
+# the shape of the published minimization seeds: the fixed tail binds x, y, value at module level too
+PROGRAM = '''
+import numpy as np
+
+
+def search(steps=50):
+    best = 10.0
+    for _ in range(steps):
+        x = np.random.uniform(-1, 1)
+        y = np.random.uniform(-1, 1)
+        value = x * y + y
+        y = y * 0.5
+        if value < best:
+            best = value
+    return best
+
+
+if __name__ == "__main__":
+    x, y, value = 0, 0, search()
+'''
+
+
+def test_swaps_never_read_a_local_before_it_is_bound() -> None:
+    tree = ast.parse(PROGRAM)
+    swaps = 0
+    for seed in range(150):
+        stmts = ast.parse(PROGRAM).body
+        ws = Workspace(stmts[1:2], None, "search", (), "np", frozenset(module_bindings(tree)[0]))
+        if op_swap_stmt(ws, ws.sites(), np.random.default_rng(seed)) is None:
+            continue
+        swaps += 1
+        scope: dict = {}
+        exec(compile(ast.fix_missing_locations(ast.Module([stmts[0], *ws.stmts], [])), "child", "exec"), scope)
+        scope["search"](5)   # an UnboundLocalError here is the bug
+    assert swaps > 0
+
+
+def test_delete_never_removes_the_only_binding_of_a_name_still_read() -> None:
+    from engine.mutators.stmt_ops import op_delete
+
+    source = ("def make(n=3):\n    pts = np.zeros((n, 3))\n    pts[:, 2] = 0.1\n    extra = 1.0\n    return pts\n\n\n"
+              "if __name__ == '__main__':\n    pts = make()\n")
+    tree = ast.parse(source)
+    deleted = set()
+    for seed in range(60):
+        stmts = ast.parse(source).body
+        ws = Workspace(stmts[:1], None, "make", (), "np", frozenset(module_bindings(tree)[0]))
+        said = op_delete(ws, ws.sites(), np.random.default_rng(seed))
+        if said is not None:
+            deleted.add(said.split("`")[1].split(" =")[0].split("[")[0])
+            assert "pts = np.zeros" in ast.unparse(ws.stmts[0])
+    assert "extra" in deleted   # a binding nothing reads may still go
