@@ -11,8 +11,7 @@ operators in the style of FunSearch's program edits):
   step, sign flip or snap to an integer / zero; only relative steps in
   restricted slots (denominators, log/sqrt arguments); an int literal stays
   an int (it is often a count, a shape or a `range` bound, where a float
-  raises TypeError) unless it is in a true division or beside a float or
-  `np.pi`-like operand;
+  raises TypeError);
 - `swap_op`: swap an arithmetic operator (+ - * /, never creating an
   unguarded division) or a comparison operator;
 - `wrap`: wrap a subexpression in a unary function (`templates.WRAPPERS`);
@@ -66,20 +65,6 @@ def _int_literal(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
-def _keeps_int(slot) -> bool:
-    """An int literal must stay an int unless it sits in arithmetic that is float already: a true division
-    (`2 * np.pi * i / 16`) or beside a float literal or an attribute such as `np.pi`."""
-    if not _int_literal(slot.node):
-        return False
-    parent = slot.parent
-    if not isinstance(parent, ast.BinOp):
-        return True
-    if isinstance(parent.op, ast.Div):
-        return False
-    other = parent.right if parent.left is slot.node else parent.left
-    return not (isinstance(other, ast.Attribute) or (isinstance(other, ast.Constant) and type(other.value) is float))
-
-
 def _int_const(value: int) -> ast.expr:
     return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-value)) if value < 0 else ast.Constant(value)
 
@@ -106,7 +91,7 @@ def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
         new = float(round(old)) if round(old) != old else 0.0
     if not math.isfinite(new) or abs(new) > 1e12:
         return None
-    if _keeps_int(slot):  # keep the type: `n = 26.5` breaks np.zeros((n, 2)) and range(n)
+    if _int_literal(slot.node):  # keep the type: `n = 26.5` breaks np.zeros((n, 2)) and range(n)
         new = round(new)
         if new == old:
             new = int(old) + (1 if rng.random() < 0.5 else -1)
