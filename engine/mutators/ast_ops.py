@@ -9,15 +9,12 @@ operators in the style of FunSearch's program edits):
 
 - `const`: perturb a numeric literal: relative step (sign kept), absolute
   step, sign flip or snap to an integer / zero; only relative steps in
-  restricted slots (denominators, log/sqrt arguments); an int literal stays
-  an int (it is often a count, a shape or a `range` bound, where a float
-  raises TypeError);
+  restricted slots (denominators, log/sqrt arguments);
 - `swap_op`: swap an arithmetic operator (+ - * /, never creating an
   unguarded division) or a comparison operator;
 - `wrap`: wrap a subexpression in a unary function (`templates.WRAPPERS`);
 - `insert`: add a new term built from the function's arguments and
-  constants to a returned expression (`templates.TERMS`), never to a
-  tuple, list, dict or other display (`(x, y) + 3.0` is a TypeError);
+  constants to a returned expression (`templates.TERMS`);
 - `prune`: replace an operation by one of its operands (hoist / shrink),
   which undoes bloat and lets a search drop a term.
 """
@@ -58,17 +55,6 @@ def _is_boolean(node: ast.AST) -> bool:
         and _is_boolean(node.left) and _is_boolean(node.right)
 
 
-def _int_literal(node: ast.AST) -> bool:
-    """`3` or `-3`, an int rather than a float literal."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is int
-
-
-def _int_const(value: int) -> ast.expr:
-    return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-value)) if value < 0 else ast.Constant(value)
-
-
 def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
     slots = [s for s in sites.slots if number_value(s.node) is not None]
     if not slots:
@@ -91,15 +77,7 @@ def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
         new = float(round(old)) if round(old) != old else 0.0
     if not math.isfinite(new) or abs(new) > 1e12:
         return None
-    if _int_literal(slot.node):  # keep the type: `n = 26.5` breaks np.zeros((n, 2)) and range(n)
-        new = round(new)
-        if new == old:
-            new = int(old) + (1 if rng.random() < 0.5 else -1)
-        if slot.restricted and new == 0:
-            return None
-        node = _int_const(int(new))
-    else:
-        node = const(new)
+    node = const(new)
     new = number_value(node)
     if new is None or new == old:
         return None
@@ -154,34 +132,12 @@ def op_wrap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
     return f"wrap {name}({short(old, 30)})"
 
 
-# displays a number cannot be added to: the insert operator leaves such results alone
-NOT_NUMERIC = (ast.Tuple, ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
-               ast.GeneratorExp, ast.JoinedStr, ast.Lambda)
-
-
-def _numeric_result(node: ast.AST) -> bool:
-    if isinstance(node, NOT_NUMERIC):
-        return False
-    return not (isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bytes))))
-
-
-def _numeric_params(ws: Workspace, func) -> list[str]:
-    """The parameters a term may be built from: not those whose default is a tuple, list, dict, string or None
-    (`bounds=(-5, 5)`: `iterations - bounds` is a TypeError)."""
-    params = ws.params(func)
-    if func is None:
-        return params
-    args = [a.arg for a in func.args.posonlyargs + func.args.args]
-    defaults = dict(zip(args[len(args) - len(func.args.defaults):], func.args.defaults))
-    return [p for p in params if p not in defaults or _numeric_result(defaults[p])]
-
-
 def op_insert(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
-    slots = [s for s in sites.results if _numeric_params(ws, s.func) and _numeric_result(s.node)]
+    slots = [s for s in sites.results if ws.params(s.func)]
     if not slots:
         return None
     slot = _pick(rng, slots)
-    params = _numeric_params(ws, slot.func)
+    params = ws.params(slot.func)
     kinds = sorted(TERM_WEIGHTS)
     weights = np.array([TERM_WEIGHTS[k] for k in kinds])
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
