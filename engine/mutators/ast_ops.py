@@ -14,7 +14,8 @@ operators in the style of FunSearch's program edits):
   unguarded division) or a comparison operator;
 - `wrap`: wrap a subexpression in a unary function (`templates.WRAPPERS`);
 - `insert`: add a new term built from the function's arguments and
-  constants to a returned expression (`templates.TERMS`);
+  constants to a returned expression (`templates.TERMS`), never to a
+  tuple, list, dict or other display (`(x, y) + 3.0` is a TypeError);
 - `prune`: replace an operation by one of its operands (hoist / shrink),
   which undoes bloat and lets a search drop a term.
 """
@@ -132,12 +133,34 @@ def op_wrap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
     return f"wrap {name}({short(old, 30)})"
 
 
+# displays a number cannot be added to: the insert operator leaves such results alone
+NOT_NUMERIC = (ast.Tuple, ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
+               ast.GeneratorExp, ast.JoinedStr, ast.Lambda)
+
+
+def _numeric_result(node: ast.AST) -> bool:
+    if isinstance(node, NOT_NUMERIC):
+        return False
+    return not (isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bytes))))
+
+
+def _numeric_params(ws: Workspace, func) -> list[str]:
+    """The parameters a term may be built from: not those whose default is a tuple, list, dict, string or None
+    (`bounds=(-5, 5)`: `iterations - bounds` is a TypeError)."""
+    params = ws.params(func)
+    if func is None:
+        return params
+    args = [a.arg for a in func.args.posonlyargs + func.args.args]
+    defaults = dict(zip(args[len(args) - len(func.args.defaults):], func.args.defaults))
+    return [p for p in params if p not in defaults or _numeric_result(defaults[p])]
+
+
 def op_insert(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
-    slots = [s for s in sites.results if ws.params(s.func)]
+    slots = [s for s in sites.results if _numeric_params(ws, s.func) and _numeric_result(s.node)]
     if not slots:
         return None
     slot = _pick(rng, slots)
-    params = ws.params(slot.func)
+    params = _numeric_params(ws, slot.func)
     kinds = sorted(TERM_WEIGHTS)
     weights = np.array([TERM_WEIGHTS[k] for k in kinds])
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]

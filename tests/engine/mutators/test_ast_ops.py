@@ -1,0 +1,51 @@
+"""The insert operator keeps a program's types: no term is added to a tuple or built from a tuple parameter."""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from engine.mutators.ast_ops import op_insert
+from engine.mutators.workspace import Workspace
+
+# a constructor in the style of the published circle-packing and minimization seeds (Clade's own text)
+PROGRAM = '''
+def layout(box=(0.0, 1.0)):
+    count = 12
+    points = np.zeros((count, 2))
+    for k in range(count):
+        points[k] = [box[0] + 0.25 * k / count, 0.5]
+    return points, 0.5 * count
+
+
+def area(width, height):
+    return width * height
+'''
+
+
+def _workspace() -> Workspace:
+    return Workspace(ast.parse(PROGRAM).body, None, "area", ("width", "height"), "np", frozenset())
+
+
+def test_insert_leaves_tuples_and_non_numeric_parameters_alone() -> None:
+    inserted = 0
+    for seed in range(200):
+        ws = _workspace()
+        said = op_insert(ws, ws.sites(), np.random.default_rng(seed))
+        if said is None:
+            continue
+        inserted += 1
+        layout, area = ws.stmts
+        assert ast.unparse(layout) == ast.unparse(_workspace().stmts[0])   # its result is a tuple: untouched
+        assert "box" not in ast.unparse(area) and "+" in ast.unparse(area.body[-1])
+    assert inserted > 100
+
+
+def test_insert_builds_terms_from_numeric_defaults() -> None:
+    source = "def f(x, scale=2.0, label='a'):\n    return x * scale\n"
+    seen = set()
+    for seed in range(100):
+        ws = Workspace(ast.parse(source).body, None, "g", (), "np", frozenset())
+        if op_insert(ws, ws.sites(), np.random.default_rng(seed)) is not None:
+            seen |= {n.id for n in ast.walk(ws.stmts[0].body[-1]) if isinstance(n, ast.Name)}
+    assert {"x", "scale"} <= seen and "label" not in seen
