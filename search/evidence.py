@@ -83,7 +83,7 @@ def clade_best(view: TreeView) -> np.ndarray:
     after parents (ids grow down the tree): O(n) numpy work, O(depth) calls.
     """
     n = view.n
-    best = np.where(view.valid & (view.n_evals > 0), view.s / np.maximum(view.n_evals, 1), 0.0)
+    best = np.where(view.valid, view.mean(), 0.0)  # mean() is 0 where a node has no evaluation
     if n <= 1:
         return best
     depth, parent = view.depth, view.parent
@@ -117,7 +117,7 @@ def frontier_ranks(view: TreeView, candidates: np.ndarray) -> tuple[np.ndarray, 
     Returns the candidates kept (all of them if none qualifies) and their q.
     """
     best = clade_best(view)
-    own = view.s / np.maximum(view.n_evals, 1)
+    own = view.mean()
     realise = own[candidates] >= best[candidates]
     kept = candidates[realise] if realise.any() else candidates
     measured = np.sort(own[view.valid & (view.n_evals > 0)])
