@@ -115,15 +115,25 @@ def seed_at_zero(archive: Archive, task) -> dict:
 
 
 def noise_probe(archive: Archive) -> dict:
-    """The seed's two runs on a one-instance task's dev instance and the evidence weight they give, if probed."""
-    from search.evidence import evidence_weight, probe_variance
+    """A one-instance task's noise probe: the seed's runs on its dev instance, the evidence weight they give,
+    and the re-measures of other nodes (search.remeasure), if probed."""
+    from search.evidence import evidence_weight
+    from search.remeasure import pooled_variance
 
-    rows = archive.query("SELECT \"repeat\", score FROM evaluations WHERE node_id = 0 AND split = 'dev' "
-                         "ORDER BY \"repeat\"")
-    if [r[0] for r in rows] != [0, 1]:
+    rows = archive.query("SELECT node_id, \"repeat\", score FROM evaluations WHERE split = 'dev' AND node_id IN "
+                         "(SELECT node_id FROM evaluations WHERE split = 'dev' AND \"repeat\" > 0) "
+                         "ORDER BY node_id, \"repeat\"")
+    runs: dict[int, list[float]] = {}
+    for node, _, score in rows:
+        runs.setdefault(int(node), []).append(float(score))
+    seed = runs.get(0, [])
+    if len(seed) < 2:
         return {}
-    first, second = (float(r[1]) for r in rows)
-    return {"noise": (first, second, evidence_weight(first, probe_variance(first, second)))}
+    variance = pooled_variance(runs)
+    (remeasures, candidates), = archive.query(
+        "SELECT count(*), count(DISTINCT node_id) FROM events WHERE kind = 'evaluate' "
+        "AND detail->>'rule' = 're-measure'")
+    return {"noise": (seed, evidence_weight(seed[0], variance), variance, (int(remeasures), int(candidates)))}
 
 
 def best_measured(archive: Archive) -> int | None:
@@ -179,10 +189,14 @@ def render_summary(summary: Summary, console) -> None:
         console.print("Rejected before evaluation: " + ", ".join(f"{n} {label}" for label, n in rejected.items())
                       + ".")
     if "noise" in summary.extra:
-        first, second, w = summary.extra["noise"]
-        kind = "deterministic" if first == second else "noisy"
-        console.print(f"Noise probe: the seed scored {first:.4f} and {second:.4f} on its dev instance ({kind}), "
+        seed, w, variance, remeasured = summary.extra["noise"]
+        kind = "noisy" if variance else "deterministic"
+        scores = ", ".join(f"{x:.4f}" for x in seed[:-1]) + f" and {seed[-1]:.4f}"
+        console.print(f"Noise probe: the seed's runs on its dev instance scored {scores} ({kind}), "
                       f"so one evaluation counted as w = {w:g} pass/fail trials (search/evidence.py).")
+        if remeasured[0]:
+            console.print(f"Re-measured for the final choice (search/remeasure.py): {remeasured[0]} more runs of "
+                          f"{remeasured[1]} candidates; noise variance {variance:.3g} per run.")
     spend = summary.extra.get("spend")
     if spend is not None:
         console.print(f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else ""))

@@ -16,6 +16,7 @@ from archive import EvaluationRecord, ReferenceEvaluation
 from engine.loop.evaluation import Outcome, run_agent
 from engine.loop.state import RunState
 from search.decisions import FinalChoice
+from search.remeasure import remeasured_final
 from tasks.base import Instance
 
 
@@ -109,7 +110,12 @@ async def measure_references(state: RunState, sandbox, workers: int, progress=No
 
 
 def choose_final(state: RunState, policy, rng: np.random.Generator, budget: int) -> FinalChoice | None:
-    choice = policy.select_final(state.tree.view(budget=budget, evidence=state.evidence()), rng)
+    """The policy's final rule; on a noisy one-instance task, the node whose repeated runs say it is best
+    (search.remeasure), whatever the policy: one lucky run must not be the answer."""
+    if state.noisy():
+        choice = remeasured_final(state.runs, state.noise_var or 0.0)
+    else:
+        choice = policy.select_final(state.tree.view(budget=budget, evidence=state.evidence()), rng)
     if choice is not None:
         state.archive.add_event("select_final", choice.node_id, {"rule": choice.rule, **choice.detail})
     return choice

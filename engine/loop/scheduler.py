@@ -28,6 +28,8 @@ expansion: nothing can be measured against it.
 A task of one dev instance gets one noise probe: the seed runs on it once
 more (stored with `repeat` 1; it counts in the budget), and the two scores say
 how much one evaluation counts (search.evidence) in every decision after it.
+When they differ, the seed runs twice more, and the end of the budget
+re-measures the best candidates (search.remeasure) for the final choice.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ from engine.loop.evaluation import Outcome, run_agent
 from engine.loop.expansion import expand, mutation_context, store_child
 from engine.loop.state import RunState
 from search.decisions import Evaluate, Expand
+from search.remeasure import pick_repeat
 
 MAX_INVALID_STREAK = 200
 TIME_LIMIT = "time limit reached"
@@ -89,7 +92,7 @@ class Scheduler:
         self.seed_screen = seed_screen or state.tree.n_instances
         self._seed_failures: list[tuple[str, str]] = []  # (instance, why) of the seed's failed dev evaluations
         self._seed_done = 0
-        self._probing = False  # a noise probe (search.evidence) in flight
+        self._repeating: dict[int, int] = {}  # node -> repeats in flight (noise probe, re-measures)
         self._load_seed_record()
 
     def _load_seed_record(self) -> None:
@@ -144,15 +147,27 @@ class Scheduler:
                 return Evaluate(0, untried[0], {"rule": "seed first"})
             if tree.in_flight:
                 return None
-        if self.state.wants_noise_probe() and not self._probing:
-            return Evaluate(0, 0, {"rule": "noise probe", "repeat": 1})
+        if self.state.wants_noise_probe() and not self._repeating:
+            return self._repeat(0, "noise probe")
+        if self.state.remeasure_due(self.budget, tree.in_flight + self._repeats_in_flight()):
+            node = pick_repeat(self.state.runs, self.state.noise_var or 0.0, self._repeating)
+            if node is not None:
+                return self._repeat(node, "re-measure")
         view = tree.view(pending_expansions=self._expanding, budget=self.budget,
                          can_expand=self._expanding < self.expansion_slots, evidence=self.state.evidence())
         return self.policy.decide(view, self.rng)
 
+    def _repeat(self, node: int, rule: str) -> Evaluate:
+        """One more run of a measured node on the one dev instance (search.remeasure): `repeat` is its run number."""
+        number = len(self.state.runs.get(node, ())) + self._repeating.get(node, 0)
+        return Evaluate(node, 0, {"rule": rule, "repeat": number})
+
+    def _repeats_in_flight(self) -> int:
+        return sum(self._repeating.values())
+
     def _spendable(self) -> bool:
         tree = self.state.tree
-        return self.state.dev_spent + tree.in_flight + self._probing < self.budget
+        return self.state.dev_spent + tree.in_flight + self._repeats_in_flight() < self.budget
 
     def _expand(self, decision: Expand) -> str | None:
         result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
@@ -196,8 +211,8 @@ class Scheduler:
 
     # ----- evaluations ------------------------------------------------------
     def _launch(self, decision: Evaluate) -> tuple[asyncio.Task, Launch]:
-        if decision.detail.get("repeat"):
-            self._probing = True  # a noise probe re-runs a measured node: the tree's bookkeeping stays as it is
+        if decision.detail.get("repeat"):  # a re-run of a measured node: the tree's bookkeeping stays as it is
+            self._repeating[decision.node_id] = self._repeating.get(decision.node_id, 0) + 1
         else:
             self.state.tree.start_evaluation(decision.node_id, decision.instance)
         launch = Launch(decision.node_id, decision.instance, self._free_workers.pop(0), decision.detail)
@@ -211,7 +226,10 @@ class Scheduler:
         state = self.state
         instance = state.dev[launch.instance]
         if outcome.stop:  # the run's LLM budget ran out under the agent (or its key was refused): not its result
-            state.tree.abandon_evaluation(launch.node, launch.instance)
+            if launch.detail.get("repeat"):
+                self._repeat_done(launch.node)
+            else:
+                state.tree.abandon_evaluation(launch.node, launch.instance)
             self._free_workers.append(launch.worker)
             self._free_workers.sort()
             if outcome.fatal:
@@ -233,8 +251,8 @@ class Scheduler:
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail))
         if repeat:
-            self._probing = False
-            state.noise_probed(score)
+            self._repeat_done(launch.node)
+            state.repeat_measured(launch.node, score)
             self._free_workers.append(launch.worker)
             self._free_workers.sort()
             if self.progress:
@@ -260,6 +278,11 @@ class Scheduler:
                 self.fatal = verdict
                 return verdict
         return None
+
+    def _repeat_done(self, node: int) -> None:
+        self._repeating[node] -= 1
+        if not self._repeating[node]:
+            del self._repeating[node]
 
     # ----- the loop ---------------------------------------------------------
     async def run(self) -> str:
@@ -345,7 +368,7 @@ class Scheduler:
                 self._expanding -= 1
                 continue
             if launch.detail.get("repeat"):
-                self._probing = False
+                self._repeat_done(launch.node)
             else:
                 self.state.tree.abandon_evaluation(launch.node, launch.instance)
             self._free_workers.append(launch.worker)

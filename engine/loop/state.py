@@ -11,7 +11,8 @@ from typing import Mapping
 
 from archive import Archive
 from engine.loop.credit import OperatorCredit
-from search.evidence import evidence_weight, probe_variance
+from search.evidence import evidence_weight
+from search.remeasure import PROBE_RUNS_NOISY, pooled_variance, remeasure_reserve
 from search.tree import TreeStats
 from tasks.base import Instance
 
@@ -31,6 +32,8 @@ class RunState:
     # --embedding-model: ArchiveEmbeddings (engine.mutators.novelty), asked by the LLM mutator instead of `novelty`
     embedding_novelty: object | None = None
     noise_var: float | None = None  # one evaluation's noise, from the noise probe (search.evidence)
+    runs: dict[int, list[float]] = field(default_factory=dict)  # one dev instance: node -> its scores, repeats too
+    repeats_done: int = 0  # dev evaluations with `repeat` > 0 (noise probe, re-measures): in the budget
     gateway: object | None = None  # a live handle, not state: the run's LLM gateway, while the search runs
 
     @property
@@ -50,11 +53,19 @@ class RunState:
         to_beat = self.credit.before_evaluation(self.tree, node)
         self.tree.finish_evaluation(node, instance, score, started=started)
         self.credit.evaluated(node, score, to_beat)
+        if self.tree.n_instances == 1:
+            self.runs.setdefault(node, []).insert(0, score)  # the first run, whenever its repeats returned
+
+    def repeat_measured(self, node: int, score: float) -> None:
+        """A repeat (`repeat` > 0) of a node on the one dev instance: its runs and the noise estimate."""
+        self.runs.setdefault(node, []).append(score)
+        self.repeats_done += 1
+        self.noise_var = pooled_variance(self.runs)
 
     @property
     def dev_spent(self) -> int:
-        """Dev evaluations finished, the noise probe included: what the budget counts."""
-        return self.tree.evaluations_done + (self.noise_var is not None)
+        """Dev evaluations finished, the noise probe and re-measures included: what the budget counts."""
+        return self.tree.evaluations_done + self.repeats_done
 
     def near_duplicate(self, files: Mapping[str, str]) -> str | None:
         """Why a child is too close to a valid node's code to be worth an evaluation, else None."""
@@ -77,13 +88,22 @@ class RunState:
         return self.novelty
 
     def wants_noise_probe(self) -> bool:
-        """One dev instance, the seed measured ok on it, and no probe yet: re-run the seed once (search.evidence)."""
+        """One dev instance and the seed measured ok on it: re-run it once (search.evidence), and up to
+        PROBE_RUNS_NOISY runs in all when the first two differ (search.remeasure)."""
         tree = self.tree
-        return (tree.n_instances == 1 and self.noise_var is None and bool(tree.valid[0])
-                and tree.n_evals[0] == 1 and tree.s[0] > 0.0 and bool(self.seed_metrics))
+        if not (tree.n_instances == 1 and bool(tree.valid[0]) and tree.n_evals[0] == 1 and tree.s[0] > 0.0
+                and bool(self.seed_metrics)):
+            return False
+        wanted = PROBE_RUNS_NOISY if self.noisy() else 2
+        return len(self.runs.get(0, ())) < wanted
 
-    def noise_probed(self, score: float) -> None:
-        self.noise_var = probe_variance(float(self.tree.s[0]), float(score))
+    def noisy(self) -> bool:
+        """A one-instance task whose repeated runs differ: the end of the run re-measures candidates."""
+        return self.tree.n_instances == 1 and bool(self.noise_var)
+
+    def remeasure_due(self, budget: int, in_flight: int) -> bool:
+        """Noisy, and the budget left (in flight counted as spent) is within the re-measure reserve."""
+        return self.noisy() and self.dev_spent + in_flight >= budget - remeasure_reserve(budget)
 
     def evidence(self) -> float:
         """What one dev evaluation is worth in Bernoulli trials, for the policy's posteriors."""
@@ -103,14 +123,14 @@ class RunState:
             state.credit.child_stored(node.id, node.parent_id, node.description, node.status == "valid")
             state.code_hashes.setdefault(node.code_hash, node.id)
         index = state.dev_index
-        probes: list[float] = []
+        repeats: list[tuple[int, float]] = []
         for ev in archive.evaluations():
             if ev.split == "dev" and ev.repeat:
-                probes.append(ev.score)
+                repeats.append((ev.node_id, ev.score))
             elif ev.split == "dev":
                 state.record_dev_score(ev.node_id, index[ev.instance_id], ev.score, started=False)
             if ev.node_id == 0 and ev.status == "ok":
                 state.seed_metrics[ev.instance_id] = ev.metrics
-        if probes and state.tree.n_evals[0]:
-            state.noise_probed(probes[0])
+        for node, score in repeats:
+            state.repeat_measured(node, score)
         return state

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.runinfo.reading import n_dev_instances, open_read_only
-from search.evidence import evidence_weight, probe_variance
+from search.evidence import evidence_weight
+from search.remeasure import pooled_variance
 
 PER_RUN_KEYS = ("seed", "run_dir", "workers", "executor", "ray_address", "time_limit", "budget",
                 "llm_concurrency", "replay", "max_cost", "max_tokens", "sandbox", "image")
@@ -156,9 +157,9 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
                 current = max(sums[n] / counts[n] for n in counts if counts[n] >= k)
         best[t] = current
     policy = _policy(config)
-    evidence = 1.0  # a one-instance run's noise probe: the seed's two runs (search.evidence)
-    if n_dev == 1 and len(probe) == 2:
-        evidence = evidence_weight(probe[0], probe_variance(probe[0], probe[1]))
+    evidence = 1.0  # a one-instance run's noise probe: the seed's runs (search.evidence, search.remeasure)
+    if n_dev == 1 and len(probe) >= 2:
+        evidence = evidence_weight(probe[0], pooled_variance({0: probe}))
     final_mean, final_node, rule = _final_rule_over_time(nodes, evals, n_dev, policy, config.get("budget"),
                                                          max_points, evidence)
     dollars = np.zeros(t_total)

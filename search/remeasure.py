@@ -1,0 +1,101 @@
+"""Noisy one-instance tasks: the noise estimate, repeats of the best candidates, and a final choice from them.
+
+With one dev instance a node has one score, and when the program (or its
+evaluator) is stochastic that score is one draw: OpenEvolve's
+function_minimization seed scores 0.75, 0.92, 0.91, 0.77 and 0.77 in five runs
+of its evaluator. Taking the highest single score as the final node picks the
+luckiest draw (the winner's curse), not the best program. So, when the noise
+probe (search.evidence) finds the seed's two runs differ:
+
+- Noise. The seed runs PROBE_RUNS_NOISY times in all, and every later repeat
+  adds to the estimate: v is the pooled within-node sample variance,
+  sum_i sum_j (x_ij - mean_i)^2 / sum_i (n_i - 1) over the nodes run more
+  than once (the standard pooled estimator of a common variance; with the
+  seed's two runs alone it is the probe's (x0 - x1)^2 / 2).
+- Repeats. The last REMEASURE_SHARE of the budget (at least MIN_REMEASURE
+  evaluations) re-runs candidates instead of growing the tree: among the
+  TOP_K nodes by mean over their runs, the one with the highest
+  mean + sqrt(v / n) (n its runs, those in flight included), the upper
+  confidence bound of best-arm identification (LUCB's idea, Kalyanakrishnan
+  et al., ICML 2012: measure where the leader is least certain). A lucky
+  single run is re-measured first and falls back to its level; a good one
+  stays and is measured again.
+- Final choice. The node with the highest epsilon-quantile of N(mean, v / n)
+  over its runs: HGM's final rule (the epsilon-quantile of the node's
+  posterior, Wang et al. 2025, arXiv 2510.21614) with a Gaussian posterior
+  for an average of n noisy runs, so one lucky run does not beat a node
+  measured several times.
+Deterministic programs (v = 0) get none of this: a repeat would measure the
+same number again.
+
+`runs` maps a node to its dev scores on the task's one instance (first run
+and repeats), valid nodes only.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from statistics import NormalDist
+
+from search.decisions import FinalChoice
+
+PROBE_RUNS_NOISY = 4  # the seed's runs in all once its first two differ (3 degrees of freedom for v)
+REMEASURE_SHARE = 0.1
+MIN_REMEASURE = 3
+TOP_K = 4
+
+
+def pooled_variance(runs: Mapping[int, Sequence[float]]) -> float | None:
+    """The pooled within-node sample variance of the nodes run twice or more; None when none was."""
+    squares, dof = 0.0, 0
+    for scores in runs.values():
+        if len(scores) < 2:
+            continue
+        dof += len(scores) - 1
+        if max(scores) == min(scores):
+            continue  # exactly 0, not a rounding error that would call a deterministic program noisy
+        mean = sum(scores) / len(scores)
+        squares += sum((x - mean) ** 2 for x in scores)
+    return squares / dof if dof else None
+
+
+def remeasure_reserve(budget: int) -> int:
+    """Dev evaluations kept for repeats at the end of a noisy one-instance run."""
+    return max(MIN_REMEASURE, round(REMEASURE_SHARE * budget))
+
+
+def _means(runs: Mapping[int, Sequence[float]]) -> dict[int, tuple[float, int]]:
+    return {node: (sum(s) / len(s), len(s)) for node, s in runs.items() if s}
+
+
+def pick_repeat(runs: Mapping[int, Sequence[float]], noise_var: float,
+                in_flight: Mapping[int, int] | None = None, top_k: int = TOP_K) -> int | None:
+    """The node to run again: the highest mean + sqrt(v / n) among the top_k means (ties: the older node)."""
+    means = _means(runs)
+    if not means:
+        return None
+    flying = in_flight or {}
+    top = sorted(means, key=lambda node: (-means[node][0], node))[:top_k]
+    def bound(node: int) -> float:
+        mean, n = means[node]
+        return mean + math.sqrt(noise_var / (n + flying.get(node, 0)))
+    return max(top, key=lambda node: (bound(node), -node))
+
+
+def remeasured_final(runs: Mapping[int, Sequence[float]], noise_var: float,
+                     epsilon: float = 0.1) -> FinalChoice | None:
+    """The node with the highest epsilon-quantile of N(mean, v / n) over its runs (ties: the older node)."""
+    means = _means(runs)
+    if not means:
+        return None
+    z = NormalDist().inv_cdf(epsilon)  # -1.2816 for epsilon = 0.1
+    quantile = {node: mean + z * math.sqrt(noise_var / n) for node, (mean, n) in means.items()}
+    node = max(quantile, key=lambda k: (quantile[k], -k))
+    mean, n = means[node]
+    return FinalChoice(
+        node_id=node,
+        rule=(f"highest {epsilon:g}-quantile of N(mean, v/n) over each node's runs "
+              f"(noisy one-instance task, v = {noise_var:.3g})"),
+        detail={"quantile": quantile[node], "mean": mean, "runs": n, "noise_var": noise_var,
+                "remeasured": sum(1 for _, k in means.values() if k > 1), "candidates": len(means)},
+    )
