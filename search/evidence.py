@@ -25,7 +25,9 @@ broken ones (score 0) are practically never drawn).
 Where v comes from. With one dev instance there is no other evaluation of
 the same node to compare, so the engine re-runs the seed on it (a noise
 probe, stored as an evaluation with `repeat` 1) and takes v from the two
-runs: v = (x0 - x1)^2 / 2, 0 when the program is deterministic. With several
+runs: v = (x0 - x1)^2 / 2, 0 when the program is deterministic (when they
+differ, more runs refine v, and the end of the budget re-measures the best
+candidates for the final choice: search.remeasure). With several
 dev instances w stays 1: their scores differ because the instances differ,
 and a node's value is its mean over all of them, which HGM's widening and
 per-instance evaluations already measure (the setting HGM was designed and
