@@ -9,7 +9,10 @@ For each run, with its dev evaluations in the order they finished (t = 1..T):
 - final rule: the run's own final rule (its policy's `select_final`, e.g.
   HGM's highest 0.1-quantile of Beta(1+s, 1+f)) replayed on the tree as it
   stood at t, and the own mean dev score at t of the node it picks. Replayed
-  at every evaluation up to `max_points` points, held flat between them;
+  at every evaluation up to `max_points` points, held flat between them. A
+  noisy one-instance run (search.remeasure) has its re-runs on the axis too,
+  and its final rule is the one its finale used: the node with the highest
+  0.1-quantile of N(mean, v/n) over its runs so far;
 - dollars: cumulative `llm_calls.cost_usd` of calls made by the time the
   t-th evaluation finished (all zero without an LLM).
 
@@ -124,6 +127,28 @@ def _final_rule_over_time(nodes: list[tuple[int, int | None, str, object]], eval
     return final_mean, final_node, rule
 
 
+def _remeasured_over_time(evals: list[tuple], max_points: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """A noisy one-instance run's final rule (search.remeasure, whatever the policy) over its runs so far."""
+    from search.remeasure import remeasured_final
+
+    t_total = len(evals)
+    ask = set(np.unique(np.linspace(1, t_total, num=min(t_total, max_points)).round().astype(int)).tolist())
+    final_mean = np.full(t_total, np.nan)
+    final_node = np.full(t_total, -1, dtype=np.int64)
+    runs: dict[int, list[float]] = {}
+    rule, current = "", (-1, np.nan)
+    for t, (node, _, score, _) in enumerate(evals, start=1):
+        runs.setdefault(int(node), []).append(float(score))
+        variance = pooled_variance(runs)
+        if t in ask and variance:
+            choice = remeasured_final(runs, variance)
+            if choice is not None:
+                rule = choice.rule.split(" (noisy")[0] + " (noisy one-instance task)"
+                current = (choice.node_id, float(choice.detail["mean"]))
+        final_node[t - 1], final_mean[t - 1] = current
+    return final_mean, final_node, rule
+
+
 def progress_series(path: str | Path, min_evals: int | None = None, max_points: int = 400) -> ProgressSeries:
     """One run's progress (see the module's docstring for the definitions)."""
     with open_read_only(path) as archive:
@@ -131,11 +156,15 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
         n_dev = n_dev_instances(archive)
         nodes = [(int(a), None if b is None else int(b), str(c), d) for a, b, c, d in archive.query(
             "SELECT id, parent_id, status, created_at FROM nodes ORDER BY id")]
-        evals = archive.query("SELECT node_id, instance_id, score, finished_at FROM evaluations "
-                              "WHERE split = 'dev' AND \"repeat\" = 0 "
-                              "ORDER BY finished_at NULLS LAST, node_id, instance_id")
         probe = [float(x) for (x,) in archive.query(
             "SELECT score FROM evaluations WHERE node_id = 0 AND split = 'dev' ORDER BY \"repeat\"")]
+        runs: dict[int, list[float]] = {}
+        for node, score in archive.query("SELECT node_id, score FROM evaluations WHERE split = 'dev'"):
+            runs.setdefault(int(node), []).append(float(score))
+        noisy = n_dev == 1 and bool(pooled_variance(runs))  # its repeats are budget evaluations: on the axis
+        evals = archive.query("SELECT node_id, instance_id, score, finished_at FROM evaluations "
+                              "WHERE split = 'dev'" + ("" if noisy else " AND \"repeat\" = 0") +
+                              " ORDER BY finished_at NULLS LAST, node_id, instance_id, \"repeat\"")
         calls = archive.query("SELECT created_at, coalesce(cost_usd, 0) FROM llm_calls "
                               "WHERE created_at IS NOT NULL ORDER BY created_at")
     k = max(1, min_evals if min_evals is not None else n_dev)
@@ -160,8 +189,11 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
     evidence = 1.0  # a one-instance run's noise probe: the seed's runs (search.evidence, search.remeasure)
     if n_dev == 1 and len(probe) >= 2:
         evidence = evidence_weight(probe[0], pooled_variance({0: probe}))
-    final_mean, final_node, rule = _final_rule_over_time(nodes, evals, n_dev, policy, config.get("budget"),
-                                                         max_points, evidence)
+    if noisy:
+        final_mean, final_node, rule = _remeasured_over_time(evals, max_points)
+    else:
+        final_mean, final_node, rule = _final_rule_over_time(nodes, evals, n_dev, policy, config.get("budget"),
+                                                             max_points, evidence)
     dollars = np.zeros(t_total)
     if calls and t_total:
         call_times = np.array([c[0] for c in calls], dtype="datetime64[us]")

@@ -110,3 +110,10 @@ def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs
     assert "N(mean, v/n)" in final_rule and final_runs >= 1
     assert state.noisy() and state.dev_spent == 20 and sum(len(v) for v in state.runs.values()) == 20
     assert state.noise_var == pytest.approx(pooled_variance(state.runs))
+    # the progress plot puts the re-runs on its axis and ends on the node the finale chose
+    from engine.plots.progress import progress_series
+
+    series = progress_series(run / "archive.duckdb")
+    with Archive.open(run / "archive.duckdb", read_only=True) as archive:
+        final = archive.query("SELECT node_id FROM events WHERE kind = 'select_final'")[0][0]
+    assert len(series.evals) == 20 and series.final_node[-1] == final and "N(mean, v/n)" in series.final_rule
