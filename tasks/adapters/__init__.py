@@ -8,6 +8,7 @@ builds the task. The formats, first match wins:
 | --- | --- |
 | `openevolve` | `initial_program.py` + `evaluator.py` (OpenEvolve) |
 | `shinkaevolve` | `initial.py` + `evaluate.py` (ShinkaEvolve) |
+| `shinkaevolve_repo` | `evaluate.py` + `shinka.yaml` naming `evo.seed_repo_path` (ShinkaEvolve's repo mode) |
 | `metric_value` | `config.py` + `initial_solution.py` + `benchmark.py` (the benchmark prints `metric: value`) |
 | `public_private` | `grade.py` + `data/public/` + `solution.py` (grading outside the sandbox) |
 
@@ -34,7 +35,12 @@ def detect(path: str | Path) -> str:
     for name, needed in FORMATS.items():
         if all((root / f).exists() for f in needed):
             return name
+    from tasks.adapters.shinka_repo import repo_config
+
+    if repo_config(root) is not None:
+        return "shinkaevolve_repo"
     expected = "; ".join(f"{' + '.join(files)} ({name})" for name, files in FORMATS.items())
+    expected += "; evaluate.py + shinka.yaml naming evo.seed_repo_path (shinkaevolve_repo)"
     raise ValueError(f"{path}: not a task folder Clade can read; expected one of: {expected}")
 
 
@@ -45,6 +51,8 @@ def make_adapted_task(path: str | Path, instances_path: str | None = None, targe
         from tasks.adapters.openevolve import OpenEvolveTask as cls
     elif fmt == "shinkaevolve":
         from tasks.adapters.openevolve import ShinkaEvolveTask as cls
+    elif fmt == "shinkaevolve_repo":
+        from tasks.adapters.shinka_repo import ShinkaRepoTask as cls
     elif fmt == "metric_value":
         from tasks.adapters.metric_value import MetricValueTask as cls
     else:

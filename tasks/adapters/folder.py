@@ -142,14 +142,14 @@ class FolderTask:
         return data if isinstance(data, dict) else "answer.json must be an object"
 
     def __init__(self, root: str | Path, entry_file: str, instances_path: str | None = None,
-                 target: float | None = None) -> None:
+                 target: float | None = None, source: str | None = None) -> None:
+        """`source`: the seed program's text when it is not the folder's file `entry_file` (repo mode)."""
         if instances_path:
             raise ValueError("--instances does not apply to a task folder: its evaluator measures the whole program")
         self.root = Path(root).resolve()
         self.name = f"{self.root.name} ({self.format})"
         self.entry_file = entry_file
-        source_path = self.root / entry_file
-        self._seed = source_path.read_text(encoding="utf-8")
+        self._seed = source if source is not None else (self.root / entry_file).read_text(encoding="utf-8")
         self.entry_function, self.entry_args = entry_point(self._seed, entry_file)
         self.limits = DEFAULT_LIMITS
         self.target = target

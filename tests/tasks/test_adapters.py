@@ -7,7 +7,10 @@ evaluate_stage1/2 cascade, config.yaml), `shinka_spread` (ShinkaEvolve:
 initial.py, evaluate.py --program_path P --results_dir D writing
 metrics.json and correct.json; ShinkaEvolve's examples write them through
 its helper package `shinka`, which is not installed here, so this evaluate.py
-writes the same two files itself), `metric_value_sine` (config.py,
+writes the same two files itself), `shinka_repo` (ShinkaEvolve's repo mode,
+as its examples/inference_pipeline_repo README documents it: shinka.yaml
+with evo.seed_repo_path and mutable_paths, evaluate.py --repo_path R
+--results_dir D), `metric_value_sine` (config.py,
 initial_solution.py, benchmark.py printing `error: <value>`) and
 `public_private_regression` (data/public, data/private, grade.py, solution.py).
 """
@@ -38,6 +41,7 @@ FIXTURES = REPO / "tests" / "fixtures" / "tasks"
 FORMATS = {
     "openevolve_minimize": ("openevolve", "initial_program.py"),
     "shinka_spread": ("shinkaevolve", "initial.py"),
+    "shinka_repo": ("shinkaevolve_repo", "repo/src/curve.py"),
     "metric_value_sine": ("metric_value", "initial_solution.py"),
     "public_private_regression": ("public_private", "solution.py"),
 }
@@ -165,6 +169,38 @@ def test_shinka_incorrect_program_is_invalid_and_private_metrics_are_dropped():
     outside = task.seed_files()["initial.py"].replace("jitter = 0.02", "jitter = 0.5")
     out = evaluate(task, {"initial.py": outside})
     assert out.status == "bad_output" and "outside the unit square" in out.feedback
+
+
+def test_shinka_repo_mode_mutates_only_the_mutable_paths_and_ships_the_rest():
+    task = make_task(str(FIXTURES / "shinka_repo"))
+    assert set(task.seed_files()) == {"repo/src/curve.py"} and task.entry_function == "predict"
+    shipped = task.sandbox_files(task.instances()[0])
+    assert "repo/data/points.json" in shipped and "evaluate.py" in shipped
+    assert not any(p.startswith("seed_repo/") for p in shipped)  # the seed's mutable files come from the node
+    good = evaluate(task, task.seed_files())
+    assert good.status == "ok" and 0.0 < good.metrics["metric"] < 1.0, good.feedback
+    fitted = {"repo/src/curve.py": task.seed_files()["repo/src/curve.py"].replace("1.0", "2.0").replace("0.5", "-0.75")}
+    assert evaluate(task, fitted).metrics["metric"] == pytest.approx(1.0)
+    broken = {"repo/src/curve.py": "def predict(x):\n    return x / 0\n"}
+    result = evaluate(task, broken)
+    assert result.status != "ok" and "division by zero" in result.feedback
+
+
+def test_shinka_repo_configs_that_do_not_name_a_seed_repo_are_not_repo_mode(tmp_path):
+    (tmp_path / "evaluate.py").write_text("print(1)\n")
+    (tmp_path / "shinka.yaml").write_text("evo:\n  seed_repo_path: missing\n")
+    with pytest.raises(ValueError, match="shinka.yaml naming evo.seed_repo_path"):
+        detect(tmp_path)
+    (tmp_path / "shinka.yaml").write_text("evo: [unclosed\n")
+    with pytest.raises(ValueError, match="not readable YAML") as err:
+        detect(tmp_path)
+    assert "\n" not in str(err.value)
+    (tmp_path / "seed").mkdir()
+    (tmp_path / "seed" / "notes.txt").write_text("no code\n")
+    (tmp_path / "shinka.yaml").write_text("evo:\n  seed_repo_path: seed\n")
+    assert detect(tmp_path) == "shinkaevolve_repo"
+    with pytest.raises(ValueError, match="no Python file under evo.mutable_paths"):
+        make_task(str(tmp_path))
 
 
 def test_metric_value_reads_config_as_data_and_lower_is_better():

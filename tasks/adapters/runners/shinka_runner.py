@@ -1,7 +1,8 @@
 """Clade's runner for a ShinkaEvolve task folder; it runs INSIDE the sandbox, beside the candidate program.
 
 It calls the folder's evaluator the way ShinkaEvolve does,
-`python evaluate.py --program_path <program> --results_dir <dir>`, then reads
+`python evaluate.py --program_path <program> --results_dir <dir>` (in repo
+mode `--repo_path <repository folder>` instead), then reads
 the `metrics.json` and `correct.json` the evaluator wrote there and copies
 them into answer.json; the engine checks them outside. Standalone: the
 standard library only. Settings come from clade_task.json.
@@ -39,8 +40,11 @@ def main():
     with open("clade_task.json") as fh:
         settings = json.load(fh)
     here = os.getcwd()
-    program = os.path.join(here, settings["program"])
-    proc = subprocess.run([sys.executable, "evaluate.py", "--program_path", program, "--results_dir", RESULTS],
+    if settings.get("repo"):  # repo mode: the candidate is the repository assembled in that folder
+        target = ["--repo_path", os.path.join(here, settings["repo"])]
+    else:
+        target = ["--program_path", os.path.join(here, settings["program"])]
+    proc = subprocess.run([sys.executable, "evaluate.py", *target, "--results_dir", RESULTS],
                           check=False, cwd=here, capture_output=True, text=True, errors="replace")
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
