@@ -25,17 +25,6 @@ probe (search.evidence) finds the seed's two runs differ:
   posterior, Wang et al. 2025, arXiv 2510.21614) with a Gaussian posterior
   for an average of n noisy runs, so one lucky run does not beat a node
   measured several times.
-- Racing the leader. During the search, the node with the highest mean is
-  run again until it has RACE_RUNS runs (at most RACE_SHARE of the budget
-  goes to this): a node leads on its mean over several runs, not on one
-  lucky draw, and a node's value everywhere (the policy's tree included:
-  TreeStats.revise_score) is the mean of its runs. Re-evaluating the elite
-  is the standard remedy for an elitist evolution strategy on a noisy
-  function, which otherwise keeps a parent that was lucky once (Arnold and
-  Beyer, "A comparison of evolution strategies with other direct search
-  methods in the presence of noise", Computational Optimization and
-  Applications 2003; Jin and Branke, "Evolutionary optimization in
-  uncertain environments - a survey", IEEE TEC 2005).
 Deterministic programs (v = 0) get none of this: a repeat would measure the
 same number again.
 
@@ -54,8 +43,6 @@ PROBE_RUNS_NOISY = 4  # the seed's runs in all once its first two differ (3 degr
 REMEASURE_SHARE = 0.1
 MIN_REMEASURE = 3
 TOP_K = 4
-RACE_RUNS = 3
-RACE_SHARE = 0.2
 
 
 def pooled_variance(runs: Mapping[int, Sequence[float]]) -> float | None:
@@ -93,22 +80,6 @@ def pick_repeat(runs: Mapping[int, Sequence[float]], noise_var: float,
         mean, n = means[node]
         return mean + math.sqrt(noise_var / (n + flying.get(node, 0)))
     return max(top, key=lambda node: (bound(node), -node))
-
-
-def race_budget(budget: int) -> int:
-    """Repeats (the noise probe's included) allowed before the end-of-budget reserve."""
-    return PROBE_RUNS_NOISY - 1 + round(RACE_SHARE * budget)
-
-
-def leader_to_race(runs: Mapping[int, Sequence[float]], in_flight: Mapping[int, int] | None = None,
-                   race_runs: int = RACE_RUNS) -> int | None:
-    """The node with the highest mean over its runs (ties: the older) when it has fewer than race_runs
-    runs, those in flight counted; else None."""
-    means = _means(runs)
-    if not means:
-        return None
-    node = max(means, key=lambda k: (means[k][0], -k))
-    return node if means[node][1] + (in_flight or {}).get(node, 0) < race_runs else None
 
 
 def remeasured_final(runs: Mapping[int, Sequence[float]], noise_var: float,

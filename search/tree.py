@@ -122,22 +122,6 @@ class TreeStats:
         for log in self._changes.values():
             log.append(node)
 
-    def revise_score(self, node: int, score: float) -> None:
-        """A one-instance node's score replaced by a better estimate (the mean of its repeated runs,
-        search.remeasure): the node's own s, f and every ancestor's S, F move by the difference."""
-        if self.n_evals[node] != 1:
-            raise ValueError(f"node {node} has {self.n_evals[node]} evaluations; only a single one can be revised")
-        delta = min(max(float(score), 0.0), 1.0) - float(self.s[node])
-        self.s[node] += delta
-        self.f[node] -= delta
-        current = node
-        while current >= 0:
-            self.S[current] += delta
-            self.F[current] -= delta
-            current = int(self.parent[current])
-        for log in self._changes.values():
-            log.append(node)
-
     # ----- derived caches ---------------------------------------------------
     def watch_changes(self, watcher: object = None) -> None:
         """From now on, log every added or evaluated node for this watcher (an evaluation changes its

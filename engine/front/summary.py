@@ -130,13 +130,10 @@ def noise_probe(archive: Archive) -> dict:
     if len(seed) < 2:
         return {}
     variance = pooled_variance(runs)
-    (races, leaders, remeasures, candidates), = archive.query(
-        "SELECT count(*) FILTER (WHERE detail->>'rule' = 'race the leader'), "
-        "count(DISTINCT node_id) FILTER (WHERE detail->>'rule' = 'race the leader'), "
-        "count(*) FILTER (WHERE detail->>'rule' = 're-measure'), "
-        "count(DISTINCT node_id) FILTER (WHERE detail->>'rule' = 're-measure') FROM events WHERE kind = 'evaluate'")
-    repeats = (int(races), int(leaders), int(remeasures), int(candidates))
-    return {"noise": (seed, evidence_weight(seed[0], variance), variance, repeats)}
+    (remeasures, candidates), = archive.query(
+        "SELECT count(*), count(DISTINCT node_id) FROM events WHERE kind = 'evaluate' "
+        "AND detail->>'rule' = 're-measure'")
+    return {"noise": (seed, evidence_weight(seed[0], variance), variance, (int(remeasures), int(candidates)))}
 
 
 def best_measured(archive: Archive) -> int | None:
@@ -197,11 +194,9 @@ def render_summary(summary: Summary, console) -> None:
         scores = ", ".join(f"{x:.4f}" for x in seed[:-1]) + f" and {seed[-1]:.4f}"
         console.print(f"Noise probe: the seed's runs on its dev instance scored {scores} ({kind}), "
                       f"so one evaluation counted as w = {w:g} pass/fail trials (search/evidence.py).")
-        races, leaders, remeasures, candidates = remeasured
-        if races or remeasures:
-            console.print(f"Repeats (search/remeasure.py): {races} runs of {leaders} leaders during the search, "
-                          f"{remeasures} of {candidates} candidates for the final choice; noise variance "
-                          f"{variance:.3g} per run.")
+        if remeasured[0]:
+            console.print(f"Re-measured for the final choice (search/remeasure.py): {remeasured[0]} more runs of "
+                          f"{remeasured[1]} candidates; noise variance {variance:.3g} per run.")
     spend = summary.extra.get("spend")
     if spend is not None:
         console.print(f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else ""))

@@ -28,9 +28,8 @@ expansion: nothing can be measured against it.
 A task of one dev instance gets one noise probe: the seed runs on it once
 more (stored with `repeat` 1; it counts in the budget), and the two scores say
 how much one evaluation counts (search.evidence) in every decision after it.
-When they differ, the seed runs twice more, the leader is run again until
-it leads on the mean of 3 runs, and the end of the budget re-measures the
-best candidates (search.remeasure) for the final choice.
+When they differ, the seed runs twice more, and the end of the budget
+re-measures the best candidates (search.remeasure) for the final choice.
 """
 from __future__ import annotations
 
@@ -154,10 +153,6 @@ class Scheduler:
             node = pick_repeat(self.state.runs, self.state.noise_var or 0.0, self._repeating)
             if node is not None:
                 return self._repeat(node, "re-measure")
-        else:
-            node = self.state.race_pick(self.budget, self._repeating)
-            if node is not None:
-                return self._repeat(node, "race the leader")
         view = tree.view(pending_expansions=self._expanding, budget=self.budget,
                          can_expand=self._expanding < self.expansion_slots, evidence=self.state.evidence())
         return self.policy.decide(view, self.rng)

@@ -12,7 +12,7 @@ from typing import Mapping
 from archive import Archive
 from engine.loop.credit import OperatorCredit
 from search.evidence import evidence_weight
-from search.remeasure import PROBE_RUNS_NOISY, leader_to_race, pooled_variance, race_budget, remeasure_reserve
+from search.remeasure import PROBE_RUNS_NOISY, pooled_variance, remeasure_reserve
 from search.tree import TreeStats
 from tasks.base import Instance
 
@@ -58,12 +58,9 @@ class RunState:
 
     def repeat_measured(self, node: int, score: float) -> None:
         """A repeat (`repeat` > 0) of a node on the one dev instance: its runs and the noise estimate."""
-        runs = self.runs.setdefault(node, [])
-        runs.append(score)
+        self.runs.setdefault(node, []).append(score)
         self.repeats_done += 1
         self.noise_var = pooled_variance(self.runs)
-        if self.tree.n_evals[node] == 1:  # the node's value everywhere is the mean of its runs
-            self.tree.revise_score(node, sum(runs) / len(runs))
 
     @property
     def dev_spent(self) -> int:
@@ -103,12 +100,6 @@ class RunState:
     def noisy(self) -> bool:
         """A one-instance task whose repeated runs differ: the end of the run re-measures candidates."""
         return self.tree.n_instances == 1 and bool(self.noise_var)
-
-    def race_pick(self, budget: int, in_flight: Mapping[int, int]) -> int | None:
-        """Noisy: the leader to run again (search.remeasure.leader_to_race), within the racing budget."""
-        if not self.noisy() or self.repeats_done + sum(in_flight.values()) >= race_budget(budget):
-            return None
-        return leader_to_race(self.runs, in_flight)
 
     def remeasure_due(self, budget: int, in_flight: int) -> bool:
         """Noisy, and the budget left (in flight counted as spent) is within the re-measure reserve."""

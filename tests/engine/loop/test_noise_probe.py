@@ -13,7 +13,7 @@ from archive import Archive
 from engine.front.cli import main
 from engine.loop.state import RunState
 from search.evidence import W_MAX, evidence_weight
-from search.remeasure import PROBE_RUNS_NOISY, pooled_variance, race_budget, remeasure_reserve
+from search.remeasure import PROBE_RUNS_NOISY, pooled_variance, remeasure_reserve
 from tasks import make_task
 
 
@@ -90,31 +90,26 @@ def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs
     runs_dir = tmp_path / "runs"
     assert main(["--task", str(noisy_sine(tmp_path)), "--budget", "20", "--run-dir", str(runs_dir)]) == 0
     out = capsys.readouterr().out
-    assert "Repeats (search/remeasure.py):" in out
+    assert "Re-measured for the final choice" in out
     run = only_run(runs_dir)
     with Archive.open(run / "archive.duckdb", read_only=True) as archive:
         dev = archive.query("SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0]
         repeats = archive.query("SELECT node_id, \"repeat\" FROM evaluations WHERE split = 'dev' "
                                 "AND \"repeat\" > 0 ORDER BY node_id, \"repeat\"")
         rules = [r[0] for r in archive.query("SELECT detail->>'rule' FROM events WHERE kind = 'evaluate' "
-                                             "AND detail->>'rule' IN ('noise probe', 're-measure', "
-                                             "'race the leader')")]
+                                             "AND detail->>'rule' IN ('noise probe', 're-measure')")]
         final_rule, final_runs = archive.query(
             "SELECT detail->>'rule', CAST(detail->>'runs' AS INTEGER) FROM events WHERE kind = 'select_final'")[0]
         state = RunState.rebuild(archive, make_task(str(tmp_path / "noisy_sine")))
     assert dev == 20  # probes and re-measures are in the budget, not on top
-    races = rules.count("race the leader")
     assert rules.count("noise probe") == PROBE_RUNS_NOISY - 1 and rules.count("re-measure") == remeasure_reserve(20)
-    assert races <= race_budget(20) - (PROBE_RUNS_NOISY - 1)  # a child leads by luck only in some runs
-    assert len(repeats) == PROBE_RUNS_NOISY - 1 + races + remeasure_reserve(20)
+    assert len(repeats) == PROBE_RUNS_NOISY - 1 + remeasure_reserve(20)
     for node in {n for n, _ in repeats}:  # run numbers 1, 2, ... per node, none skipped
         numbers = [k for n, k in repeats if n == node]
         assert numbers == list(range(1, len(numbers) + 1))
     assert "N(mean, v/n)" in final_rule and final_runs >= 1
     assert state.noisy() and state.dev_spent == 20 and sum(len(v) for v in state.runs.values()) == 20
     assert state.noise_var == pytest.approx(pooled_variance(state.runs))
-    for node, scores in state.runs.items():  # a node's value in the policy's tree: the mean of its runs
-        assert state.tree.s[node] == pytest.approx(sum(scores) / len(scores))
     # the progress plot puts the re-runs on its axis and ends on the node the finale chose
     from engine.plots.progress import progress_series
 
@@ -122,33 +117,3 @@ def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs
     with Archive.open(run / "archive.duckdb", read_only=True) as archive:
         final = archive.query("SELECT node_id FROM events WHERE kind = 'select_final'")[0][0]
     assert len(series.evals) == 20 and series.final_node[-1] == final and "N(mean, v/n)" in series.final_rule
-
-
-def test_a_noisy_leader_is_raced_until_it_leads_on_three_runs_and_its_mean_reaches_the_tree() -> None:
-    """The state's racing rule on a hand-built one-instance tree (no archive needed for it)."""
-    from search.remeasure import RACE_RUNS
-    from search.tree import TreeStats
-    from tasks.base import Instance
-
-    state = RunState(archive=None, task=None, dev=[Instance("task", "dev", {})], holdout=[], tree=TreeStats(1))
-    seed = state.tree.add_node(None, True)
-    state.record_dev_score(seed, 0, 0.5, started=False)
-    for score in (0.6, 0.4, 0.5):  # the noise probe: four runs of the seed in all
-        state.repeat_measured(seed, score)
-    assert state.noisy() and state.noise_var == pytest.approx(pooled_variance(state.runs))
-    assert state.race_pick(200, {}) is None  # the seed leads on four runs
-    child = state.tree.add_node(seed, True)
-    state.record_dev_score(child, 0, 0.9, started=False)  # one lucky run
-    assert state.race_pick(200, {}) == child
-    assert state.race_pick(200, {child: RACE_RUNS - 1}) is None  # its runs in flight count
-    state.repeat_measured(child, 0.3)
-    assert state.tree.s[child] == pytest.approx(0.6)  # the tree holds the mean of its runs
-    assert state.tree.S[seed] == pytest.approx(0.5 + 0.6)  # and so does every ancestor's clade sum
-    assert state.race_pick(200, {}) == child  # 0.6 still leads, on two runs: once more
-    state.repeat_measured(child, 0.3)
-    assert state.race_pick(200, {}) is None  # 0.5 against 0.5: the older seed leads, on four runs
-    lucky = state.tree.add_node(seed, True)
-    state.record_dev_score(lucky, 0, 0.95, started=False)
-    assert state.repeats_done == race_budget(10) and state.race_pick(10, {}) is None  # budget 10: no more races
-    assert state.race_pick(200, {}) == lucky
-    assert state.dev_spent == 3 + state.repeats_done
