@@ -11,8 +11,8 @@ For each run, with its dev evaluations in the order they finished (t = 1..T):
   stood at t, and the own mean dev score at t of the node it picks. Replayed
   at every evaluation up to `max_points` points, held flat between them. A
   noisy one-instance run (search.remeasure) has its re-runs on the axis too,
-  and its final rule is the one its finale used: the node with the highest
-  0.1-quantile of N(mean, v/n) over its runs so far;
+  and its final rule is the one its finale used: the highest mean over
+  its runs so far among the nodes run at least twice;
 - dollars: cumulative `llm_calls.cost_usd` of calls made by the time the
   t-th evaluation finished (all zero without an LLM).
 

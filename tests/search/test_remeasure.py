@@ -1,8 +1,6 @@
 """Noisy one-instance tasks: the pooled noise estimate, which candidate is run again, and the final choice."""
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from search.remeasure import pick_repeat, pooled_variance, remeasure_reserve, remeasured_final
@@ -31,13 +29,12 @@ def test_a_lucky_single_run_is_measured_again_before_a_proven_node() -> None:
     assert pick_repeat({}, 0.01) is None
 
 
-def test_the_final_choice_does_not_take_one_lucky_run_over_a_measured_node() -> None:
-    runs = {0: [0.80], 3: [0.90], 4: [0.86, 0.84, 0.85, 0.85, 0.85]}
+def test_the_final_choice_is_the_best_mean_among_nodes_run_twice() -> None:
+    runs = {0: [0.80, 0.78, 0.82, 0.80], 3: [0.95], 4: [0.86, 0.84], 5: [0.90, 0.70]}
     choice = remeasured_final(runs, 0.01)
-    assert choice is not None and choice.node_id == 4  # 0.85 - 1.2816 * 0.1 / sqrt(5) > 0.90 - 0.128
-    assert choice.detail["runs"] == 5 and choice.detail["remeasured"] == 1
-    assert choice.detail["quantile"] == pytest.approx(0.85 - 1.2816 * math.sqrt(0.01 / 5), abs=1e-4)
-    assert "N(mean, v/n)" in choice.rule
-    # with little noise the higher single run wins
-    assert remeasured_final(runs, 1e-6).node_id == 3
+    assert choice is not None and choice.node_id == 4  # 0.95 is one run: not chosen on it alone
+    assert choice.detail["runs"] == 2 and choice.detail["remeasured"] == 3 and choice.detail["mean"] == 0.85
+    assert "re-measured" in choice.rule
+    assert remeasured_final({0: [0.8, 0.8], 2: [0.8, 0.8]}, 0.01).node_id == 0  # ties: the older node
+    assert remeasured_final({0: [0.5], 1: [0.7]}, 0.01).node_id == 1  # nobody run twice: every node
     assert remeasured_final({}, 0.01) is None
