@@ -7,8 +7,8 @@ of its evaluator. Taking the highest single score as the final node picks the
 luckiest draw (the winner's curse), not the best program. So, when the noise
 probe (search.evidence) finds the seed's two runs differ:
 
-- Noise. The seed runs PROBE_RUNS_NOISY times in all, and every later repeat
-  adds to the estimate: v is the pooled within-node sample variance,
+- Noise. The probe's two runs of the seed, and every later repeat, give
+  the estimate: v is the pooled within-node sample variance,
   sum_i sum_j (x_ij - mean_i)^2 / sum_i (n_i - 1) over the nodes run more
   than once (the standard pooled estimator of a common variance; with the
   seed's two runs alone it is the probe's (x0 - x1)^2 / 2).
@@ -32,7 +32,11 @@ probe (search.evidence) finds the seed's two runs differ:
   children chosen before this module were truly better in 7 of 10
   (README, noisy one-instance tasks).
 Deterministic programs (v = 0) get none of this: a repeat would measure the
-same number again.
+same number again. Sizes: measured on two noisy tasks (README, noisy
+one-instance tasks), more repeats (4 seed runs, a tenth of the budget,
+racing the leader to 3 runs) cost children and bought no better final
+node, so the repeats are few: the probe's 2 runs and a twentieth of the
+budget (at least 2) at the end.
 
 `runs` maps a node to its dev scores on the task's one instance (first run
 and repeats), valid nodes only.
@@ -44,9 +48,9 @@ from collections.abc import Mapping, Sequence
 
 from search.decisions import FinalChoice
 
-PROBE_RUNS_NOISY = 4  # the seed's runs in all once its first two differ (3 degrees of freedom for v)
-REMEASURE_SHARE = 0.1
-MIN_REMEASURE = 3
+PROBE_RUNS_NOISY = 2  # the seed's runs in all (more bought nothing measurable: README, noisy one-instance tasks)
+REMEASURE_SHARE = 0.05
+MIN_REMEASURE = 2
 TOP_K = 4
 
 

@@ -206,8 +206,8 @@ def _one_instance_note(state) -> str:
     if state.noise_var is None:
         return ("One dev instance: the seed runs on it twice (a noise probe, counted in the budget); the two "
                 "scores set how much one evaluation counts in the policy (search/evidence.py). If they differ, "
-                "the seed runs twice more and the last tenth of the budget re-measures the best candidates "
-                "for the final choice (search/remeasure.py).")
+                "the last twentieth of the budget re-measures the best candidates for the final choice "
+                "(search/remeasure.py).")
     noisy = " (noisy: the end of the budget re-measures the best candidates, search/remeasure.py)" if state.noisy() else ""
     return f"One dev instance: one evaluation counts as w = {state.evidence():g} pass/fail trials (noise probe){noisy}."
 

@@ -28,8 +28,8 @@ expansion: nothing can be measured against it.
 A task of one dev instance gets one noise probe: the seed runs on it once
 more (stored with `repeat` 1; it counts in the budget), and the two scores say
 how much one evaluation counts (search.evidence) in every decision after it.
-When they differ, the seed runs twice more, and the end of the budget
-re-measures the best candidates (search.remeasure) for the final choice.
+When they differ, the end of the budget re-measures the best candidates
+(search.remeasure) for the final choice.
 """
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ def test_pooled_variance_is_the_within_node_sample_variance() -> None:
     assert pooled_variance({0: [0.7, 0.7, 0.7]}) == 0.0
 
 
-def test_the_reserve_is_a_tenth_of_the_budget_and_at_least_three() -> None:
-    assert remeasure_reserve(200) == 20 and remeasure_reserve(60) == 6 and remeasure_reserve(10) == 3
+def test_the_reserve_is_a_twentieth_of_the_budget_and_at_least_two() -> None:
+    assert remeasure_reserve(200) == 10 and remeasure_reserve(60) == 3 and remeasure_reserve(10) == 2
 
 
 def test_a_lucky_single_run_is_measured_again_before_a_proven_node() -> None:

@@ -84,8 +84,8 @@ def test_a_noisy_seed_is_measured_against_its_first_run(tmp_path: Path, capsys, 
 
 def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs(tmp_path: Path, capsys,
                                                                                monkeypatch) -> None:
-    """Default workers and sandbox: the seed runs 4 times, the last tenth of the budget (at least 3) re-runs
-    the best candidates, the budget stays exact, and a resume rebuilds the same runs and noise."""
+    """Default workers and sandbox: the last twentieth of the budget (at least 2) re-runs the best
+    candidates, the budget stays exact, and a resume rebuilds the same runs and noise."""
     monkeypatch.setenv("COLUMNS", "250")
     runs_dir = tmp_path / "runs"
     assert main(["--task", str(noisy_sine(tmp_path)), "--budget", "20", "--run-dir", str(runs_dir)]) == 0
