@@ -19,7 +19,7 @@ def test_true_error_is_the_noise_free_mean_absolute_error() -> None:
 
 @pytest.mark.slow
 def test_a_tiny_run_prints_each_final_node_and_the_mean(capsys) -> None:
-    assert main(["--seeds", "2", "--budget", "8"]) == 0
+    assert main(["--seeds", "2", "--budget", "4"]) == 0
     printed = capsys.readouterr().out
     finals = re.findall(r"seed (\d): final node (\d+), true error (\d\.\d{5})$", printed, re.MULTILINE)
     assert [s for s, _, _ in finals] == ["0", "1"]
