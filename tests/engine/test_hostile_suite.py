@@ -251,8 +251,10 @@ def check_fork_bomb(run: Run) -> None:
 
 
 def check_memory(run: Run) -> None:
-    if run.outcome.status == "killed":  # a cgroup memory cap (docker): the OOM killer, said so
-        assert "memory" in run.outcome.feedback, run.outcome.feedback
+    if run.outcome.status == "killed":
+        # a cgroup memory cap (docker): the OOM killer, said so; or the CPU limit, since touching pages costs
+        # CPU time too (system time under memory pressure: a loaded machine killed it at 2 s before the cap)
+        assert "memory" in run.outcome.feedback or "CPU time limit" in run.outcome.feedback, run.outcome.feedback
         return
     line = next(x for x in notes(run).splitlines() if x.startswith("NOTE MEMORY"))
     assert int(line.split("held=")[1].split()[0]) <= LIMITS.memory_mb, line
@@ -378,7 +380,7 @@ except MemoryError:
 held = 32 * len(hog)
 del hog
 note(f"MEMORY held={held} MB")
-''', S("ok"), per_backend={"docker": S("ok", "killed")}, honest=True, check=check_memory),
+''', S("ok", "killed"), honest=True, check=check_memory),
     Attack("disk_fill", '''
 import errno
 
