@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 
 from search.decisions import FinalChoice
 
-PROBE_RUNS_NOISY = 2  # the seed's runs in all (more bought nothing measurable: README, noisy one-instance tasks)
+PROBE_RUNS = 2  # the seed's runs on a one-instance task (more bought nothing measurable: README, noisy tasks)
 REMEASURE_SHARE = 0.05
 MIN_REMEASURE = 2
 TOP_K = 4

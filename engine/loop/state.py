@@ -12,7 +12,7 @@ from typing import Mapping
 from archive import Archive
 from engine.loop.credit import OperatorCredit
 from search.evidence import evidence_weight
-from search.remeasure import PROBE_RUNS_NOISY, pooled_variance, remeasure_reserve
+from search.remeasure import PROBE_RUNS, pooled_variance, remeasure_reserve
 from search.tree import TreeStats
 from tasks.base import Instance
 
@@ -88,14 +88,11 @@ class RunState:
         return self.novelty
 
     def wants_noise_probe(self) -> bool:
-        """One dev instance and the seed measured ok on it: re-run it once (search.evidence), and up to
-        PROBE_RUNS_NOISY runs in all when the first two differ (search.remeasure)."""
+        """One dev instance and the seed measured ok on it, run fewer than PROBE_RUNS times: re-run it
+        (search.evidence)."""
         tree = self.tree
-        if not (tree.n_instances == 1 and bool(tree.valid[0]) and tree.n_evals[0] == 1 and tree.s[0] > 0.0
-                and bool(self.seed_metrics)):
-            return False
-        wanted = PROBE_RUNS_NOISY if self.noisy() else 2
-        return len(self.runs.get(0, ())) < wanted
+        return (tree.n_instances == 1 and bool(tree.valid[0]) and tree.n_evals[0] == 1 and tree.s[0] > 0.0
+                and bool(self.seed_metrics) and len(self.runs.get(0, ())) < PROBE_RUNS)
 
     def noisy(self) -> bool:
         """A one-instance task whose repeated runs differ: the end of the run re-measures candidates."""

@@ -45,7 +45,7 @@ RUNNERS = Path(__file__).resolve().parent / "runners"
 CASCADE_THRESHOLDS = [0.5, 0.75, 0.9]  # OpenEvolve's EvaluatorConfig default
 
 
-def _yaml_config(path: Path) -> dict:
+def yaml_config(path: Path) -> dict:
     if not path.is_file():
         return {}
     try:
@@ -90,7 +90,7 @@ class OpenEvolveTask(FolderTask):
 
     def __init__(self, root, instances_path=None, target=None) -> None:
         super().__init__(root, "initial_program.py", instances_path, target)
-        config = _yaml_config(self.root / "config.yaml")
+        config = yaml_config(self.root / "config.yaml")
         evaluator = config.get("evaluator") or {}
         database = config.get("database") or {}
         self.runner_settings = {

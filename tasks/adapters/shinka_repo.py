@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tasks.adapters.folder import FolderTask, folder_files, read_text
-from tasks.adapters.openevolve import ShinkaEvolveTask
+from tasks.adapters.openevolve import ShinkaEvolveTask, yaml_config
 
 REPO_DIR = "repo"
 CONFIG_NAMES = ("shinka.yaml", "shinka.yml")
@@ -36,17 +36,7 @@ def repo_config(root: Path) -> tuple[Path, dict] | None:
         return None
     for name in CONFIG_NAMES:
         path = root / name
-        if not path.is_file():
-            continue
-        try:
-            import yaml
-        except ImportError:
-            raise ValueError(f"{path}: reading it needs PyYAML (pip install pyyaml)") from None
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except Exception as exc:  # noqa: BLE001 - the user's file, said in one line
-            raise ValueError(f"{path}: not readable YAML: {' '.join(str(exc).split())[:200]}") from None
-        evo = (data or {}).get("evo") if isinstance(data, dict) else None
+        evo = yaml_config(path).get("evo")  # one-line ValueError for YAML it cannot read
         if isinstance(evo, dict) and isinstance(evo.get("seed_repo_path"), str) \
                 and (root / evo["seed_repo_path"]).is_dir():
             return path, evo

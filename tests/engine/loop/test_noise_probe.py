@@ -13,7 +13,7 @@ from archive import Archive
 from engine.front.cli import main
 from engine.loop.state import RunState
 from search.evidence import W_MAX, evidence_weight
-from search.remeasure import PROBE_RUNS_NOISY, pooled_variance, remeasure_reserve
+from search.remeasure import PROBE_RUNS, pooled_variance, remeasure_reserve
 from tasks import make_task
 
 
@@ -102,8 +102,8 @@ def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs
             "SELECT detail->>'rule', CAST(detail->>'runs' AS INTEGER) FROM events WHERE kind = 'select_final'")[0]
         state = RunState.rebuild(archive, make_task(str(tmp_path / "noisy_sine")))
     assert dev == 20  # probes and re-measures are in the budget, not on top
-    assert rules.count("noise probe") == PROBE_RUNS_NOISY - 1 and rules.count("re-measure") == remeasure_reserve(20)
-    assert len(repeats) == PROBE_RUNS_NOISY - 1 + remeasure_reserve(20)
+    assert rules.count("noise probe") == PROBE_RUNS - 1 and rules.count("re-measure") == remeasure_reserve(20)
+    assert len(repeats) == PROBE_RUNS - 1 + remeasure_reserve(20)
     for node in {n for n, _ in repeats}:  # run numbers 1, 2, ... per node, none skipped
         numbers = [k for n, k in repeats if n == node]
         assert numbers == list(range(1, len(numbers) + 1))
