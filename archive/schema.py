@@ -5,11 +5,33 @@ are fine; a change of meaning bumps SCHEMA_VERSION and ships a migration.
 `events."at"` must be quoted in DuckDB, where AT is a reserved word.
 `llm_calls.instance_id` (the instance an agent's call was made for; NULL for
 the meta-agent's calls) is a later, nullable column: MIGRATIONS adds it to an
-archive made before it, when the archive is opened for writing.
+archive made before it, when the archive is opened for writing; so is the
+`trajectory_steps` table (a coding agent's steps: kind 'evaluation', one
+per (node, instance, repeat), or 'expansion', the parent's steps while it
+edited itself into this node; OPTIONAL_TABLES may be absent from an older
+archive or snapshot).
 """
 from __future__ import annotations
 
 SCHEMA_VERSION = 1
+
+TRAJECTORY_TABLE = """
+CREATE TABLE IF NOT EXISTS trajectory_steps (
+    node_id BIGINT NOT NULL,
+    kind VARCHAR NOT NULL,
+    instance_id VARCHAR,
+    "repeat" INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    tool VARCHAR,
+    action VARCHAR,
+    tokens_in BIGINT,
+    tokens_out BIGINT,
+    time_s DOUBLE,
+    result VARCHAR,
+    UNIQUE (node_id, kind, instance_id, "repeat", step)
+);
+"""
+OPTIONAL_TABLES = frozenset({"trajectory_steps"})
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -101,9 +123,10 @@ CREATE TABLE IF NOT EXISTS events (
     node_id BIGINT,
     detail JSON
 );
-"""
+""" + TRAJECTORY_TABLE
 
 # Additive, idempotent changes run on an archive opened for writing (no change of meaning: no version bump).
 MIGRATIONS = (
     "ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS instance_id VARCHAR",
+    TRAJECTORY_TABLE,
 )

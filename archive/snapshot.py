@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from archive.errors import ArchiveError
-from archive.schema import SCHEMA_VERSION, TABLES
+from archive.schema import OPTIONAL_TABLES, SCHEMA_VERSION, TABLES
 from archive.store import Archive, archive_path
 
 MANIFEST = "manifest.json"
@@ -44,6 +44,7 @@ TABLE_ORDER: dict[str, str] = {
     "reference_evaluations": "agent, instance_id",
     "llm_calls": "id",
     "events": "seq",
+    "trajectory_steps": 'node_id, kind, instance_id, "repeat", step',  # optional: older archives lack it
 }
 
 
@@ -86,7 +87,7 @@ def export_snapshot(run: str | Path, dest: str | Path) -> dict[str, Any]:
         con = archive._con
         con.execute("SET enable_progress_bar = false")  # a library prints nothing
         present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        missing = [t for t in TABLE_ORDER if t not in present]
+        missing = [t for t in TABLE_ORDER if t not in present and t not in OPTIONAL_TABLES]
         if missing:
             raise SnapshotError(f"{source} lacks table(s) {', '.join(missing)}: not a complete Clade archive")
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -96,6 +97,8 @@ def export_snapshot(run: str | Path, dest: str | Path) -> dict[str, Any]:
         try:
             tables: dict[str, dict[str, Any]] = {}
             for table, order in TABLE_ORDER.items():
+                if table not in present:  # an optional table an older archive never had: nothing to keep
+                    continue
                 file = work / f"{table}.parquet"
                 rows = int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
                 con.execute(f"COPY (SELECT * FROM {table} ORDER BY {order}) TO {_sql_path(file)} "
@@ -150,11 +153,13 @@ def verify_snapshot(folder: str | Path) -> dict[str, Any]:
     if unknown:
         raise SnapshotError(f"{folder} holds table(s) {', '.join(unknown)}, unknown to schema version "
                             f"{SCHEMA_VERSION}: damaged, or not made by Clade")
-    absent = [t for t in TABLE_ORDER if t not in tables]
+    absent = [t for t in TABLE_ORDER if t not in tables and t not in OPTIONAL_TABLES]
     if absent:
         raise SnapshotError(f"{folder} is damaged: {MANIFEST} lists no {', '.join(absent)}")
     for table in TABLE_ORDER:
-        entry = tables[table]
+        entry = tables.get(table)
+        if entry is None:
+            continue
         if (not isinstance(entry, dict) or entry.get("file") != f"{table}.parquet"
                 or not isinstance(entry.get("rows"), int) or not isinstance(entry.get("sha256"), str)):
             raise SnapshotError(f"{folder} is damaged: {MANIFEST}'s entry for {table} is malformed")
@@ -211,7 +216,9 @@ def restore_snapshot(folder: str | Path, target: str | Path, run_id: str | None 
         con.execute("BEGIN")
         con.execute(TABLES)
         for table in TABLE_ORDER:
-            entry = manifest["tables"][table]
+            entry = manifest["tables"].get(table)
+            if entry is None:  # an optional table the snapshot's archive did not have: restored empty
+                continue
             source = _sql_path(folder / entry["file"])
             try:
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * EXCLUDE (file_row_number) "

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
 from archive.records import EvaluationRecord, LLMCallRecord, NodeRecord, ReferenceEvaluation
@@ -158,10 +158,13 @@ class Archive:
             self._reload_seq()
             raise
 
-    def add_node(self, node: NodeRecord, files: Mapping[str, str], event: Event | None = None) -> None:
+    def add_node(self, node: NodeRecord, files: Mapping[str, str], event: Event | None = None,
+                 steps: Sequence[Mapping[str, Any]] = ()) -> None:
         """Store a node with its files (and the event that made it) in one transaction;
-        unchanged files are stored once."""
+        unchanged files are stored once. `steps`: the parent agent's trajectory while it made this node
+        (a self-improving agent), stored as trajectory_steps of kind 'expansion'."""
         with self._transaction(event) as con:
+            self._insert_steps(node.id, "expansion", None, 0, steps)
             con.execute(
                 "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [node.id, self.run_id, node.parent_id, node.depth, node.status, utcnow(), node.mutator,
@@ -173,10 +176,18 @@ class Archive:
                 con.execute("INSERT INTO blobs VALUES (?, ?) ON CONFLICT DO NOTHING", [digest, text])
                 con.execute("INSERT INTO node_files VALUES (?, ?, ?)", [node.id, path, digest])
 
-    def add_evaluation(self, ev: EvaluationRecord, event: Event | None = None) -> None:
-        """Store a finished evaluation (and its event) in one transaction."""
+    def add_evaluation(self, ev: EvaluationRecord, event: Event | None = None,
+                       steps: Sequence[Mapping[str, Any]] = ()) -> None:
+        """Store a finished evaluation (and its event, and the agent's trajectory) in one transaction."""
         with self._transaction(event):
             self._insert_evaluation(ev)
+            self._insert_steps(ev.node_id, "evaluation", ev.instance_id, ev.repeat, steps)
+
+    def _insert_steps(self, node_id: int, kind: str, instance_id: str | None, repeat: int,
+                      steps: Sequence[Mapping[str, Any]]) -> None:
+        rows = [[node_id, kind, instance_id, repeat, *step_row(i, step)] for i, step in enumerate(steps)]
+        if rows:
+            self._con.executemany("INSERT INTO trajectory_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def _insert_evaluation(self, ev: EvaluationRecord) -> None:
         self._con.execute(
@@ -332,6 +343,28 @@ class Archive:
 
     def query(self, sql: str, params: list[Any] | None = None) -> list[tuple]:
         return self._con.execute(sql, params or []).fetchall()
+
+
+STEP_TEXT = 2000  # characters of a step's action and result kept
+
+
+def step_row(index: int, step: Mapping[str, Any]) -> list[Any]:
+    """A trajectory step as the agent reported it (untrusted: every field coerced and bounded)."""
+    def number(key: str, kind=int):
+        try:
+            value = kind(step.get(key) or 0)
+        except (TypeError, ValueError, OverflowError):
+            return kind(0)
+        if kind is int:
+            return max(0, min(value, 2**62))
+        return value if value == value and abs(value) < 1e12 else 0.0
+
+    def text(key: str) -> str:
+        value = step.get(key, "")
+        return (value if isinstance(value, str) else json.dumps(value, default=str))[:STEP_TEXT]
+
+    return [index, text("tool")[:64], text("action"), number("tokens_in"), number("tokens_out"),
+            number("time_s", float), text("result")]
 
 
 def record_dict(record: object) -> dict:

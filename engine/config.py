@@ -50,6 +50,18 @@ class RunConfig:
     agent_model: str | None = None  # models the agents may call through the LLM gateway ("a,b"); default --model
     agent_max_tokens: int | None = None  # tokens one evaluation's agent may use, overriding the task's cap
     target: float | None = None  # metric value that scores 1 for a task folder with an unbounded metric
+    utility: str | None = None  # SICA's utility, e.g. "score=0.5,cost=0.25,time=0.25": the score policies see
+    cost_cap: float | None = None  # dollars per instance at which the utility's cost term reaches 0 (SICA: $10)
+    time_cap: float | None = None  # seconds per instance at which its time term reaches 0 (SICA: 300)
+    overseer: str | None = None  # a model that watches running agents and may stop them (SICA's overseer)
+
+    def make_utility(self):
+        """SICA's utility when --utility is set (engine.loop.utility.Utility), else None."""
+        if self.utility is None:
+            return None
+        from engine.loop.utility import Utility
+
+        return Utility.parse(self.utility, self.cost_cap, self.time_cap)
 
     def make_policy(self):
         """The search policy this configuration names, with its stages and final rule."""
@@ -128,10 +140,28 @@ class RunConfig:
                 raise UserError(f"{flag} must be a positive number, not {value}")
         if self.output_bytes is not None and self.output_bytes < 0:
             raise UserError(f"--output-bytes must be 0 or more, not {self.output_bytes}")
-        if self.mutator not in ("offline", "llm"):
-            raise UserError(f"unknown mutator {self.mutator!r}; choose one of: offline, llm")
-        if self.mutator == "llm" and not self.model:
-            raise UserError("the llm mutator needs --model (for example openai/gpt-5-mini)")
+        if self.mutator not in ("offline", "llm", "self"):
+            raise UserError(f"unknown mutator {self.mutator!r}; choose one of: offline, llm, self")
+        if self.mutator in ("llm", "self") and not self.model:
+            raise UserError(f"the {self.mutator} mutator needs --model (for example openai/gpt-5-mini)")
+        if self.mutator == "self" and self.embedding_model:
+            raise UserError("--embedding-model checks the llm mutator's children; --mutator self uses the offline "
+                            "near-duplicate check")
+        if self.utility is not None or self.cost_cap is not None or self.time_cap is not None:
+            from engine.loop.utility import Utility
+
+            if self.utility is None:
+                raise UserError("--cost-cap and --time-cap set the caps of --utility: give --utility too, e.g. "
+                                "--utility score=0.5,cost=0.25,time=0.25")
+            try:
+                Utility.parse(self.utility, self.cost_cap, self.time_cap)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+        if self.overseer is not None:
+            from engine.mutators.model_choice import parse_models
+
+            if len(parse_models(self.overseer)) != 1:
+                raise UserError(f"--overseer takes one model, not {self.overseer!r}")
         if self.embedding_model and not self.model:
             raise UserError("--embedding-model needs --model: it checks the LLM mutator's children (the offline "
                             "mutator's near-duplicate check needs no model)")

@@ -1,7 +1,7 @@
 """Benchmarks: the Task protocol and the built-in tasks."""
 from __future__ import annotations
 
-TASKS = ("binpack", "circle_packing", "humaneval", "arc")
+TASKS = ("binpack", "circle_packing", "humaneval", "arc", "repofix")
 
 
 def make_task(name: str, instances_path: str | None = None, target: float | None = None):
@@ -27,6 +27,10 @@ def make_task(name: str, instances_path: str | None = None, target: float | None
         from tasks.arc.task import ArcTask
 
         return ArcTask(instances_path=instances_path)
+    if name == "repofix":  # tiny repositories with a bug each, for coding agents (agents_seed/coding_agent)
+        from tasks.repofix.task import RepoFixTask
+
+        return RepoFixTask(instances_path=instances_path)
     if name == "binpack":
         from tasks.binpack.task import BinPackTask
 

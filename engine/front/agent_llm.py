@@ -30,7 +30,7 @@ def agent_models(config: RunConfig, task) -> tuple[str, ...]:
 
     if config.agent_model:
         return tuple(dict.fromkeys(name for name, _ in parse_models(config.agent_model)))
-    if agent_llm_mode(task) != "none" and config.model:
+    if (agent_llm_mode(task) != "none" or config.mutator == "self") and config.model:
         return tuple(dict.fromkeys(name for name, _ in parse_models(config.model)))
     return ()
 
@@ -40,7 +40,8 @@ def run_models(config: RunConfig, task) -> list[str]:
     from engine.mutators.model_choice import parse_models
 
     models = [name for name, _ in parse_models(config.model)] if config.model else []
-    return list(dict.fromkeys([*models, *agent_models(config, task)]))
+    overseer = [config.overseer] if config.overseer else []
+    return list(dict.fromkeys([*models, *agent_models(config, task), *overseer]))
 
 
 def agent_cap(config: RunConfig, task) -> int | None:
@@ -55,6 +56,9 @@ def check_agent_llm(config: RunConfig, task) -> None:
     if not models and agent_llm_mode(task) == "required":
         raise UserError(f"the {task.name} agent calls a model: give --agent-model (or --model), e.g. "
                         "--agent-model openai/gpt-4o-mini")
+    if config.overseer and not models:
+        raise UserError("--overseer watches agents that call a model through the run's gateway; this run's agents "
+                        "call none (give --agent-model, or use a task whose agent calls a model)")
     if models and config.executor == "ray" and config.ray_address:
         raise UserError("--ray-address: these agents call a model through the run's LLM gateway, a Unix socket on "
                         "this machine that Ray workers elsewhere cannot reach; use a local Ray (--executor ray "
@@ -84,15 +88,21 @@ def make_client(config: RunConfig, archive, task, llm_mock):
 
 
 @contextlib.asynccontextmanager
-async def serve_gateway(config: RunConfig, task, client) -> AsyncIterator[object | None]:
-    """The run's gateway, started in the running event loop (None when agents call no model)."""
+async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncIterator[object | None]:
+    """The run's gateway, started in the running event loop (None when agents call no model); with
+    --overseer, SICA's overseer watches its sessions (its events go to `archive`)."""
     models = agent_models(config, task)
     if client is None or not models:
         yield None
         return
     from engine.gateway import Gateway, GatewaySettings
 
-    async with Gateway(client, GatewaySettings(models, agent_cap(config, task))) as gateway:
+    overseer = None
+    if config.overseer:
+        from engine.gateway.overseer import Overseer
+
+        overseer = Overseer(client, config.overseer, archive if archive is not None else client.archive)
+    async with Gateway(client, GatewaySettings(models, agent_cap(config, task)), overseer=overseer) as gateway:
         yield gateway
 
 

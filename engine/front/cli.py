@@ -102,6 +102,18 @@ def build_parser() -> argparse.ArgumentParser:
                      "(a,b; default: --model's) for tasks such as humaneval")
     llm.add_argument("--agent-max-tokens", type=int, help="tokens (in + out) one evaluation's agent may use; past "
                      "it the evaluation ends as an error (default: the task's cap)")
+    own = p.add_argument_group("self-improving agents (HGM, DGM, SICA)")
+    own.add_argument("--mutator", help="offline (default without --model), llm (default with --model), or self: "
+                     "the parent agent is run on a copy of its own code and its edits are the child (needs --model, "
+                     "which the agent calls through the gateway)")
+    own.add_argument("--utility", metavar="TERMS", help="SICA's utility as the score policies see, e.g. "
+                     "score=0.5,cost=0.25,time=0.25 (weights summing to 1; a timeout halves it)")
+    own.add_argument("--cost-cap", type=float, metavar="USD", help="dollars per instance at which the utility's "
+                     "cost term reaches 0 (default: SICA's 10)")
+    own.add_argument("--time-cap", type=float, metavar="SEC", help="seconds per instance at which the utility's "
+                     "time term reaches 0 (default: SICA's 300)")
+    own.add_argument("--overseer", metavar="MODEL", help="a model that reads running agents' recent calls every "
+                         "few calls and may stop one that loops, stalls or games its task (SICA's overseer)")
     llm.add_argument("--replay", metavar="RUN", help="run the search of RUN again, every model call answered "
                      "from RUN's archive at no cost")
     return p

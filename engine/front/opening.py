@@ -12,9 +12,10 @@ LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_byt
 FIXED_ON_RESUME = ("task", "target", "policy", "stages", "final", "final_k", "seed", "agent", "instances", "sandbox",
                    "image", "task_python", "run_dir", *LIMIT_FLAGS,
                    "model", "api_base", "embedding_model", "meta_steps", "answer_format", "model_choice", "replay",
-                   "agent_model", "agent_max_tokens")
+                   "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap", "time_cap", "overseer")
 LLM_FLAGS = ("model", "api_base", "embedding_model", "max_cost", "max_tokens", "llm_concurrency", "meta_steps",
-             "answer_format", "model_choice", "agent_model", "agent_max_tokens")
+             "answer_format", "model_choice", "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap",
+             "time_cap", "overseer")
 BREAKER_FLAGS = ("max_failed_expansions", "max_failing_time")
 # What may change when a stopped run goes on: how much to spend, how fast, how much failure to bear.
 RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency", "executor",

@@ -17,7 +17,7 @@ def _config_from_args(args) -> RunConfig:
                                            "workers", "seed", "run_dir",
                                            "time_limit", "agent", "instances", "sandbox", "image", "task_python",
                                            "executor", "ray_address", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS)}
-    if args.model:
+    if args.model and not args.mutator:
         given["mutator"] = "llm"
     return RunConfig().with_overrides(**given).validate()
 
@@ -149,7 +149,7 @@ def run_from_args(args, llm_mock=None) -> int:
         archive.close()
 
 
-def _mutator(config: RunConfig, state, archive, llm_mock, say=None):
+def _mutator(config: RunConfig, state, archive, llm_mock, say=None, sandbox=None):
     """The offline mutator, or the LLM mutator, and the run's LLM client (for a replay, with the recorded
     answers); the client also serves the agents' gateway (engine.front.agent_llm), so it exists when either calls."""
     from engine.front.agent_llm import make_client
@@ -159,8 +159,14 @@ def _mutator(config: RunConfig, state, archive, llm_mock, say=None):
         from engine.mutators import OfflineMutator
 
         return OfflineMutator(), client
-    from engine.mutators.model_choice import make_chooser
+    from engine.mutators.model_choice import make_chooser, parse_models
     from engine.mutators.llm import LLMMutator
+
+    if config.mutator == "self":  # the agent improves itself; it calls --model through the gateway
+        from engine.loop.self_improve import SelfMutator
+
+        model = parse_models(config.model)[0][0]
+        return SelfMutator(client, model, state, sandbox, diagnose=config.meta_steps.startswith("diagnose")), client
 
     if config.embedding_model:  # near-duplicates by embeddings, asked in the mutator's conversation
         from engine.mutators.novelty import ArchiveEmbeddings, EmbeddingNovelty
@@ -194,7 +200,8 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
     state = RunState.rebuild(archive, task)
     workers = config.resolved_workers()
     policy = config.make_policy()
-    mutator, client = _mutator(config, state, archive, llm_mock, say=console.print)
+    state.utility = config.make_utility()
+    mutator, client = _mutator(config, state, archive, llm_mock, say=console.print, sandbox=box.sandbox)
     return _search(archive, task, config, console, resumed, quiet, state, workers, policy, mutator, client,
                    box, llm_mock)
 
@@ -269,6 +276,11 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
     if not config.model:
         console.print("No LLM configured: the built-in offline mutator edits the agent's syntax tree "
                       "(no model calls, no cost).")
+    elif config.mutator == "self":
+        console.print(f"Self-improvement: each expansion runs the parent agent on a copy of its own code (calling "
+                      f"{config.model} through the gateway); a child must compile, keep {task.entry_function}() and "
+                      "solve a smoke instance" + (f"; every answer replayed from {config.replay}" if config.replay
+                                                   else ""))
     else:
         limits = ", ".join(x for x in (f"max ${config.max_cost:g}" if config.max_cost else "",
                                         f"max {config.max_tokens} tokens" if config.max_tokens else "") if x)
@@ -276,7 +288,9 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
                       + (f", {limits}" if limits else "")
                       + (f", near-duplicates by {config.embedding_model} embeddings" if config.embedding_model else "")
                       + (f"; every answer replayed from {config.replay}" if config.replay else ""))
-    for line in (describe(config, task), _seed_note(state, config.budget), _one_instance_note(state),
+    for line in (describe(config, task), state.utility.describe() if state.utility else "",
+                 f"Overseer: {config.overseer} reads each running agent's recent calls and may stop it"
+                 if config.overseer else "", _seed_note(state, config.budget), _one_instance_note(state),
                  _exposed_note(task, box.name)):
         if line:
             console.print(line)
@@ -287,7 +301,7 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
         loop.add_signal_handler(signal.SIGTERM, current.cancel)
-        async with serve_gateway(config, task, client) as gateway:
+        async with serve_gateway(config, task, client, archive) as gateway:
             state.gateway = gateway  # agents that call a model reach it; None otherwise
             unanswered = await probe_models(config, task, client, llm_mock, archive)
             if unanswered:

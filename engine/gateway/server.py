@@ -52,9 +52,12 @@ class GatewaySettings:
 class Gateway:
     """Serve the run's agents; `async with Gateway(client, settings) as gw:` inside the run's event loop."""
 
-    def __init__(self, client, settings: GatewaySettings, *, base_dir: str | None = None) -> None:
+    def __init__(self, client, settings: GatewaySettings, *, base_dir: str | None = None, overseer=None) -> None:
+        """`overseer` (engine.gateway.overseer.Overseer, --overseer): reads each session's recent calls and
+        may end it."""
         self.client = client
         self.settings = settings
+        self.overseer = overseer
         self._base_dir = base_dir
         self._sessions = SessionTable()
         self._server: asyncio.AbstractServer | None = None
@@ -93,12 +96,17 @@ class Gateway:
         await self.close()
 
     # ----- evaluations ---------------------------------------------------------
-    def open_session(self, node_id: int | None, instance_id: str | None, label: str | None = None) -> AgentSession:
-        return self._sessions.open(node_id, instance_id, self.settings.max_tokens_per_evaluation, label)
+    def open_session(self, node_id: int | None, instance_id: str | None, label: str | None = None,
+                     purpose: str = "agent", cap: int | None = None) -> AgentSession:
+        """A session whose calls are booked as `purpose`; `cap` overrides the per-evaluation token cap."""
+        cap = self.settings.max_tokens_per_evaluation if cap is None else cap
+        return self._sessions.open(node_id, instance_id, cap, label, purpose)
 
     def close_session(self, session: AgentSession) -> None:
         """The evaluation is over: its token is refused from now on (calls in flight still finish and are booked)."""
         self._sessions.close(session)
+        if self.overseer is not None:
+            self.overseer.forget(session)
 
     def endpoint(self, session: AgentSession) -> LLMEndpoint:
         if self.socket_path is None:
@@ -149,12 +157,16 @@ class Gateway:
         async with session.gate:
             if session.stop_reason:
                 raise HTTPError(429, session.stop_reason, "budget_exceeded", "budget_exceeded")
+            if session.overseer_reason:
+                raise HTTPError(429, f"stopped by the overseer: {session.overseer_reason}", "overseer_stop",
+                                "overseer_stop")
             if session.over_cap():
                 session.end_capped()
                 raise HTTPError(429, session.cap_reason, "token_cap_exceeded", "token_cap_exceeded")
             key = session.next_key()
             try:
-                answer = await self.client.complete(messages, model=model, purpose="agent", node_id=session.node_id,
+                answer = await self.client.complete(messages, model=model, purpose=session.purpose,
+                                                    node_id=session.node_id,
                                                     instance_id=session.instance_id, key=key, **params)
             except BudgetExceeded as exc:
                 session.end_stopped(str(exc), fatal=False)
@@ -167,6 +179,9 @@ class Gateway:
             except ValueError as exc:  # a parameter the client refuses
                 raise HTTPError(400, str(exc).splitlines()[0]) from None
             session.tokens_used += answer.tokens_in + answer.tokens_out
+            session.cost_usd += answer.cost_usd or 0.0
+            if self.overseer is not None:
+                self.overseer.heard(session, messages, answer.text)
         return {
             "id": f"clade-{answer.call_id}", "object": "chat.completion", "created": int(time.time()),
             "model": model,

@@ -25,11 +25,15 @@ class AgentSession:
     instance_id: str | None
     label: str                       # names the calls' keys: "node 7 instance HumanEval/2"
     cap: int | None                  # tokens (in + out) one evaluation may use; None: no cap
+    purpose: str = "agent"           # what its calls are booked as: 'agent', 'self_improve', 'smoke'
     tokens_used: int = 0
+    cost_usd: float = 0.0            # dollars of the answers it received (recorded prices for replayed ones)
     calls: int = 0                   # calls asked (answered, refused or failed)
     capped: bool = False
     stop_reason: str = ""            # the run's budget was reached, or a fatal model error: the run stops
     stop_fatal: bool = False
+    overseer_reason: str = ""        # the overseer stopped this agent (a loop, no progress, reward hacking)
+    transcript: list = field(default_factory=list)  # (what the agent sent last, the answer), for the overseer
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     gate: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_CALLS_IN_FLIGHT))
 
@@ -42,12 +46,17 @@ class AgentSession:
 
     def next_key(self) -> str:
         """The call's identity in the replay cache: the k-th call of this node on this instance."""
-        key = f"agent {self.label} call {self.calls}"
+        key = f"{self.purpose} {self.label} call {self.calls}"
         self.calls += 1
         return key
 
     def end_capped(self) -> None:
         self.capped = True
+        self.ended.set()
+
+    def end_overseen(self, reason: str) -> None:
+        if not self.overseer_reason:
+            self.overseer_reason = reason
         self.ended.set()
 
     def end_stopped(self, reason: str, fatal: bool) -> None:
@@ -63,11 +72,12 @@ class SessionTable:
         self._open: dict[str, AgentSession] = {}
 
     def open(self, node_id: int | None, instance_id: str | None, cap: int | None,
-             label: str | None = None) -> AgentSession:
+             label: str | None = None, purpose: str = "agent") -> AgentSession:
         token = "clade-" + secrets.token_urlsafe(32)
         if label is None:
             label = f"node {node_id} instance {instance_id}"
-        session = AgentSession(token=token, node_id=node_id, instance_id=instance_id, label=label, cap=cap)
+        session = AgentSession(token=token, node_id=node_id, instance_id=instance_id, label=label, cap=cap,
+                               purpose=purpose)
         self._open[token] = session
         return session
 

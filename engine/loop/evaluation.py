@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -46,6 +46,9 @@ class Outcome:
     finished_at: datetime | None = None
     stop: str = ""        # not the agent's doing (the run's LLM budget, a bad key): do not record; stop the run
     fatal: bool = False   # the stop is one the user must act on (a bad key, an unknown model)
+    llm_cost_usd: float = 0.0   # the agent's model calls through the gateway (SICA's utility reads it)
+    llm_tokens: int = 0
+    trajectory: tuple = ()      # the agent's steps as it reported them (task.trajectory(answer)), for the archive
 
 
 def _last_line(text: str) -> str:
@@ -60,16 +63,18 @@ def hidden_paths(task) -> tuple[str, ...]:
 
 
 async def run_agent(task, sandbox: Sandbox, files: Mapping[str, str], instance: Instance, *,
-                    gateway=None, node_id: int | None = None, label: str | None = None) -> Outcome:
+                    gateway=None, node_id: int | None = None, label: str | None = None,
+                    purpose: str = "agent") -> Outcome:
     """Run `files` on `instance` and grade the answer. Never raises for anything the agent does.
 
     `gateway`: the run's LLM gateway (None: the agent gets no model access); its calls are booked
-    against `node_id` and the instance (`label` names them when there is no node, e.g. a reference agent)."""
+    against `node_id` and the instance as `purpose` (`label` names them when there is no node, e.g. a
+    reference agent, or a smoke run of a child not stored yet)."""
     job_files: dict[str, bytes] = {
         path: text.encode("utf-8") for path, text in files.items() if path != task.answer_file
     }  # an answer must come from running, not ship with the agent
     job_files.update(task.sandbox_files(instance))  # the task's runner wins over an agent file of the same name
-    session = gateway.open_session(node_id, instance.id, label) if gateway is not None else None
+    session = gateway.open_session(node_id, instance.id, label, purpose) if gateway is not None else None
     if session is not None and "clade_llm.py" not in job_files:  # the client, for tasks that do not ship it
         job_files["clade_llm.py"] = LLM_CLIENT_FILE.read_bytes()
     started = utcnow()
@@ -82,23 +87,45 @@ async def run_agent(task, sandbox: Sandbox, files: Mapping[str, str], instance: 
     finally:
         if session is not None:
             gateway.close_session(session)
-    if session is not None and (session.capped or session.stop_reason):
+    outcome = await _graded(task, sandbox, instance, result, session, clock, started)
+    if session is None:
+        return outcome
+    return replace(outcome, llm_cost_usd=session.cost_usd, llm_tokens=session.tokens_used)
+
+
+async def _graded(task, sandbox: Sandbox, instance: Instance, result: SandboxResult | None, session,
+                  clock: float, started: datetime) -> Outcome:
+    if session is not None and (session.capped or session.stop_reason or session.overseer_reason):
         common = {"runtime_s": time.perf_counter() - clock, "started_at": started, "finished_at": utcnow(),
                   "stdout_tail": result.stdout_tail if result else "",
                   "stderr_tail": result.stderr_tail if result else ""}
         if session.stop_reason:
             return Outcome("error", {}, session.stop_reason, stop=session.stop_reason, fatal=session.stop_fatal,
                            **common)
+        if session.overseer_reason:
+            return Outcome("killed", {}, f"stopped by the overseer: {session.overseer_reason}", **common)
         return Outcome("error", {}, session.cap_reason, **common)
     assert result is not None
+    steps = trajectory_of(task, result.answer)
     if result.status != "ok":
-        return _outcome(result.status, {}, _why(result), result, clock, started)
+        return _outcome(result.status, {}, _why(result), result, clock, started, steps)
     if result.answer is None:
         return _outcome("bad_output", {}, result.reason or f"no {task.answer_file} written", result, clock, started)
     grade = await _grade(task, sandbox, instance, result.answer)
     if not grade.valid:
-        return _outcome("bad_output", {}, grade.feedback, result, clock, started)
-    return _outcome("ok", grade.metrics, grade.feedback, result, clock, started)
+        return _outcome("bad_output", {}, grade.feedback, result, clock, started, steps)
+    return _outcome("ok", grade.metrics, grade.feedback, result, clock, started, steps)
+
+
+def trajectory_of(task, answer: bytes | None) -> tuple:
+    """The agent's steps as the task reads them from its answer (an agent that keeps a trajectory), or ()."""
+    read = getattr(task, "trajectory", None)
+    if read is None or answer is None:
+        return ()
+    try:
+        return tuple(step for step in read(answer) if isinstance(step, dict))
+    except Exception:  # noqa: BLE001 - what the agent wrote is untrusted; a bad trajectory is only lost
+        return ()
 
 
 def _why(result: SandboxResult) -> str:
@@ -108,10 +135,10 @@ def _why(result: SandboxResult) -> str:
 
 
 def _outcome(status: str, metrics: dict, feedback: str, result: SandboxResult, clock: float,
-             started: datetime) -> Outcome:
+             started: datetime, steps: tuple = ()) -> Outcome:
     return Outcome(status, metrics, feedback, runtime_s=time.perf_counter() - clock,
                    stdout_tail=result.stdout_tail, stderr_tail=result.stderr_tail, started_at=started,
-                   finished_at=utcnow())
+                   finished_at=utcnow(), trajectory=steps)
 
 
 async def _grade(task, sandbox: Sandbox, instance: Instance, answer: bytes) -> Grade:
@@ -138,6 +165,6 @@ async def _run_watched(sandbox: Sandbox, job: SandboxJob, session) -> SandboxRes
             run.cancel()  # the sandbox kills everything the job started before the cancellation ends
         ended.cancel()
         await asyncio.gather(run, ended, return_exceptions=True)
-    if session.capped or session.stop_reason:
+    if session.capped or session.stop_reason or session.overseer_reason:
         return run.result() if run.done() and not run.cancelled() and run.exception() is None else None
     return run.result()

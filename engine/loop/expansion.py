@@ -86,7 +86,8 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
     else:
         files, description = dict(outcome.files), outcome.description
         reason = (check_child(files, task.entry_file, task.entry_function, task.entry_args)
-                  or new_name_problem(parent_files, files))
+                  or new_name_problem(parent_files, files)
+                  or getattr(outcome, "invalid_reason", None))  # e.g. a self-edited agent that fails its smoke run
         status = "valid" if reason is None else "invalid"
     code_hash = files_hash(files)
     if status == "valid" and code_hash in state.code_hashes:
@@ -94,6 +95,8 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
     if status == "valid":
         if state.embedding_novelty is not None:  # the LLM mutator asked the embedding model already
             reason = getattr(outcome, "near_duplicate", None)
+        elif not getattr(mutator, "novelty_check", True):
+            reason = None  # a self-edit of a whole agent is a small change to much code: only exact duplicates count
         else:
             reason = state.near_duplicate(files)
         status = "valid" if reason is None else "invalid"
@@ -111,7 +114,7 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
     if getattr(outcome, "novelty_below", None):
         detail["novelty_below"] = outcome.novelty_below  # the nodes its novelty check saw, for a replay
     event = ("expand", parent, detail)
-    state.archive.add_node(record, files, event=event)
+    state.archive.add_node(record, files, event=event, steps=getattr(outcome, "trajectory", ()))
     state.tree.add_node(parent, status == "valid", feature=float(code_size(files)))
     state.credit.child_stored(node_id, parent, description, status == "valid")
     state.code_hashes.setdefault(code_hash, node_id)

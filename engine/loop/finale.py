@@ -15,6 +15,7 @@ import numpy as np
 from archive import EvaluationRecord, ReferenceEvaluation
 from engine.loop.evaluation import Outcome, run_agent
 from engine.loop.state import RunState
+from engine.loop.utility import scored
 from search.decisions import FinalChoice
 from search.remeasure import remeasured_final
 from tasks.base import Instance
@@ -82,13 +83,13 @@ async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterabl
         for (node, inst), outcome in zip(group, outcomes):
             if outcome.stop:  # the run's LLM budget, not the agent: measured by a resumed run with more
                 continue
-            score = _score(state, inst, outcome, node == 0)
+            score, metrics = scored(state.utility, _score(state, inst, outcome, node == 0), outcome)
             state.archive.add_evaluation(EvaluationRecord(
                 node_id=node, instance_id=inst.id, split="holdout", repeat=0, score=score,
-                metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,
+                metrics=metrics, status=outcome.status, runtime_s=outcome.runtime_s,
                 stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
                 worker="holdout", started_at=outcome.started_at, finished_at=outcome.finished_at,
-            ))
+            ), steps=outcome.trajectory)
             if node == 0 and outcome.status == "ok":
                 state.seed_metrics[inst.id] = outcome.metrics
 

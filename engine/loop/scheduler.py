@@ -44,6 +44,7 @@ from engine.loop.breaker import CircuitBreaker
 from engine.loop.evaluation import Outcome, run_agent
 from engine.loop.expansion import expand, mutation_context, store_child
 from engine.loop.state import RunState
+from engine.loop.utility import scored
 from search.decisions import Evaluate, Expand
 from search.remeasure import pick_repeat
 
@@ -241,15 +242,16 @@ class Scheduler:
             score = state.task.score(instance, outcome.metrics, outcome.metrics)
         else:
             score = state.task.score(instance, outcome.metrics, state.seed_metrics.get(instance.id))
+        score, metrics = scored(state.utility, score, outcome)
         repeat = int(launch.detail.get("repeat", 0))
         record = EvaluationRecord(
             node_id=launch.node, instance_id=instance.id, split="dev", repeat=repeat, score=score,
-            metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,
+            metrics=metrics, status=outcome.status, runtime_s=outcome.runtime_s,
             stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
             worker=f"w{launch.worker}", started_at=outcome.started_at, finished_at=outcome.finished_at,
         )
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
-        state.archive.add_evaluation(record, event=("evaluate", launch.node, detail))
+        state.archive.add_evaluation(record, event=("evaluate", launch.node, detail), steps=outcome.trajectory)
         if repeat:
             self._repeat_done(launch.node)
             state.repeat_measured(launch.node, score)

@@ -35,6 +35,7 @@ class RunState:
     runs: dict[int, list[float]] = field(default_factory=dict)  # one dev instance: node -> its scores, repeats too
     repeats_done: int = 0  # dev evaluations with `repeat` > 0 (noise probe, re-measures): in the budget
     gateway: object | None = None  # a live handle, not state: the run's LLM gateway, while the search runs
+    utility: object | None = None  # --utility: engine.loop.utility.Utility, the score policies see
 
     @property
     def dev_index(self) -> dict[str, int]:

@@ -1,0 +1,248 @@
+"""`--mutator self`: the parent agent, run on a copy of its own source, makes its child (DGM, HGM, SICA).
+
+An expansion of node P:
+1. reads P's dev evaluations and picks a weakness (engine.mutators.self_problem:
+   an unresolved instance with its log, empty patches, context overflow, a
+   result that varies); with `--meta-steps diagnose,implement` a first model call
+   (purpose `diagnose`) reads the log and proposes the change;
+2. runs P's own agent in a sandbox of the run's backend on a workspace holding
+   P's files, with that problem statement (engine/mutators/self_runner.py). The
+   agent reaches `--model` through the run's gateway, its calls booked with
+   purpose `self_improve` against P, under the same token cap and overseer as
+   an evaluation; the task's hidden paths stay hidden;
+3. the files it leaves in the workspace are the child. Before the child is
+   stored it must differ from P, compile, keep the entry point (check_child, in
+   store_child) and solve one smoke instance (the task's `smoke_instance()`,
+   else the dev instance P did best on), run like an evaluation with purpose
+   `smoke`; a child that fails that is stored `invalid` with the reason.
+P's steps while it edited itself are stored with the child (trajectory_steps,
+kind 'expansion'). The expansion's key ("self parent P child k") names its
+calls, so a resumed run reuses answers already paid for and `--replay` asks the
+same questions again.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from engine.loop.evaluation import LLM_CLIENT_FILE, hidden_paths, run_agent
+from engine.mutators.base import MutationContext, MutationError, Proposal
+from engine.mutators.self_problem import (EvaluationLog, choose_weakness, diagnosis_messages,
+                                          self_improvement_statement)
+from engine.mutators.validate import check_child
+from tasks.base import Grade, Instance
+
+RUNNER = Path(__file__).resolve().parent / "self_runner.py"
+WORKSPACE = "workspace"
+SELF_CHECK = """\
+import ast, pathlib, sys
+problems = []
+for path in sorted(pathlib.Path('.').rglob('*.py')):
+    try:
+        ast.parse(path.read_text(encoding='utf-8'), str(path))
+    except (SyntaxError, ValueError, UnicodeDecodeError) as exc:
+        problems.append(f'{path}: {exc}')
+entry = pathlib.Path(sys.argv[1])
+if entry.is_file() and not problems:
+    tree = ast.parse(entry.read_text(encoding='utf-8'))
+    if not any(isinstance(n, ast.FunctionDef) and n.name == sys.argv[2] for n in tree.body):
+        problems.append(f'{entry}: no top-level def {sys.argv[2]}')
+print('\\n'.join(problems) or 'self-check passed: every file parses and the entry point is there')
+sys.exit(1 if problems else 0)
+"""
+
+
+@dataclass(frozen=True)
+class SelfProposal(Proposal):
+    model: str | None = None
+    key: str = ""
+    trajectory: tuple = ()            # the parent's steps while it edited itself: stored with the child
+    invalid_reason: str | None = None  # the smoke run failed: store_child stores the child invalid with this
+
+
+def _failed(reason: str, outcome) -> MutationError:
+    """A failed expansion that still keeps the parent's steps (stored with the failed child)."""
+    error = MutationError(reason)
+    error.trajectory = outcome.trajectory
+    return error
+
+
+class SelfImprovementJob:
+    """The self-improvement run, shaped as a task so that run_agent gives it the gateway, cap and overseer."""
+
+    answer_file = "answer.json"
+
+    def __init__(self, task, statement: str) -> None:
+        self.task = task
+        self.statement = statement
+        self.limits = task.limits
+
+    def hidden_paths(self) -> tuple[str, ...]:
+        return hidden_paths(self.task)
+
+    def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
+        files = {f"{WORKSPACE}/{path}": text.encode() for path, text in instance.data["files"].items()}
+        problem = {"instance_id": instance.id, "statement": self.statement, "workspace": WORKSPACE,
+                   "test_command": f"python ../self_check.py {self.task.entry_file} {self.task.entry_function}",
+                   "trajectory_file": "trajectory.jsonl", "entry_file": self.task.entry_file,
+                   "entry_function": self.task.entry_function}
+        files.update({"self_runner.py": RUNNER.read_bytes(), "self_check.py": SELF_CHECK.encode(),
+                      "clade_llm.py": LLM_CLIENT_FILE.read_bytes(), "problem.json": json.dumps(problem).encode()})
+        return files
+
+    def command(self) -> list[str]:
+        return [getattr(self.task, "python", None) or sys.executable, "self_runner.py"]
+
+    def grade(self, instance: Instance, answer: bytes) -> Grade:
+        try:
+            data = json.loads(answer)
+            files = {str(k): v for k, v in data["files"].items() if isinstance(v, str)}
+        except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
+            return Grade(False, {}, "the self-improvement run left no readable answer.json")
+        return Grade(True, {"files": files, "summary": str(data.get("summary") or ""),
+                            "error": str(data.get("error") or "")}, "")
+
+    def trajectory(self, answer: bytes) -> list[dict]:
+        steps = json.loads(answer).get("trajectory") or []
+        return steps if isinstance(steps, list) else []
+
+
+class SelfMutator:
+    name = "self"
+    asynchronous = True
+    novelty_check = False  # a focused self-edit of a whole agent is near its parent by design; exact duplicates still count
+
+    def __init__(self, client, model: str, state, sandbox, *, diagnose: bool = False) -> None:
+        self.client = client
+        self.model = model
+        self.state = state
+        self.sandbox = sandbox
+        self.diagnose = diagnose
+        self._launched: dict[int, int] = {}
+
+    def _key(self, parent: int) -> str:
+        """The k-th self-improvement of this parent over the run (resumes count the children stored)."""
+        k = self._launched.get(parent, int(self.state.tree.n_children[parent]))
+        self._launched[parent] = k + 1
+        return f"self parent {parent} child {k}"
+
+    # ----- the parent's record -------------------------------------------------
+    def _logs(self, node: int) -> list[EvaluationLog]:
+        archive = self.state.archive
+        rows = archive.query(
+            "SELECT e.instance_id, e.status, e.score, e.metrics, coalesce(e.feedback, ''), "
+            "coalesce(i.data->>'statement', i.data->>'prompt', '') FROM evaluations e "
+            "JOIN instances i ON i.id = e.instance_id WHERE e.node_id = ? AND e.split = 'dev' AND e.\"repeat\" = 0 "
+            "ORDER BY e.instance_id", [node])
+        steps: dict[str, list[dict]] = {}
+        for instance, step, tool, action, result in archive.query(
+                "SELECT instance_id, step, tool, action, result FROM trajectory_steps WHERE node_id = ? "
+                "AND kind = 'evaluation' AND \"repeat\" = 0 ORDER BY instance_id, step", [node]):
+            steps.setdefault(instance, []).append({"step": step, "tool": tool, "action": action, "result": result})
+        return [EvaluationLog(i, status, float(score), json.loads(metrics or "{}"), feedback, statement,
+                              tuple(steps.get(i, ()))) for i, status, score, metrics, feedback, statement in rows]
+
+    def _solved_by(self, node: int) -> set[str]:
+        if node < 0:
+            return set()
+        return {log.instance_id for log in self._logs(node)
+                if log.metrics.get("resolved", log.metrics.get("task_score", log.score)) >= 1}
+
+    def _tried(self, parent: int) -> list[tuple[str, str]]:
+        """(description, outcome) of the children already stored from this parent, oldest first."""
+        rows = self.state.archive.query(
+            "SELECT description, status, reason FROM nodes WHERE parent_id = ? ORDER BY id", [parent])
+        return [(description or "a change", status if status == "valid" else f"{status}: {reason}"[:160])
+                for description, status, reason in rows]
+
+    def _smoke_instance(self, parent: int) -> Instance | None:
+        smoke = getattr(self.state.task, "smoke_instance", None)
+        if smoke is not None:
+            return smoke()
+        row = self.state.archive.query(
+            "SELECT instance_id FROM evaluations WHERE node_id = ? AND split = 'dev' AND status = 'ok' "
+            "ORDER BY score DESC, instance_id LIMIT 1", [parent])
+        by_id = {inst.id: inst for inst in self.state.dev}
+        return by_id.get(row[0][0]) if row else None
+
+    # ----- the expansion ---------------------------------------------------------
+    async def propose_async(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
+                            parent: int, key: str | None = None, **_pinned) -> SelfProposal:
+        from engine.llm import BudgetExceeded, LLMFatalError
+
+        key = key or self._key(parent)
+        try:
+            return await self._improve(dict(files), context, rng, parent, key)
+        except BudgetExceeded as exc:
+            exc.stops_run = True
+            raise
+        except LLMFatalError as exc:
+            exc.stops_run = exc.fatal = True
+            raise
+        except Exception as exc:
+            exc.key, exc.model = key, self.model
+            raise
+
+    async def _improve(self, files: dict[str, str], context: MutationContext, rng: np.random.Generator, parent: int,
+                       key: str) -> SelfProposal:
+        from engine.llm import BudgetExceeded
+
+        task, gateway = self.state.task, self.state.gateway
+        if gateway is None:
+            raise MutationError("--mutator self needs the run's LLM gateway (a model for the agents)")
+        parent_of = int(self.state.tree.parent[parent])
+        weakness = choose_weakness(self._logs(parent), self._solved_by(parent_of), rng)
+        tried = self._tried(parent)
+        statement = self_improvement_statement(weakness, sorted(files), context.entry_file, context.entry_function,
+                                               task.description, tried=tried)
+        if self.diagnose:
+            answer = await self.client.complete(diagnosis_messages(statement), model=self.model, purpose="diagnose",
+                                                node_id=parent, key=f"{key} diagnose", temperature=0.0)
+            statement = self_improvement_statement(weakness, sorted(files), context.entry_file,
+                                                   context.entry_function, task.description, answer.text, tried)
+        job = SelfImprovementJob(task, statement)
+        outcome = await run_agent(job, self.sandbox, files, Instance(key, "dev", {"files": files}), gateway=gateway,
+                                  node_id=parent, label=key, purpose="self_improve")
+        if outcome.stop:
+            raise BudgetExceeded(outcome.stop) if not outcome.fatal else MutationError(outcome.stop)
+        if outcome.status != "ok":
+            raise _failed(f"the self-improvement run ended {outcome.status}: {outcome.feedback}"[:400], outcome)
+        child = outcome.metrics["files"]
+        about = f"self-edit ({weakness.kind}{' on ' + weakness.log.instance_id if weakness.log else ''})"
+        summary = outcome.metrics.get("summary") or outcome.metrics.get("error") or ""
+        description = f"{about}: {' '.join(summary.split())}"[:240] if summary else about
+        if child == files:
+            raise _failed(f"the agent left its own code unchanged (an empty patch); it said: {summary[:200]}", outcome)
+        proposal = SelfProposal(files=child, description=description, model=self.model, key=key,
+                                trajectory=outcome.trajectory)
+        if check_child(child, task.entry_file, task.entry_function, task.entry_args):
+            return proposal  # store_child says why it is invalid; no smoke run for code that cannot load
+        from archive.store import files_hash
+
+        if files_hash(child) in self.state.code_hashes:
+            return proposal  # a duplicate: store_child says so
+        return await self._smoke(proposal, parent, key)
+
+    async def _smoke(self, proposal: SelfProposal, parent: int, key: str) -> SelfProposal:
+        from dataclasses import replace
+
+        from engine.llm import BudgetExceeded
+
+        task = self.state.task
+        smoke = self._smoke_instance(parent)
+        if smoke is None:
+            return proposal
+        outcome = await run_agent(task, self.sandbox, proposal.files, smoke, gateway=self.state.gateway,
+                                  node_id=parent, label=f"{key} smoke", purpose="smoke")
+        if outcome.stop:
+            raise BudgetExceeded(outcome.stop) if not outcome.fatal else MutationError(outcome.stop)
+        score = task.score(smoke, outcome.metrics, None) if outcome.status == "ok" else 0.0
+        if score >= 1.0:
+            return proposal
+        why = f"{outcome.status}: {outcome.feedback}" if outcome.feedback else outcome.status
+        return replace(proposal, invalid_reason=f"the child does not solve the smoke instance {smoke.id} ({why})"[:500])

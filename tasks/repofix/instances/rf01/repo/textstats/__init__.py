@@ -1,0 +1,1 @@
+from .core import count_words, most_common

@@ -1,0 +1,1 @@
+from .cache import LRUCache

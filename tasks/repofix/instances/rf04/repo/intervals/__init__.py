@@ -1,0 +1,1 @@
+from .merge import merge_intervals, total_length

@@ -1,0 +1,1 @@
+from .numerals import from_roman, to_roman

@@ -1,0 +1,1 @@
+from .version import compare, parse, latest

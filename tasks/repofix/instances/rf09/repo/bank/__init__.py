@@ -1,0 +1,1 @@
+from .account import Account, InsufficientFunds

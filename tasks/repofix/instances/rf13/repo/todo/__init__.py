@@ -1,0 +1,1 @@
+from .items import TodoItem

@@ -1,0 +1,1 @@
+from .buffer import RingBuffer

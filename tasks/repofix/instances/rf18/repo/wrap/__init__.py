@@ -1,0 +1,1 @@
+from .lines import wrap

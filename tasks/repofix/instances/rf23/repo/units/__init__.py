@@ -1,0 +1,1 @@
+from .length import convert

@@ -1,0 +1,1 @@
+from .bins import histogram

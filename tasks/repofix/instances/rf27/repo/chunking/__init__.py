@@ -1,0 +1,1 @@
+from .chunks import chunked

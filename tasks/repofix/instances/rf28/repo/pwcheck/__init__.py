@@ -1,0 +1,1 @@
+from .rules import is_strong, problems

@@ -1,0 +1,1 @@
+from .mul import identity, matmul

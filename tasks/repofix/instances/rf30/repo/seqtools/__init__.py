@@ -1,0 +1,1 @@
+from .unique import unique, duplicates

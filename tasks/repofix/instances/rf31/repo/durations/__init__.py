@@ -1,0 +1,1 @@
+from .fmt import format_duration

@@ -1,0 +1,1 @@
+from .basket import Basket

@@ -1,0 +1,1 @@
+from .check import is_balanced

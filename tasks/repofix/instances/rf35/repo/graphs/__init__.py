@@ -1,0 +1,1 @@
+from .paths import shortest_path

@@ -1,0 +1,1 @@
+from .accum import Accumulator

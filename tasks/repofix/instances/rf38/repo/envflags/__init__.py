@@ -1,0 +1,1 @@
+from .flags import parse_bool

@@ -1,0 +1,1 @@
+from .deep import deep_merge

@@ -1,0 +1,1 @@
+from .pct import percentile

@@ -1,0 +1,165 @@
+"""Whole `--mutator self` searches on repofix: the seed coding agent edits its own code, under bwrap.
+
+The model behind every call is scripted (tests/engine/coding_model.py) and
+answered through litellm's own offline path (mock_response) in-process, or by a
+real OpenAI-compatible server on loopback for the run killed with SIGKILL.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import pytest
+
+from engine.front.cli import build_parser
+from engine.front.run import run_from_args
+from engine.sandbox.bwrap import bwrap_available
+from tests.conftest import REPO, run_cli
+from tests.engine.coding_model import RETRY, CodingModel
+from tests.engine.llm.openai_stub import Answer, OpenAIStub
+from tests.engine.test_search_e2e import assert_budget_invariants, only_run, read
+
+BWRAP_OK, BWRAP_WHY = bwrap_available()
+MODEL = "openai/gpt-4o-mini"
+DEV = ["rf01", "rf02", "rf03", "rf04", "rf05", "rf06"]
+HOLDOUT = ["rf21", "rf22"]
+FLAKY = {"rf02", "rf03", "rf05"}  # the model's first edit misquotes the file: only an agent that retries resolves them
+
+
+def subset(tmp_path) -> str:
+    path = tmp_path / "subset.json"
+    path.write_text(json.dumps({"dev": DEV, "holdout": HOLDOUT}))
+    return str(path)
+
+
+def args_for(tmp_path, *extra: str, runs: str = "runs") -> list[str]:
+    return ["--task", "repofix", "--mutator", "self", "--model", MODEL, "--instances", subset(tmp_path),
+            "--max-failed-expansions", "30", "--run-dir", str(tmp_path / runs), "--quiet", *extra]
+
+
+def resolved(run, node: int) -> int:
+    return read(run, f"SELECT sum((metrics->>'resolved')::INT) FROM evaluations WHERE node_id = {node} "
+                     "AND split = 'dev'")[0][0]
+
+
+@pytest.mark.bwrap
+@pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)
+def test_a_self_improving_hgm_search_under_bwrap_is_complete_and_replays_at_no_cost(tmp_path):
+    model = CodingModel(flaky=FLAKY)
+    argv = args_for(tmp_path, "--policy", "hgm", "--budget", "30", "--workers", "2", "--sandbox", "bwrap",
+                    "--seed", "1")
+    assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
+    run = only_run(tmp_path / "runs")
+    assert_budget_invariants(run, 30)
+
+    # children come from the parent's own edits of itself, each checked before it was stored
+    nodes = read(run, "SELECT id, parent_id, status, mutator, reason, diff FROM nodes ORDER BY id")
+    children = nodes[1:]
+    assert children and all(n[3] == "self" for n in children)
+    valid = [n for n in children if n[2] == "valid"]
+    assert len(valid) >= 3
+    assert all(n[5].startswith("--- a/agent.py") for n in valid)
+    assert all(n[4] for n in children if n[2] != "valid")  # every rejected child says why
+    expands = read(run, "SELECT node_id, detail->>'child', detail->>'key' FROM events WHERE kind = 'expand' "
+                        "ORDER BY seq")
+    assert [int(c) for _, c, _ in expands] == [n[0] for n in children]
+    assert all(key.startswith(f"self parent {parent} child ") for parent, _, key in expands)
+
+    # the capability the seed lacks: the child that retries a failed edit resolves more dev instances
+    retry = next(n[0] for n in valid if n[1] == 0 and RETRY.splitlines()[1].strip() in n[5])
+    assert read(run, f"SELECT count(*) FROM evaluations WHERE node_id = {retry} AND split = 'dev'")[0][0] == len(DEV)
+    assert resolved(run, 0) == len(DEV) - len(FLAKY)
+    assert resolved(run, retry) == len(DEV) > resolved(run, 0)
+
+    # every model call booked by purpose, against the node it was made for
+    purposes = dict(read(run, "SELECT purpose, count(*) FROM llm_calls GROUP BY 1"))
+    assert {"self_improve", "agent", "smoke"} <= set(purposes)
+    assert read(run, "SELECT count(*) FROM llm_calls WHERE purpose = 'self_improve' AND node_id NOT IN "
+                     "(SELECT parent_id FROM nodes WHERE parent_id IS NOT NULL)")[0][0] == 0
+    assert read(run, "SELECT count(*) FROM llm_calls WHERE purpose = 'agent' AND instance_id IS NULL")[0][0] == 0
+    assert read(run, "SELECT count(*) FROM llm_calls WHERE error IS NOT NULL")[0][0] == 0
+
+    # trajectories: every evaluation that ran the agent, and every self-edit, with its steps
+    missing = read(run, "SELECT e.node_id, e.instance_id FROM evaluations e WHERE e.status = 'ok' AND NOT EXISTS "
+                        "(SELECT 1 FROM trajectory_steps t WHERE t.kind = 'evaluation' AND t.node_id = e.node_id "
+                        "AND t.instance_id = e.instance_id)")
+    assert missing == []
+    made = read(run, "SELECT id FROM nodes WHERE id > 0 AND id NOT IN "
+                     "(SELECT node_id FROM trajectory_steps WHERE kind = 'expansion')")
+    assert made == []
+    steps = read(run, "SELECT tool, action, result, tokens_in + tokens_out FROM trajectory_steps "
+                      f"WHERE kind = 'expansion' AND node_id = {retry} ORDER BY step")
+    assert [s[0] for s in steps] == ["view", "edit", "finish"]
+    assert "agent.py" in steps[0][1] and "known limit 1" in steps[1][1] and all(s[3] > 0 for s in steps)
+    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0] == len(HOLDOUT) * 2
+
+    # the replay grows the same tree with every answer from the archive: no new call, nothing spent
+    replay = ["--replay", str(run), "--run-dir", str(tmp_path / "replayed"), "--quiet"]
+    assert run_from_args(build_parser().parse_args(replay)) == 0  # no mock: an unknown question would fail
+    replayed = only_run(tmp_path / "replayed")
+    tree = "SELECT id, parent_id, status, code_hash FROM nodes ORDER BY id"
+    assert read(replayed, tree) == read(run, tree)
+    results = "SELECT node_id, instance_id, split, status, score FROM evaluations ORDER BY ALL"
+    assert read(replayed, results) == read(run, results)
+    assert read(replayed, "SELECT count(*) FROM llm_calls")[0][0] == 0
+
+
+def test_meta_steps_diagnose_then_the_agent_implements(tmp_path):
+    model = CodingModel(flaky=FLAKY)
+    argv = args_for(tmp_path, "--budget", "8", "--workers", "1", "--sandbox", "process", "--meta-steps",
+                    "diagnose,implement")
+    assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
+    run = only_run(tmp_path / "runs")
+    diagnoses = read(run, "SELECT node_id, request->>'key' FROM llm_calls WHERE purpose = 'diagnose'")
+    assert diagnoses and model.calls["diagnose"] == len(diagnoses)
+    first = read(run, "SELECT request FROM llm_calls WHERE purpose = 'self_improve' ORDER BY id LIMIT 1")[0][0]
+    assert "## Diagnosis (from a first look at the log)" in first and "Report the failure to the model" in first
+
+
+def stub_answers(model: CodingModel):
+    def respond(body, n):
+        messages = body["messages"]
+        if messages[0]["role"] != "system":  # the run's probe of the model before it starts
+            return Answer("OK")
+        return Answer(model("openai/stub", messages, 0))
+    return respond
+
+
+def test_kill_9_during_a_self_improving_search_then_resume(tmp_path):
+    model = CodingModel(flaky=FLAKY)
+    with OpenAIStub(stub_answers(model)) as stub:
+        argv = args_for(tmp_path, "--budget", "24", "--workers", "2", "--sandbox", "process", "--api-base", stub.url)
+        argv = [a if a != MODEL else "openai/stub" for a in argv if a != "--quiet"]
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        proc = subprocess.Popen([sys.executable, "-m", "engine.search", *argv], cwd=REPO, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = ""
+        try:
+            deadline = time.monotonic() + 120
+            for line in proc.stdout:
+                seen += line
+                if line.startswith("evaluations 10/24") or time.monotonic() > deadline:
+                    break
+            assert "evaluations 10/24" in seen, seen
+            os.kill(proc.pid, signal.SIGKILL)  # mid-run: evaluations and a self-improvement may be in flight
+        finally:
+            proc.kill()
+            proc.wait()
+        run = only_run(tmp_path / "runs")
+        assert 10 <= read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 24
+        paid = read(run, "SELECT count(*) FROM llm_calls")[0][0]
+        out = run_cli("--resume", str(run), "--quiet")
+        assert out.returncode == 0, out.stderr + out.stdout
+    assert_budget_invariants(run, 24)
+    assert read(run, "SELECT status FROM runs")[0][0] == "finished"
+    # nothing answered before the kill was paid for again: each request hash is booked once
+    assert read(run, "SELECT count(*) FROM (SELECT request_hash FROM llm_calls WHERE error IS NULL "
+                     "GROUP BY 1 HAVING count(*) > 1)")[0][0] == 0
+    assert read(run, "SELECT count(*) FROM llm_calls")[0][0] >= paid
+    assert read(run, "SELECT count(*) FROM nodes WHERE mutator = 'self' AND status = 'valid'")[0][0] >= 1
