@@ -6,7 +6,7 @@ An expansion of node P:
    result that varies); with `--meta-steps diagnose,implement` a first model call
    (purpose `diagnose`) reads the log and proposes the change;
 2. runs P's own agent in a sandbox of the run's backend on a workspace holding
-   P's files, with that problem statement (engine/mutators/self_runner.py). The
+   P's files, with that problem statement (engine/loop/self_runner.py). The
    agent reaches `--model` through the run's gateway, its calls booked with
    purpose `self_improve` against P, under the same token cap and overseer as
    an evaluation; the task's hidden paths stay hidden;

@@ -22,6 +22,7 @@ from engine.runinfo.reading import shown_status, wall_seconds
 LIMITS = {"diff": 30_000, "description": 4_000, "reason": 4_000, "message": 20_000, "answer": 20_000,
           "log": 4_000, "feedback": 4_000, "metrics": 2_000, "config": 2_000}
 TOTAL_CHARS = 20_000_000  # text embedded over the whole report (about 20 MB of HTML at most)
+TOTAL_STEPS = 20_000  # agents' trajectory steps embedded over the whole report (each at most ~700 characters)
 _KEY = re.compile(r"^parent \d+ child \d+")
 
 
@@ -139,6 +140,38 @@ def _evals_by_node(archive: Archive, clip: Clipper) -> dict[int, list[dict[str, 
     return out
 
 
+def _attach_steps(archive: Archive, nodes: list[dict[str, Any]], clip: Clipper) -> bool:
+    """Give each evaluation its agent's steps (`steps`, `steps_more`: how many are not shown) and each node
+    the steps its parent took while making it (`expansion_steps`, `expansion_more`); at most STEPS_SHOWN
+    steps per trajectory, STEP_CHARS characters per action or result, TOTAL_STEPS over the report.
+    False when the run has no trajectory (an older archive has no table for them)."""
+    from engine.runinfo.reading import trajectories
+
+    found = trajectories(archive)
+    if not found:
+        return False
+    left = TOTAL_STEPS
+
+    def bounded(key: tuple) -> tuple[list[dict], int]:
+        nonlocal left
+        steps, total = found.pop(key, ([], 0))
+        if len(steps) > left:
+            clip.clipped += 1
+            steps = steps[:max(left, 0)]
+        left -= len(steps)
+        return steps, total - len(steps)
+
+    for node in nodes:
+        nid = node["id"]
+        if (nid, "expansion", None, 0) in found:
+            node["expansion_steps"], node["expansion_more"] = bounded((nid, "expansion", None, 0))
+        for ev in node["evaluations"]:
+            key = (nid, "evaluation", ev["instance"], ev["repeat"])
+            if key in found:
+                ev["steps"], ev["steps_more"] = bounded(key)
+    return True
+
+
 def report_data(archive: Archive) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready data (texts clipped, see LIMITS and TOTAL_CHARS)."""
     from engine.runinfo.reading import dev_node_stats, final_choice
@@ -167,7 +200,8 @@ def report_data(archive: Archive) -> dict[str, Any]:
             "mean": None if s is None else s.mean, "n_dev": 0 if s is None else s.n,
             "evaluations": evals.get(int(nid), []), "llm_calls": calls.get(int(nid), []),
         })
+    has_steps = _attach_steps(archive, nodes, clip)
     n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
-    return {"run": run, "spend": spend, "nodes": nodes, "n_dev_instances": n_dev,
+    return {"run": run, "spend": spend, "nodes": nodes, "n_dev_instances": n_dev, "has_steps": has_steps,
             "final": None if final is None else {"node": final[0], "rule": final[1]},
             "clipped": clip.clipped}

@@ -100,6 +100,60 @@
     return d;
   }
 
+  // a coding agent's steps: number, tool, action and result excerpts (as text), tokens, time
+  function stepsTable(steps, more) {
+    const wrap = el("div", "steps");
+    const t = el("table", "steps");
+    const head = el("tr");
+    for (const h of ["#", "tool", "action", "result", "tokens in/out", "s"]) head.appendChild(el("th", null, h));
+    t.appendChild(head);
+    for (const s of steps) {
+      const tr = el("tr");
+      tr.appendChild(el("td", "num", s.step));
+      tr.appendChild(el("td", "tool", s.tool));
+      tr.appendChild(el("td", "text", s.action));
+      tr.appendChild(el("td", "text", s.result));
+      tr.appendChild(el("td", "num", s.tokens_in + " / " + s.tokens_out));
+      tr.appendChild(el("td", "num", fmt(s.time_s, 1)));
+      t.appendChild(tr);
+    }
+    wrap.appendChild(t);
+    if (more) wrap.appendChild(el("p", "empty", more + " more step" + (more === 1 ? "" : "s") + " not shown (the archive's table trajectory_steps has them all)"));
+    return wrap;
+  }
+
+  function stepsSummary(steps, more) {
+    const n = steps.length + (more || 0);
+    let tin = 0, tout = 0, secs = 0;
+    for (const s of steps) { tin += s.tokens_in; tout += s.tokens_out; secs += s.time_s; }
+    return n + " step" + (n === 1 ? "" : "s") + " · " + tin + " → " + tout + " tokens · " + fmt(secs, 1) + " s" +
+      (more ? " (shown steps)" : "");
+  }
+
+  function evalSteps(e) {
+    const d = el("details", "item steps");
+    d.appendChild(el("summary", null, e.instance + (e.repeat ? " #" + e.repeat : "") + " · " + e.split + " · " + e.status +
+      " · score " + fmt(e.score, 3) + " · " + stepsSummary(e.steps, e.steps_more)));
+    d.appendChild(stepsTable(e.steps, e.steps_more));
+    return d;
+  }
+
+  function trajectories(node) {
+    section("How this node was made");
+    if (node.expansion_steps) {
+      panel.appendChild(el("p", "meta", "the steps parent #" + node.parent + "'s agent took while it edited its own code into this node: " +
+        stepsSummary(node.expansion_steps, node.expansion_more)));
+      panel.appendChild(stepsTable(node.expansion_steps, node.expansion_more));
+    } else {
+      panel.appendChild(el("p", "empty", node.parent === null ? "the seed: no parent made it"
+        : "no agent steps recorded: made by the " + node.mutator + " mutator"));
+    }
+    const withSteps = node.evaluations.filter((e) => e.steps);
+    section("Agent steps per evaluation (" + withSteps.length + ")");
+    if (withSteps.length) withSteps.forEach((e) => panel.appendChild(evalSteps(e)));
+    else panel.appendChild(el("p", "empty", "no steps recorded for this node's evaluations"));
+  }
+
   function show(id) {
     const node = nodes.get(id);
     if (!node) return;
@@ -134,6 +188,8 @@
     section(node.parent === null ? "Files" : "Diff against parent #" + node.parent);
     if (node.diff) panel.appendChild(diffBlock(node.diff));
     else panel.appendChild(el("p", "empty", node.parent === null ? "the root: no parent to compare with" : "no change"));
+
+    if (data.has_steps) trajectories(node);
 
     section("LLM calls (" + node.llm_calls.length + ")");
     if (node.llm_calls.length) node.llm_calls.forEach((c, i) => panel.appendChild(llmCall(c, i === node.llm_calls.length - 1)));

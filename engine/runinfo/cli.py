@@ -2,6 +2,7 @@
 
     python -m engine.runs list [RUN_DIR]          # every run in a folder (default: runs)
     python -m engine.runs show RUN                # config, counts by status, spend, final node, resume
+    python -m engine.runs show RUN --node N       # one node, and its agents' steps (trajectories)
     python -m engine.runs best RUN                # the final node: id, score, description, code
     python -m engine.runs compare RUN RUN [RUN..] # side by side
     python -m engine.runs sql RUN ["SELECT .."]   # SQL on the archive: QUERY, stdin, or a `sql> ` prompt
@@ -36,6 +37,12 @@ def _rows(text: str) -> int:
     return int(text)
 
 
+def _node_id(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a node id (0 or more)")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m engine.runs",
                       description="Look at finished (or stopped) runs through their archives, read-only.")
@@ -48,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("folder", nargs="?", help="folder of runs (default: --run-dir)")
     show = sub.add_parser("show", help="one run: config, counts by status, spend, final node")
     show.add_argument("run")
+    show.add_argument("--node", type=_node_id, metavar="N", help="show node N instead: its parent, scores and "
+                      "change, then its agents' steps on each instance and the steps its parent took to make it")
     best = sub.add_parser("best", help="the run's final node (or best fully evaluated node): id, score, "
                           "description and its code")
     best.add_argument("run")
@@ -135,6 +144,10 @@ def run_command(args, console) -> int:
             return 0
         print_whole(console, tables.list_table(rows, f"Runs in {folder}"))
         _print_lines(console, tables.resume_lines(rows))
+    elif args.command == "show" and args.node is not None:
+        node = data.node_info(resolve_run(args.run, args.run_dir), args.node)
+        print_whole(console, tables.node_table(node))
+        _print_lines(console, tables.trajectory_lines(node))
     elif args.command == "show":
         info = data.run_info(resolve_run(args.run, args.run_dir))
         for table in tables.show_tables(info):

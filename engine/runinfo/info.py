@@ -17,6 +17,7 @@ from engine.runinfo.reading import (
     n_dev_instances,
     open_read_only,
     shown_status,
+    trajectories,
     wall_seconds,
 )
 
@@ -167,3 +168,75 @@ def best_node(path: str | Path) -> tuple[RunInfo, int, str, dict[str, str], str]
         files = archive.node_files(node)
         found = archive.query("SELECT coalesce(description, '') FROM nodes WHERE id = ?", [node])
     return info, node, why, files, found[0][0] if found else ""
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """One agent's steps (the first STEPS_SHOWN, texts cut): on an instance, or its parent's making this node."""
+
+    instance: str | None  # None: the expansion (the parent's steps while it edited itself into the node)
+    repeat: int
+    split: str | None
+    status: str | None
+    score: float | None
+    steps: list[dict]
+    total: int  # steps in the archive (more than len(steps) when some are not shown)
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What `runs show RUN --node N` prints about one node."""
+
+    run_id: str
+    node: int
+    parent: int | None
+    depth: int
+    status: str
+    mutator: str
+    model: str | None
+    description: str
+    reason: str | None
+    dev: tuple[float | None, int]  # (mean, n)
+    holdout: tuple[float | None, int]
+    evaluations: dict[str, int]  # status -> count
+    files: list[str]
+    expansion: Trajectory | None
+    trajectories: list[Trajectory]  # one per evaluation with steps, in instance order
+
+
+def node_info(path: str | Path, node: int) -> NodeInfo:
+    """One node of the run at `path` and its agents' trajectories, read-only (ArchiveError: no such node)."""
+    with open_read_only(path) as archive:
+        found = archive.query("SELECT parent_id, depth, status, mutator, model, coalesce(description, ''), reason "
+                              "FROM nodes WHERE id = ?", [node])
+        if not found:
+            last = archive.query("SELECT max(id) FROM nodes")[0][0]
+            raise ArchiveError(f"run {archive.run_id} has no node {node}"
+                               + ("" if last is None else f" (its nodes are 0 to {last})"))
+        parent, depth, status, mutator, model, description, reason = found[0]
+        stats = dev_node_stats(archive).get(node)
+        hold = holdout_mean(archive, node)
+        evals = archive.query('SELECT e.instance_id, e."repeat", e.split, e.status, e.score FROM evaluations e '
+                              "LEFT JOIN instances i ON i.id = e.instance_id WHERE e.node_id = ? "
+                              'ORDER BY e.split, i.rowid, e.instance_id, e."repeat"', [node])
+        files = list(archive.node_files(node))
+        steps = trajectories(archive, node)
+        run_id = archive.run_id
+    by_status: dict[str, int] = {}
+    for *_, st, _score in evals:
+        by_status[st] = by_status.get(st, 0) + 1
+    shown: list[Trajectory] = []
+    for inst, rep, split, st, score in evals:
+        if (node, "evaluation", inst, rep) in steps:
+            got, total = steps.pop((node, "evaluation", inst, rep))
+            shown.append(Trajectory(inst, int(rep), split, st, float(score), got, total))
+    for (_, kind, inst, rep), (got, total) in sorted(steps.items(), key=lambda kv: str(kv[0])):
+        if kind == "evaluation":  # steps whose evaluation is not stored (should not happen): shown all the same
+            shown.append(Trajectory(inst, rep, None, None, None, got, total))
+    made = steps.get((node, "expansion", None, 0))
+    return NodeInfo(
+        run_id=run_id, node=node, parent=None if parent is None else int(parent), depth=int(depth),
+        status=str(status), mutator=str(mutator), model=model, description=description, reason=reason,
+        dev=(stats.mean, stats.n) if stats else (None, 0), holdout=hold, evaluations=by_status, files=files,
+        expansion=None if made is None else Trajectory(None, 0, None, None, None, made[0], made[1]),
+        trajectories=shown)

@@ -112,3 +112,47 @@ def best_mean(stats: dict[int, NodeStats], min_evals: int) -> tuple[int, float] 
         if s.mean is not None and s.n >= min_evals and (best is None or s.mean > best[1]):
             best = (node, s.mean)
     return best
+
+
+# ----- trajectories: a coding agent's steps (table trajectory_steps; absent from older archives) ----------
+
+STEPS_SHOWN = 50  # steps kept per trajectory by the report and `runs show --node`
+STEP_CHARS = 300  # characters kept of a step's action and of its result
+
+
+def has_table(archive: Archive, name: str) -> bool:
+    """Whether the archive has table `name` (an archive older than the table, opened read-only, has not)."""
+    return bool(archive.query("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name])[0][0])
+
+
+def _excerpt(text: str | None, full: int | None, limit: int) -> str:
+    text = text or ""
+    more = (full or 0) - limit
+    return f"{text}… [{more:,} more characters]" if more > 0 else text
+
+
+def trajectories(archive: Archive, node: int | None = None, max_steps: int = STEPS_SHOWN,
+                 max_chars: int = STEP_CHARS) -> dict[tuple[int, str, str | None, int], tuple[list[dict], int]]:
+    """{(node, kind, instance, repeat): (first steps, number of steps)}: each trajectory's first `max_steps`
+    steps in order, their action and result cut to `max_chars` characters (the cut said in the text), for one
+    node or all. Kind 'evaluation': the node's agent on one instance (one per repeat); 'expansion' (instance
+    None): the steps its parent took while it edited itself into this node. Empty without the table."""
+    if not has_table(archive, "trajectory_steps"):
+        return {}
+    where, params = ("WHERE node_id = ?", [int(node)]) if node is not None else ("", [])
+    rows = archive.query(
+        'SELECT node_id, kind, instance_id, "repeat", step, tool, substr(action, 1, ?), length(action), '
+        "substr(result, 1, ?), length(result), tokens_in, tokens_out, time_s, n FROM ("
+        "SELECT *, row_number() OVER (PARTITION BY node_id, kind, instance_id, \"repeat\" ORDER BY step) AS k, "
+        "count(*) OVER (PARTITION BY node_id, kind, instance_id, \"repeat\") AS n "
+        f"FROM trajectory_steps {where}) WHERE k <= ? "
+        'ORDER BY node_id, kind, instance_id NULLS FIRST, "repeat", step',
+        [max_chars, max_chars, *params, max_steps])
+    out: dict[tuple[int, str, str | None, int], tuple[list[dict], int]] = {}
+    for nid, kind, inst, rep, step, tool, action, n_action, result, n_result, t_in, t_out, secs, n in rows:
+        key = (int(nid), str(kind), inst, int(rep))
+        steps = out.setdefault(key, ([], int(n)))[0]
+        steps.append({"step": int(step), "tool": tool or "", "action": _excerpt(action, n_action, max_chars),
+                      "result": _excerpt(result, n_result, max_chars), "tokens_in": int(t_in or 0),
+                      "tokens_out": int(t_out or 0), "time_s": float(secs or 0.0)})
+    return out

@@ -5,7 +5,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from engine.runinfo.info import RunInfo, Unreadable
+from engine.runinfo.info import NodeInfo, RunInfo, Trajectory, Unreadable
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -143,3 +143,68 @@ def compare_table(infos: Sequence[RunInfo]):
     for name, values in rows:
         table.add_row(name, *values)
     return table
+
+
+def node_table(info: NodeInfo):
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"Node #{info.node} of {info.run_id}", title_justify="left", show_header=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    rows = [
+        ("parent", "- (the seed)" if info.parent is None else f"#{info.parent}"),
+        ("status", info.status), ("depth", str(info.depth)),
+        ("made by", info.mutator + (f" ({info.model})" if info.model else "")),
+        ("dev mean", _mean_n(info.dev)), ("holdout mean", _mean_n(info.holdout)),
+        ("evaluations", _counts(info.evaluations)),
+        ("change", info.description or "-"),
+    ]
+    if info.reason:
+        rows.append(("reason", info.reason))
+    rows.append(("files", ", ".join(info.files) or "-"))
+    for key, value in rows:
+        table.add_row(key, Text(_clean(value, 400)))  # Text: an agent's text is never read as markup
+    return table
+
+
+_CONTROL = str.maketrans({c: " " for c in map(chr, [*range(0, 32), 127])})
+
+
+def _clean(text: str, limit: int) -> str:
+    """One line of untrusted text for a terminal: control characters (escapes, newlines) as spaces, cut."""
+    text = " ".join((text or "").translate(_CONTROL).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def step_line(step: dict, width: int = 60) -> str:
+    """`  3 edit    path=... -> edited pkg/x.py  (120+40 tok, 0.8 s)`"""
+    action, result = _clean(step["action"], width), _clean(step["result"], width)
+    return (f"  {step['step']:>2} {_clean(step['tool'], 24):<7} {action or '-'} -> {result or '-'}  "
+            f"({step['tokens_in']}+{step['tokens_out']} tok, {step['time_s']:.1f} s)")
+
+
+def _steps_lines(t: Trajectory, indent: str = "") -> list[str]:
+    lines = [indent + step_line(s) for s in t.steps]
+    if t.total > len(t.steps):
+        lines.append(f"{indent}  ... {t.total - len(t.steps)} more steps not shown (table trajectory_steps)")
+    return lines
+
+
+def trajectory_lines(info: NodeInfo) -> list[str]:
+    """The node's trajectories, compactly: per evaluation a header line and a line per step; then the steps
+    its parent took while making it."""
+    if info.expansion is None and not info.trajectories:
+        return ["No agent steps recorded for this node."]
+    lines: list[str] = []
+    for t in info.trajectories:
+        head = _clean(t.instance or "", 200) + (f" (repeat {t.repeat})" if t.repeat else "")
+        if t.split is not None:
+            head = f"{t.split} {head}: {t.status}, score {t.score:.3f}"
+        lines.append(f"{head}, {t.total} step{'' if t.total == 1 else 's'}")
+        lines += _steps_lines(t)
+    if info.expansion is not None:
+        lines.append(f"made by its parent's steps: #{info.parent}'s agent edited its own code into this node, "
+                     f"{info.expansion.total} step{'' if info.expansion.total == 1 else 's'}")
+        lines += _steps_lines(info.expansion)
+    return lines

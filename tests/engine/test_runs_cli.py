@@ -199,3 +199,86 @@ def test_show_prints_the_resume_command_of_any_unfinished_run(real_run, tmp_path
     text = capsys.readouterr().out
     assert f"Resume {real_run.name}: python -m engine.search --resume {tmp_path / 'interrupted'}" in text
     assert f"--resume {real_run}" not in text  # finished
+
+
+# ----- a node's trajectories: its agents' steps on each instance, and its parent's steps that made it -----
+
+SCRIPT = "<script>alert(1)</script>"
+
+
+def trajectory_run(folder: Path, drop_table: bool = False) -> Path:
+    """A small run folder whose node 1 was made by its parent's agent (3 expansion steps) and whose
+    evaluations carry the agent's steps (one with 60 steps, one with an action holding a script tag);
+    `drop_table`: as an archive made before the table existed."""
+    from archive.records import EvaluationRecord, NodeRecord
+    from archive.store import Archive
+
+    run = folder / "traj-run"
+    with Archive.create(run / "archive.duckdb", "traj-run", {"task": "repofix", "policy": "hgm", "budget": 4},
+                        seed=1) as archive:
+        archive.add_instances([("inst-a", "dev", {}), ("inst-b", "dev", {})])
+        archive.add_node(NodeRecord(0, None, 0, "valid", "seed", description="the seed agent"),
+                         {"agent.py": "print(0)\n"})
+        archive.add_node(NodeRecord(1, 0, 1, "valid", "self", description="reads files before editing"),
+                         {"agent.py": "print(1)\n"},
+                         steps=[{"tool": "view", "action": "path=agent.py", "result": "print(0)",
+                                 "tokens_in": 900, "tokens_out": 30, "time_s": 1.5},
+                                {"tool": "edit", "action": "path=agent.py new=print(1)",
+                                 "result": "edited agent.py", "tokens_in": 1000, "tokens_out": 80, "time_s": 2.0},
+                                {"tool": "finish", "action": "", "result": "done"}])
+        archive.add_evaluation(EvaluationRecord(0, "inst-a", "dev", 0, 0.0, status="error"))
+        archive.add_evaluation(
+            EvaluationRecord(1, "inst-a", "dev", 0, 1.0, status="ok"),
+            steps=[{"tool": "bash", "action": f"echo '{SCRIPT}'", "result": "x" * 1000 + "\x1b[31mred",
+                    "tokens_in": 120, "tokens_out": 40, "time_s": 0.8},
+                   {"tool": "edit", "action": "path=pkg/x.py\nold=a\nnew=b", "result": "edited pkg/x.py",
+                    "tokens_in": 130, "tokens_out": 45, "time_s": 0.25}])
+        archive.add_evaluation(
+            EvaluationRecord(1, "inst-b", "dev", 0, 0.5, status="timeout"),
+            steps=[{"tool": "bash", "action": f"run {i}", "result": f"out {i}", "tokens_in": i, "tokens_out": 1,
+                    "time_s": 0.1} for i in range(60)])
+        archive.set_status("finished")
+    if drop_table:
+        with duckdb.connect(str(run / "archive.duckdb")) as con:
+            con.execute("DROP TABLE trajectory_steps")
+    return run
+
+
+def test_show_node_prints_its_agents_steps_and_the_steps_that_made_it(tmp_path, capsys):
+    run = trajectory_run(tmp_path)
+    assert main(["show", str(run), "--node", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "Node #1 of traj-run" in text and "reads files before editing" in text and "#0" in text
+    lines = text.splitlines()
+    head = lines.index("dev inst-a: ok, score 1.000, 2 steps")
+    assert lines[head + 1].startswith(f"   0 bash    echo '{SCRIPT}' -> xxx")
+    assert lines[head + 1].endswith("(120+40 tok, 0.8 s)") and "\x1b" not in text
+    assert lines[head + 2] == "   1 edit    path=pkg/x.py old=a new=b -> edited pkg/x.py  (130+45 tok, 0.2 s)"
+    assert "dev inst-b: timeout, score 0.500, 60 steps" in text
+    assert "run 49 -> out 49" in text and "run 50 " not in text
+    assert "10 more steps not shown" in text
+    made = next(i for i, line in enumerate(lines) if line.startswith("made by its parent's steps:"))
+    assert made > head and "3 steps" in lines[made]
+    assert lines[made + 2] == "   1 edit    path=agent.py new=print(1) -> edited agent.py  (1000+80 tok, 2.0 s)"
+    assert lines[made + 3].startswith("   2 finish  - -> done")
+    # the seed: no steps of its own, nothing that made it
+    assert main(["show", str(run), "--node", "0"]) == 0
+    assert "No agent steps recorded for this node." in capsys.readouterr().out
+    # the run's own show is unchanged
+    assert main(["show", str(run)]) == 0
+    assert "Run traj-run" in capsys.readouterr().out
+
+
+def test_show_node_of_an_archive_older_than_trajectories(tmp_path, capsys):
+    run = trajectory_run(tmp_path, drop_table=True)
+    assert main(["show", str(run), "--node", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "Node #1 of traj-run" in text and "No agent steps recorded for this node." in text
+
+
+@pytest.mark.parametrize("node, message", [("7", "has no node 7 (its nodes are 0 to 1)"), ("x", "not a node id")])
+def test_show_a_node_that_is_not_there_is_one_line(tmp_path, node, message):
+    run = trajectory_run(tmp_path)
+    out = runs_cli("show", str(run), "--node", node)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1 and message in out.stderr, out.stderr

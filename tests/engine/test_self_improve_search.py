@@ -22,6 +22,7 @@ from engine.front.run import run_from_args
 from engine.sandbox.bwrap import bwrap_available
 from tests.conftest import REPO, run_cli
 from tests.engine.coding_model import RETRY, CodingModel
+from tests.engine.test_coding_agent_runs import NO_BUDGET, SNOOP, hostile
 from tests.engine.llm.openai_stub import Answer, OpenAIStub
 from tests.engine.test_search_e2e import assert_budget_invariants, only_run, read
 
@@ -163,3 +164,44 @@ def test_kill_9_during_a_self_improving_search_then_resume(tmp_path):
                      "GROUP BY 1 HAVING count(*) > 1)")[0][0] == 0
     assert read(run, "SELECT count(*) FROM llm_calls")[0][0] >= paid
     assert read(run, "SELECT count(*) FROM nodes WHERE mutator = 'self' AND status = 'valid'")[0][0] >= 1
+
+
+def hostile_self_edits(source: str, n: int, statement: str) -> tuple[str, str]:
+    """The n-th self-edit: delete the budget check, break the entry point, then snoop and call out."""
+    if n == 1:
+        return NO_BUDGET
+    if n == 2:
+        return "def solve(problem: dict) -> str:", "def solve_problem(problem: dict) -> str:"
+    snooping = hostile({"agent.py": source}, "snoop")["agent.py"]
+    head = "def solve(problem: dict) -> str:\n"
+    return head, snooping[snooping.index(SNOOP.splitlines()[1]):snooping.index(head)] + head + "    snoop(problem)\n"
+
+
+@pytest.mark.bwrap
+@pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)
+def test_hostile_self_edits_are_contained_and_stored_with_their_reasons(tmp_path):
+    (tmp_path / "two.json").write_text(json.dumps({"dev": ["rf01", "rf04"], "holdout": []}))
+    model = CodingModel(self_edit=hostile_self_edits, loop_on={"rf04"})  # on rf04 the model never finishes
+    argv = ["--task", "repofix", "--mutator", "self", "--model", MODEL, "--instances", str(tmp_path / "two.json"),
+            "--policy", "best_of_n", "--budget", "6", "--workers", "1", "--sandbox", "bwrap",
+            "--agent-max-tokens", "700", "--run-dir", str(tmp_path / "runs"), "--quiet"]
+    assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
+    run = only_run(tmp_path / "runs")
+    nodes = {n: (status, reason, diff) for n, status, reason, diff in
+             read(run, "SELECT id, status, reason, diff FROM nodes WHERE id > 0 ORDER BY id")}
+    no_budget, broken, snoop = 1, 2, 3
+    assert "+    return True" in nodes[no_budget][2] and nodes[no_budget][0] == "valid"
+    assert nodes[broken][:2] == ("invalid", "entry function solve missing from agent.py (no top-level def)")
+    assert nodes[snoop][0] == "valid" and "snoop(problem)" in nodes[snoop][2]
+    results = {(n, i): (status, feedback, stdout) for n, i, status, feedback, stdout in
+               read(run, "SELECT node_id, instance_id, status, feedback, stdout_tail FROM evaluations")}
+    # the seed stops itself on the endless instance; without its budget check the gateway's cap stops it
+    assert results[(0, "rf04")][0] == "ok"
+    assert results[(no_budget, "rf04")][:2] == (
+        "error", results[(no_budget, "rf04")][1]) and results[(no_budget, "rf04")][1].startswith(
+        "agent token cap of 700 exceeded")
+    # the snooping child found nothing to read, could write no grader and reach no network
+    report = json.loads(next(x for x in results[(snoop, "rf01")][2].splitlines() if x.startswith("SNOOP "))[6:])
+    assert report["hidden"] == "FileNotFoundError" and report["grader"] == "OSError"
+    assert report["network"] == "OSError"
+    assert "edited the tests (ignored)" in results[(snoop, "rf01")][1]

@@ -205,3 +205,76 @@ def test_clicking_a_node_in_headless_chromium_opens_its_panel(llm_run, tmp_path)
         shutil.copyfile(shot, SCREENSHOT_COPY)  # for a person to look at
     except OSError:
         pass
+
+
+# ----- trajectories: a node's agents' steps, and the steps its parent took to make it ---------------------
+
+def test_a_node_carries_its_trajectories_escaped_and_bounded(tmp_path):
+    from tests.engine.test_runs_cli import SCRIPT, trajectory_run
+
+    run = trajectory_run(tmp_path)
+    out = report_cli(str(run), "--out", str(tmp_path / "r.html"))
+    assert out.returncode == 0, out.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert SCRIPT not in html and "<script>alert(1)" not in html  # an agent's action is never markup
+    assert html.count("</script>") == 2 and "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in html
+    data = embedded(html)
+    assert data["has_steps"] is True
+    nodes = {n["id"]: n for n in data["nodes"]}
+    made = nodes[1]["expansion_steps"]
+    assert [s["tool"] for s in made] == ["view", "edit", "finish"] and nodes[1]["expansion_more"] == 0
+    assert made[1] == {"step": 1, "tool": "edit", "action": "path=agent.py new=print(1)", "result": "edited agent.py",
+                       "tokens_in": 1000, "tokens_out": 80, "time_s": 2.0}
+    evals = {e["instance"]: e for e in nodes[1]["evaluations"]}
+    first = evals["inst-a"]["steps"][0]
+    assert first["action"] == f"echo '{SCRIPT}'"  # kept as text, exactly
+    assert first["result"].startswith("x" * 300) and "708 more characters" in first["result"]
+    assert len(evals["inst-b"]["steps"]) == 50 and evals["inst-b"]["steps_more"] == 10
+    assert "expansion_steps" not in nodes[0] and "steps" not in nodes[0]["evaluations"][0]
+
+
+def test_an_archive_without_the_trajectory_table_reports_fine(tmp_path):
+    from tests.engine.test_runs_cli import trajectory_run
+
+    run = trajectory_run(tmp_path, drop_table=True)
+    out = report_cli(str(run), "--out", str(tmp_path / "r.html"))
+    assert out.returncode == 0, out.stderr
+    data = embedded((tmp_path / "r.html").read_text())
+    assert data["has_steps"] is False and len(data["nodes"]) == 2
+    assert not any("expansion_steps" in n or any("steps" in e for e in n["evaluations"]) for n in data["nodes"])
+
+
+@pytest.mark.browser
+def test_a_nodes_trajectories_in_headless_chromium(tmp_path):
+    from tests.engine.test_runs_cli import SCRIPT, trajectory_run
+
+    browser_path = chromium_path()
+    if browser_path is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright not installed (pip install -e '.[browser]')")
+    page_file = tmp_path / "report.html"
+    assert report_cli(str(trajectory_run(tmp_path)), "--out", str(page_file)).returncode == 0
+    problems: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=browser_path)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+            page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+            page.goto(page_file.as_uri())
+            page.click('#tree .node[data-id="1"]')
+            panel = page.inner_text("#panel")
+            assert "How this node was made" in panel and "edited agent.py" in panel
+            assert "Agent steps per evaluation (2)" in panel
+            page.locator("#panel details.steps", has_text="inst-a").first.click()
+            page.locator("#panel details.steps", has_text="inst-b").first.click()
+            panel = page.inner_text("#panel")
+            assert f"echo '{SCRIPT}'" in panel and "10 more steps not shown" in panel
+            assert "inst-b · dev · timeout · score 0.500 · 60 steps" in panel
+            assert page.locator("#panel script").count() == 0
+            page.click('#tree .node[data-id="0"]')
+            assert "the seed: no parent made it" in page.inner_text("#panel")
+        finally:
+            browser.close()
+    assert problems == []
