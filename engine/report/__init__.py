@@ -6,7 +6,9 @@
 The page shows the run's config and spend at the top and its lineage tree
 (inline SVG, root on top, colour by mean dev score, size by evaluations);
 clicking a node opens a panel with its description, diff against its parent,
-score per instance, the model's prompts and answers, and its evaluation logs.
+score per instance, the steps of the agent that made it (a self-improving run)
+and of its own agent on each instance (table trajectory_steps), the model's
+prompts and answers, and its evaluation logs.
 data.py reads the archive, tree.py draws the tree, page.py writes the HTML.
 """
 from __future__ import annotations

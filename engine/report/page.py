@@ -98,7 +98,7 @@ def render_page(data: dict[str, Any]) -> str:
 <div id="tree-scroll">{render_tree(data["nodes"], final)}</div>
 </section>
 <aside id="panel" aria-live="polite"><p class="hint">Click a node of the tree to see its change against its
-parent, its score on each instance, the model's prompt and answer, and its evaluation logs.</p></aside>
+parent, its score on each instance, its agents' steps, the model's prompt and answer, and its evaluation logs.</p></aside>
 </main>
 <script type="application/json" id="clade-data">{embed_json(data)}</script>
 <script>

@@ -205,3 +205,24 @@ def test_hostile_self_edits_are_contained_and_stored_with_their_reasons(tmp_path
     assert report["hidden"] == "FileNotFoundError" and report["grader"] == "OSError"
     assert report["network"] == "OSError"
     assert "edited the tests (ignored)" in results[(snoop, "rf01")][1]
+
+
+def test_sicas_utility_is_the_score_the_search_sees_with_the_raw_figures_beside_it(tmp_path):
+    model = CodingModel(flaky=FLAKY)
+    argv = args_for(tmp_path, "--budget", "8", "--workers", "1", "--sandbox", "process",
+                    "--utility", "score=0.5,cost=0.25,time=0.25", "--cost-cap", "0.0005", "--time-cap", "60")
+    assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
+    run = only_run(tmp_path / "runs")
+    rows = read(run, "SELECT e.node_id, e.instance_id, e.score, e.metrics, e.runtime_s, "
+                     "(SELECT sum(cost_usd) FROM llm_calls c WHERE c.node_id = e.node_id AND c.purpose = 'agent' "
+                     "AND c.instance_id = e.instance_id) FROM evaluations e WHERE split = 'dev'")
+    assert len(rows) == 8
+    for node, instance, score, metrics, runtime, paid in rows:
+        m = json.loads(metrics)
+        assert m["task_score"] == m["hidden_passed"] / m["hidden_total"]  # the task's own figures stay
+        assert m["cost_usd"] == pytest.approx(paid) and m["time_s"] == pytest.approx(runtime, abs=1e-3)
+        expected = 0.5 * m["task_score"] + 0.25 * (1 - min(1, paid / 0.0005)) + 0.25 * (1 - min(1, runtime / 60))
+        assert score == pytest.approx(m["utility"]) == pytest.approx(expected, abs=1e-4)
+    # a cheaper run of the same quality scores higher: the seed's flaky instances cost one call, the others two
+    by_instance = {i: (s, json.loads(m)) for n, i, s, m, *_ in rows if n == 0}
+    assert by_instance["rf02"][1]["cost_usd"] < by_instance["rf01"][1]["cost_usd"]
