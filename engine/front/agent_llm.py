@@ -56,6 +56,10 @@ def check_agent_llm(config: RunConfig, task) -> None:
     if not models and agent_llm_mode(task) == "required":
         raise UserError(f"the {task.name} agent calls a model: give --agent-model (or --model), e.g. "
                         "--agent-model openai/gpt-4o-mini")
+    if config.mutator == "self" and agent_llm_mode(task) == "none":
+        raise UserError(f"--mutator self runs the agent on its own code, so it must be an agent that calls a model "
+                        f"and edits files; the {task.name} agent is a function the task calls (use --task repofix, or "
+                        "--task humaneval --agent agents_seed/coding_agent)")
     if config.overseer and not models:
         raise UserError("--overseer watches agents that call a model through the run's gateway; this run's agents "
                         "call none (give --agent-model, or use a task whose agent calls a model)")

@@ -128,6 +128,10 @@ class Gateway:
             writer.write(response_bytes(status, payload))
             with contextlib.suppress(ConnectionError):
                 await writer.drain()
+        except asyncio.CancelledError:
+            # the gateway is closing (or the run stopping): end quietly; a handler task that ends cancelled is
+            # printed as "Exception in callback" with a traceback by asyncio's stream callback (Python 3.11)
+            return
         finally:
             self._handlers.discard(task)
             writer.close()

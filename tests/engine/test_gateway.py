@@ -280,3 +280,28 @@ def test_a_local_ray_worker_reaches_the_gateway(tmp_path, monkeypatch):
     found = outcome.metrics["answer"]
     assert found["answer"] == "fine" and "sk-secret-ray" not in json.dumps(found)
     assert archive.query("SELECT node_id, instance_id, purpose FROM llm_calls") == [(5, "inst-9", "agent")]
+
+
+def test_closing_the_gateway_under_a_call_in_flight_prints_no_traceback(tmp_path, caplog):
+    """A handler cancelled by close() must end quietly: asyncio (3.11) logs a cancelled stream handler as an
+    "Exception in callback" with a traceback, which a real model's slow answer once put on a user's screen."""
+    archive = Archive.create(tmp_path / "archive.duckdb", "run", {}, 0)
+
+    client = LLMClient(archive, LLMSettings(), mock=lambda model, messages, attempt: None)
+
+    async def never(*args, **kwargs):
+        await asyncio.sleep(30)
+
+    client.complete = never  # the provider is still thinking when the run ends
+
+    async def main():
+        async with Gateway(client, GatewaySettings((MODEL,), None)) as gw:
+            session = gw.open_session(0, "i")
+            call = asyncio.ensure_future(http(gw.socket_path, "POST", "/v1/chat/completions", chat(), session.token))
+            await asyncio.sleep(0.2)
+        await asyncio.gather(call, return_exceptions=True)
+        await asyncio.sleep(0.1)
+
+    caplog.set_level("ERROR", logger="asyncio")
+    asyncio.run(main())
+    assert not [r for r in caplog.records if r.name == "asyncio"], [r.getMessage() for r in caplog.records]

@@ -135,7 +135,7 @@ def stub_answers(model: CodingModel):
 def test_kill_9_during_a_self_improving_search_then_resume(tmp_path):
     model = CodingModel(flaky=FLAKY)
     with OpenAIStub(stub_answers(model)) as stub:
-        argv = args_for(tmp_path, "--budget", "24", "--workers", "2", "--sandbox", "process", "--api-base", stub.url)
+        argv = args_for(tmp_path, "--budget", "24", "--workers", "2", "--api-base", stub.url)  # --sandbox auto
         argv = [a if a != MODEL else "openai/stub" for a in argv if a != "--quiet"]
         env = dict(os.environ, PYTHONPATH=str(REPO))
         proc = subprocess.Popen([sys.executable, "-m", "engine.search", *argv], cwd=REPO, env=env,
@@ -226,3 +226,17 @@ def test_sicas_utility_is_the_score_the_search_sees_with_the_raw_figures_beside_
     # a cheaper run of the same quality scores higher: the seed's flaky instances cost one call, the others two
     by_instance = {i: (s, json.loads(m)) for n, i, s, m, *_ in rows if n == 0}
     assert by_instance["rf02"][1]["cost_usd"] < by_instance["rf01"][1]["cost_usd"]
+
+
+def test_self_improvement_needs_an_agent_that_calls_a_model(tmp_path):
+    from engine.errors import UserError
+
+    argv = ["--task", "binpack", "--mutator", "self", "--model", MODEL, "--run-dir", str(tmp_path / "runs")]
+    with pytest.raises(UserError, match="--mutator self runs the agent on its own code"):
+        run_from_args(build_parser().parse_args(argv), llm_mock=CodingModel())
+    assert not (tmp_path / "runs").exists()
+    for bad, why in ((["--mutator", "self"], "the self mutator needs --model"),
+                     (["--utility", "score=2"], "between 0 and 1"), (["--cost-cap", "3"], "give --utility too"),
+                     (["--mutator", "selfish"], "unknown mutator")):
+        out = run_cli("--task", "repofix", *bad, "--run-dir", str(tmp_path / "runs"))
+        assert out.returncode == 2 and why in out.stderr and out.stderr.count("\n") == 1, out.stderr
