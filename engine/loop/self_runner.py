@@ -3,7 +3,8 @@
 Standalone on purpose (copied into the job, standard library only). The job
 holds the parent's files twice: at the top (the agent that runs, beside
 clade_llm.py) and under workspace/ (the copy it edits). This runner calls the
-running agent's `solve(problem)` with the problem the engine wrote
+running agent's `improve(problem)` if it defines one (its own meta-code),
+else its `solve(problem)`, with the problem the engine wrote
 (problem.json: the statement, "workspace", the test command, the trajectory
 file), whatever the agent does, then writes answer.json: every text file left
 under workspace/ (the child), the agent's summary or error, and its
@@ -70,7 +71,9 @@ def main():
         spec = importlib.util.spec_from_file_location("agent", problem.pop("entry_file", "agent.py"))
         agent = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(agent)
-        summary = str(getattr(agent, problem.pop("entry_function", "solve"))(dict(problem)))[:1000]
+        entry = problem.pop("entry_function", "solve")
+        improve = getattr(agent, "improve", None)  # an agent may keep its own meta-code (DESIGN: its improve entry)
+        summary = str((improve if callable(improve) else getattr(agent, entry))(dict(problem)))[:1000]
     except BaseException as exc:  # noqa: BLE001 - the edits it made so far are still the child
         error = f"{type(exc).__name__}: {exc}".splitlines()[0][:500] if str(exc) else type(exc).__name__
         traceback.print_exc()
