@@ -111,18 +111,6 @@ def test_a_self_improving_hgm_search_under_bwrap_is_complete_and_replays_at_no_c
     assert read(replayed, "SELECT count(*) FROM llm_calls")[0][0] == 0
 
 
-def test_meta_steps_diagnose_then_the_agent_implements(tmp_path):
-    model = CodingModel(flaky=FLAKY)
-    argv = args_for(tmp_path, "--budget", "8", "--workers", "1", "--sandbox", "process", "--meta-steps",
-                    "diagnose,implement")
-    assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
-    run = only_run(tmp_path / "runs")
-    diagnoses = read(run, "SELECT node_id, request->>'key' FROM llm_calls WHERE purpose = 'diagnose'")
-    assert diagnoses and model.calls["diagnose"] == len(diagnoses)
-    first = read(run, "SELECT request FROM llm_calls WHERE purpose = 'self_improve' ORDER BY id LIMIT 1")[0][0]
-    assert "## Diagnosis (from a first look at the log)" in first and "Report the failure to the model" in first
-
-
 def stub_answers(model: CodingModel):
     def respond(body, n):
         messages = body["messages"]
@@ -135,7 +123,7 @@ def stub_answers(model: CodingModel):
 def test_kill_9_during_a_self_improving_search_then_resume(tmp_path):
     model = CodingModel(flaky=FLAKY)
     with OpenAIStub(stub_answers(model)) as stub:
-        argv = args_for(tmp_path, "--budget", "24", "--workers", "2", "--api-base", stub.url)  # --sandbox auto
+        argv = args_for(tmp_path, "--budget", "14", "--workers", "2", "--api-base", stub.url)  # --sandbox auto
         argv = [a if a != MODEL else "openai/stub" for a in argv if a != "--quiet"]
         env = dict(os.environ, PYTHONPATH=str(REPO))
         proc = subprocess.Popen([sys.executable, "-m", "engine.search", *argv], cwd=REPO, env=env,
@@ -145,19 +133,19 @@ def test_kill_9_during_a_self_improving_search_then_resume(tmp_path):
             deadline = time.monotonic() + 120
             for line in proc.stdout:
                 seen += line
-                if line.startswith("evaluations 10/24") or time.monotonic() > deadline:
+                if line.startswith("evaluations 7/14") or time.monotonic() > deadline:
                     break
-            assert "evaluations 10/24" in seen, seen
+            assert "evaluations 7/14" in seen, seen
             os.kill(proc.pid, signal.SIGKILL)  # mid-run: evaluations and a self-improvement may be in flight
         finally:
             proc.kill()
             proc.wait()
         run = only_run(tmp_path / "runs")
-        assert 10 <= read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 24
+        assert 7 <= read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 14
         paid = read(run, "SELECT count(*) FROM llm_calls")[0][0]
         out = run_cli("--resume", str(run), "--quiet")
         assert out.returncode == 0, out.stderr + out.stdout
-    assert_budget_invariants(run, 24)
+    assert_budget_invariants(run, 14)
     assert read(run, "SELECT status FROM runs")[0][0] == "finished"
     # nothing answered before the kill was paid for again: each request hash is booked once
     assert read(run, "SELECT count(*) FROM (SELECT request_hash FROM llm_calls WHERE error IS NULL "
@@ -207,12 +195,19 @@ def test_hostile_self_edits_are_contained_and_stored_with_their_reasons(tmp_path
     assert "edited the tests (ignored)" in results[(snoop, "rf01")][1]
 
 
-def test_sicas_utility_is_the_score_the_search_sees_with_the_raw_figures_beside_it(tmp_path):
+def test_diagnose_then_implement_with_sicas_utility_as_the_score_the_search_sees(tmp_path):
     model = CodingModel(flaky=FLAKY)
-    argv = args_for(tmp_path, "--budget", "8", "--workers", "1", "--sandbox", "process",
-                    "--utility", "score=0.5,cost=0.25,time=0.25", "--cost-cap", "0.0005", "--time-cap", "60")
+    argv = args_for(tmp_path, "--budget", "8", "--workers", "1", "--sandbox", "process", "--meta-steps",
+                    "diagnose,implement", "--utility", "score=0.5,cost=0.25,time=0.25", "--cost-cap", "0.0005",
+                    "--time-cap", "60")
     assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
     run = only_run(tmp_path / "runs")
+    # DGM's two steps: a diagnosis call, whose plan the self-improving agent is given
+    diagnoses = read(run, "SELECT node_id, request->>'key' FROM llm_calls WHERE purpose = 'diagnose'")
+    assert diagnoses and model.calls["diagnose"] == len(diagnoses)
+    first = read(run, "SELECT request FROM llm_calls WHERE purpose = 'self_improve' ORDER BY id LIMIT 1")[0][0]
+    assert "## Diagnosis (from a first look at the log)" in first and "Report the failure to the model" in first
+    # SICA's utility is the score; the task's own figures stay beside it
     rows = read(run, "SELECT e.node_id, e.instance_id, e.score, e.metrics, e.runtime_s, "
                      "(SELECT sum(cost_usd) FROM llm_calls c WHERE c.node_id = e.node_id AND c.purpose = 'agent' "
                      "AND c.instance_id = e.instance_id) FROM evaluations e WHERE split = 'dev'")
