@@ -68,14 +68,14 @@ def test_same_seed_same_tree_with_one_worker(tmp_path, instances_file):
     trees = []
     for k in range(2):
         runs = tmp_path / f"runs{k}"
-        out = run_cli("--budget", "24", "--workers", "1", "--seed", "5", "--instances", str(instances_file),
+        out = run_cli("--budget", "16", "--workers", "1", "--seed", "5", "--instances", str(instances_file),
                       "--run-dir", str(runs), "--quiet")
         assert out.returncode == 0, out.stderr
         trees.append(tree_of(only_run(runs)))
     assert trees[0] == trees[1]
     assert len(trees[0]) > 3
     other = tmp_path / "runs-other"
-    assert run_cli("--budget", "24", "--workers", "1", "--seed", "6", "--instances", str(instances_file),
+    assert run_cli("--budget", "16", "--workers", "1", "--seed", "6", "--instances", str(instances_file),
                    "--run-dir", str(other), "--quiet").returncode == 0
     assert tree_of(only_run(other)) != trees[0]
 
