@@ -17,6 +17,7 @@ class NodeRecord:
     code_hash: str = ""
     reason: str = ""
     description: str = ""
+    note: str = ""  # markdown: the review (diagnosis) that planned the change making this node
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ archive made before it, when the archive is opened for writing; so is the
 `trajectory_steps` table (a coding agent's steps: kind 'evaluation', one
 per (node, instance, repeat), or 'expansion', the parent's steps while it
 edited itself into this node; OPTIONAL_TABLES may be absent from an older
-archive or snapshot).
+archive or snapshot); and `nodes.note`, the improvement note (the review
+that planned the change which made this node, with --meta-steps
+diagnose,implement; NULL otherwise).
 """
 from __future__ import annotations
 
@@ -60,7 +62,8 @@ CREATE TABLE IF NOT EXISTS nodes (
     diff VARCHAR,
     code_hash VARCHAR,
     reason VARCHAR,
-    description VARCHAR
+    description VARCHAR,
+    note VARCHAR
 );
 CREATE TABLE IF NOT EXISTS blobs (
     hash VARCHAR PRIMARY KEY,
@@ -128,5 +131,6 @@ CREATE TABLE IF NOT EXISTS events (
 # Additive, idempotent changes run on an archive opened for writing (no change of meaning: no version bump).
 MIGRATIONS = (
     "ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS instance_id VARCHAR",
+    "ALTER TABLE nodes ADD COLUMN IF NOT EXISTS note VARCHAR",
     TRAJECTORY_TABLE,
 )

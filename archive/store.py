@@ -166,9 +166,10 @@ class Archive:
         with self._transaction(event) as con:
             self._insert_steps(node.id, "expansion", None, 0, steps)
             con.execute(
-                "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO nodes (id, run_id, parent_id, depth, status, created_at, mutator, model, diff, code_hash, "
+                "reason, description, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [node.id, self.run_id, node.parent_id, node.depth, node.status, utcnow(), node.mutator,
-                 node.model, node.diff, node.code_hash, node.reason, node.description],
+                 node.model, node.diff, node.code_hash, node.reason, node.description, node.note or None],
             )
             for path in sorted(files):
                 text = files[path]

@@ -1,7 +1,7 @@
 """Benchmarks: the Task protocol and the built-in tasks."""
 from __future__ import annotations
 
-TASKS = ("binpack", "circle_packing", "humaneval", "arc", "repofix")
+TASKS = ("binpack", "circle_packing", "humaneval", "arc", "repofix", "email_validation")
 
 
 def make_task(name: str, instances_path: str | None = None, target: float | None = None):
@@ -31,6 +31,10 @@ def make_task(name: str, instances_path: str | None = None, target: float | None
         from tasks.repofix.task import RepoFixTask
 
         return RepoFixTask(instances_path=instances_path)
+    if name == "email_validation":  # labels stored in tasks/email_validation/data; no package needed to run
+        from tasks.email_validation.task import EmailValidationTask
+
+        return EmailValidationTask(instances_path=instances_path)
     if name == "binpack":
         from tasks.binpack.task import BinPackTask
 

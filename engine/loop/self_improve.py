@@ -32,6 +32,7 @@ import numpy as np
 
 from engine.loop.evaluation import LLM_CLIENT_FILE, hidden_paths, run_agent
 from engine.mutators.base import MutationContext, MutationError, Proposal
+from engine.mutators.llm import lineage_notes
 from engine.mutators.self_problem import (EvaluationLog, choose_weakness, diagnosis_messages,
                                           self_improvement_statement)
 from engine.mutators.validate import check_child
@@ -63,6 +64,7 @@ class SelfProposal(Proposal):
     key: str = ""
     trajectory: tuple = ()            # the parent's steps while it edited itself: stored with the child
     invalid_reason: str | None = None  # the smoke run failed: store_child stores the child invalid with this
+    note: str = ""                     # with diagnose: the review that planned it (the node's improvement note)
 
 
 def _failed(reason: str, outcome) -> MutationError:
@@ -200,11 +202,14 @@ class SelfMutator:
         tried = self._tried(parent)
         statement = self_improvement_statement(weakness, sorted(files), context.entry_file, context.entry_function,
                                                task.description, tried=tried)
+        note = ""
         if self.diagnose:
-            answer = await self.client.complete(diagnosis_messages(statement), model=self.model, purpose="diagnose",
-                                                node_id=parent, key=f"{key} diagnose", temperature=0.0)
+            answer = await self.client.complete(diagnosis_messages(statement, lineage_notes(self.state, parent)),
+                                                model=self.model, purpose="diagnose", node_id=parent,
+                                                key=f"{key} diagnose", temperature=0.0)
+            note = answer.text.strip()[:4000]
             statement = self_improvement_statement(weakness, sorted(files), context.entry_file,
-                                                   context.entry_function, task.description, answer.text, tried)
+                                                   context.entry_function, task.description, note)
         job = SelfImprovementJob(task, statement)
         outcome = await run_agent(job, self.sandbox, files, Instance(key, "dev", {"files": files}), gateway=gateway,
                                   node_id=parent, label=key, purpose="self_improve")
@@ -219,7 +224,7 @@ class SelfMutator:
         if child == files:
             raise _failed(f"the agent left its own code unchanged (an empty patch); it said: {summary[:200]}", outcome)
         proposal = SelfProposal(files=child, description=description, model=self.model, key=key,
-                                trajectory=outcome.trajectory)
+                                trajectory=outcome.trajectory, note=note)
         if check_child(child, task.entry_file, task.entry_function, task.entry_args):
             return proposal  # store_child says why it is invalid; no smoke run for code that cannot load
         from archive.store import files_hash

@@ -35,7 +35,7 @@ from engine.mutators.answers import AnswerFormatError, extract_description, pars
 from engine.mutators.base import MutationContext, MutationError, Proposal
 from engine.mutators.edits import apply_blocks, apply_rewrite, find_editable
 from engine.mutators.prompt import (InstanceFeedback, Inspiration, LineageStep, PromptContext,
-                                    build_diagnosis_prompt, build_mutation_prompt, build_retry_message)
+                                    build_diagnosis_prompt, build_mutation_prompt, build_retry_message, note_markdown)
 
 FEEDBACK_ITEMS = 6
 INSPIRATIONS = 2
@@ -52,6 +52,18 @@ class LLMProposal(Proposal):
     answer_format: str = ""  # what the model was asked for ("diff", "rewrite"), kept in the expand event
     near_duplicate: str | None = None  # with --embedding-model: why the child is a near-duplicate (store_child)
     novelty_below: int | None = None  # with --embedding-model: compared with nodes of smaller ids (the replay's)
+    note: str = ""  # with diagnose: the review that planned this child, stored as the node's improvement note
+
+
+def lineage_notes(state, parent: int) -> list[tuple[int, str]]:
+    """(node, note) of the nodes on the path root -> parent that have an improvement note, root first."""
+    path, node = [], parent
+    while node >= 0:
+        path.append(node)
+        node = int(state.tree.parent[node])
+    marks = ",".join("?" * len(path))
+    rows = state.archive.query(f"SELECT id, note FROM nodes WHERE note IS NOT NULL AND id IN ({marks})", path)
+    return sorted((int(n), text) for n, text in rows)
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,10 @@ class LLMMutator:
             f"SELECT id, description FROM nodes WHERE id IN ({','.join('?' * len(path))})", path))
         return [LineageStep(n, described.get(n) or "", self._mean(n), int(self.state.tree.n_evals[n])) for n in path]
 
+    def _notes(self, parent: int) -> list[tuple[int, str]]:
+        """The improvement notes of the lineage, root to parent: what earlier reviews planned."""
+        return lineage_notes(self.state, parent)
+
     def _inspirations(self, parent: int, count: int = INSPIRATIONS) -> list[Inspiration]:
         tree = self.state.tree
         nodes = np.flatnonzero(tree.valid[: tree.n] & (tree.n_evals[: tree.n] > 0))
@@ -179,6 +195,7 @@ class LLMMutator:
             feedback=self._feedback(parent), lineage=self._lineage(parent),
             inspirations=self._inspirations(parent, ARCHIVE_SHOWN if context.whole_archive else INSPIRATIONS),
             answer_format=answer_format or self.format_for(self.model), archive_mode=context.whole_archive,
+            notes=self._notes(parent) if self.diagnose else (),
         )
 
     # ----- the conversation ------------------------------------------------
@@ -210,13 +227,15 @@ class LLMMutator:
     async def _converse(self, files: Mapping[str, str], context: MutationContext, parent: int, key: str,
                         model: str, answer_format: str, novelty_below: int | None = None) -> LLMProposal:
         ctx = self.prompt_context(files, context, parent, answer_format)
+        note = ""
         if self.diagnose:
             answer = await self._ask(build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent,
                                      key=f"{key} diagnose")
             try:
                 ctx = replace(ctx, diagnosis=parse_diagnosis(answer.text))
+                note = note_markdown(ctx.diagnosis)
             except AnswerFormatError:
-                pass  # implement without a plan rather than lose the expansion
+                note = answer.text.strip()[:4000]  # kept as written; implement without a plan rather than lose it
         editable = find_editable(files, context.entry_file)
         messages = build_mutation_prompt(ctx)
         current = dict(files)
@@ -251,7 +270,8 @@ class LLMMutator:
                 messages.append({"role": "user", "content": "Your edits leave the code unchanged. Propose a change."})
                 continue
             proposal = LLMProposal(files=current, description=extract_description(answer.text), model=model, key=key,
-                                   answer_format=answer_format, novelty_below=novelty_below if novelty else None)
+                                   answer_format=answer_format, novelty_below=novelty_below if novelty else None,
+                                   note=note)
             if novelty is None:
                 return proposal
             reason = await novelty.check(current, node_id=parent, below=novelty_below)

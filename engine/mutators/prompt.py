@@ -70,6 +70,7 @@ class PromptContext:
     archive_mode: bool = False                    # ADAS: the inspirations are the archive to write a new agent from
     answer_format: str = "diff"                   # "diff" (SEARCH/REPLACE blocks) or "rewrite" (whole file)
     diagnosis: Mapping | None = None              # from the diagnose step, to implement
+    notes: Sequence[tuple[int, str]] = ()         # improvement notes of the lineage (node, markdown), root first
     max_file_chars: int = 60_000                  # per file shown
     max_feedback_items: int = 6
     max_feedback_chars: int = 6_000               # all feedback items together
@@ -95,6 +96,10 @@ def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
     ]
     if marked:
         sections.append(_section("Editable region", _region_rule(ctx)))
+    if ctx.diagnosis:  # asymmetric information (SIA): the reviewer saw the history, the implementer sees the code
+        sections.append(_section("Diagnosis to implement", render_diagnosis(ctx.diagnosis)))
+        sections.append(_section("Your answer", _ask(ctx, marked)))
+        return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
     sections.append(_section("Results of the parent on development instances (failed or weakest)",
                              render_feedback(ctx.feedback, ctx.max_feedback_items, ctx.max_feedback_chars)))
     if ctx.lineage:
@@ -106,8 +111,6 @@ def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
                  else "Other agents from the archive (for ideas only; do not edit them)")
         sections.append(_section(title, render_inspirations(ctx.inspirations, ctx.entry_file,
                                                             ctx.max_inspiration_chars)))
-    if ctx.diagnosis:
-        sections.append(_section("Diagnosis to implement", render_diagnosis(ctx.diagnosis)))
     sections.append(_section("Your answer", _ask(ctx, marked)))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
 
@@ -135,6 +138,9 @@ def build_diagnosis_prompt(ctx: PromptContext) -> list[dict]:
     if ctx.lineage:
         sections.append(_section("Lineage (root to this agent: what each step changed, and its score)",
                                  render_lineage(ctx.lineage, ctx.max_lineage_steps)))
+    if ctx.notes:
+        sections.append(_section("Improvement notes of this lineage (earlier reviews: what was diagnosed and "
+                                 "planned, oldest first; do not repeat what did not work)", render_notes(ctx.notes)))
     sections.append(_section("Your answer", ask))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
 
@@ -246,6 +252,20 @@ def render_inspirations(inspirations: Sequence[Inspiration], entry_file: str, ma
                            for path in paths)
         parts.append(f"### node {insp.node_id} ({score})\n{body}")
     return "\n\n".join(parts)
+
+
+def render_notes(notes: Sequence[tuple[int, str]], max_chars: int = 6_000) -> str:
+    """The lineage's notes, the newest kept whole when they must be cut."""
+    parts = [f"### Note on node {node}\n{text.strip()}" for node, text in notes]
+    while len(parts) > 1 and sum(len(p) for p in parts) > max_chars:
+        parts.pop(0)
+    return "\n\n".join(parts)[-max_chars:]
+
+
+def note_markdown(diagnosis: Mapping) -> str:
+    """A diagnosis as the node's improvement note (markdown, SIA's improvement.md)."""
+    return "\n\n".join(f"**{key.replace('_', ' ').capitalize()}**: {_as_text(value)}"
+                         for key, value in diagnosis.items())
 
 
 def render_diagnosis(diagnosis: Mapping) -> str:

@@ -117,6 +117,9 @@ def self_improvement_statement(weakness: Weakness, agent_files: list[str], entry
         "## What went wrong",
         WHAT_WENT_WRONG[weakness.kind].format(count=weakness.count),
     ]
+    if diagnosis:  # asymmetric information (SIA): the reviewer read the log and the history; the agent gets its plan
+        parts += ["## Diagnosis (a review of the agent's failures and of the earlier attempts)", diagnosis.strip()]
+        return "\n\n".join(parts + _job(entry_file, entry_function))
     log = weakness.log
     if log is not None:
         parts += [f"## The log of problem {log.instance_id}",
@@ -126,9 +129,11 @@ def self_improvement_statement(weakness: Weakness, agent_files: list[str], entry
     if tried:  # children already made from this version: a repeat would only be a duplicate
         parts += ["## Already tried from this version of the agent (do something different)",
                   "\n".join(f"- {what} ({how})" for what, how in tried[-TRIED_SHOWN:])]
-    if diagnosis:
-        parts += ["## Diagnosis (from a first look at the log)", diagnosis.strip()]
-    parts += [
+    return "\n\n".join(parts + _job(entry_file, entry_function))
+
+
+def _job(entry_file: str, entry_function: str) -> list[str]:
+    return [
         "## Your job",
         "Make one focused, general improvement to the agent's code (its loop, its tools, its prompts, how it "
         "recovers from errors or checks its work) so that it does better on problems like this one, not only on "
@@ -136,15 +141,19 @@ def self_improvement_statement(weakness: Weakness, agent_files: list[str], entry
         f"`{entry_function}(problem)` must keep its signature; the test command checks that. The benchmark's tests "
         "and grader are not in the workspace: do not look for them.",
     ]
-    return "\n\n".join(parts)
 
 
-def diagnosis_messages(statement: str) -> list[dict]:
-    """DGM's first step: read the log, say what is wrong with the agent and what change would fix it."""
+def diagnosis_messages(statement: str, notes: list[tuple[int, str]] = ()) -> list[dict]:
+    """DGM's first step: read the log (and the lineage's earlier notes), say what is wrong and what change would fix
+    it. The answer is stored as the child's improvement note (SIA's improvement.md)."""
+    history = ""
+    if notes:
+        history = "\n\n## Improvement notes of this lineage (earlier reviews, oldest first)\n\n" + "\n\n".join(
+            f"### Note on node {node}\n{text.strip()}" for node, text in notes)
     return [
         {"role": "system", "content": "You review a coding agent's failures and propose one improvement to the "
                                       "agent's own code. Be concrete and brief."},
-        {"role": "user", "content": statement + "\n\nDo not write the code yet. Answer with: 1. what in the agent's "
-                                                "behaviour caused the failure; 2. the one change to its code that "
-                                                "would fix this kind of failure; 3. how to check the change."},
+        {"role": "user", "content": statement + history + "\n\nDo not write the code yet. Answer with: 1. what in "
+                                    "the agent's behaviour caused the failure; 2. the one change to its code that "
+                                    "would fix this kind of failure; 3. how to check the change."},
     ]

@@ -174,7 +174,7 @@ def _attach_steps(archive: Archive, nodes: list[dict[str, Any]], clip: Clipper) 
 
 def report_data(archive: Archive) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready data (texts clipped, see LIMITS and TOTAL_CHARS)."""
-    from engine.runinfo.reading import dev_node_stats, final_choice
+    from engine.runinfo.reading import dev_node_stats, final_choice, node_notes
 
     clip = Clipper()
     run = _run_part(archive, clip)
@@ -200,6 +200,9 @@ def report_data(archive: Archive) -> dict[str, Any]:
             "mean": None if s is None else s.mean, "n_dev": 0 if s is None else s.n,
             "evaluations": evals.get(int(nid), []), "llm_calls": calls.get(int(nid), []),
         })
+    notes = node_notes(archive)
+    for node in nodes:
+        node["note"] = clip(notes[node["id"]], "description") if node["id"] in notes else None
     has_steps = _attach_steps(archive, nodes, clip)
     n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
     return {"run": run, "spend": spend, "nodes": nodes, "n_dev_instances": n_dev, "has_steps": has_steps,

@@ -180,6 +180,10 @@
       : "mean dev score " + fmt(node.mean, 3) + " over " + node.n_dev + " of " + data.n_dev_instances + " dev instances"));
     panel.appendChild(el("div", "desc", node.description || "(no description)"));
     if (node.reason) panel.appendChild(el("div", "reason", node.reason));
+    if (node.note) {
+      section("Improvement note (the review that planned this change)");
+      panel.appendChild(el("pre", "note", node.note));
+    }
 
     section("Scores per instance");
     if (node.evaluations.length) panel.appendChild(scoresTable(node));

@@ -14,6 +14,7 @@ from engine.runinfo.reading import (
     dev_node_stats,
     final_choice,
     holdout_mean,
+    node_notes,
     n_dev_instances,
     open_read_only,
     shown_status,
@@ -202,6 +203,7 @@ class NodeInfo:
     files: list[str]
     expansion: Trajectory | None
     trajectories: list[Trajectory]  # one per evaluation with steps, in instance order
+    note: str | None = None  # the improvement note: the review that planned the change (--meta-steps diagnose,...)
 
 
 def node_info(path: str | Path, node: int) -> NodeInfo:
@@ -221,6 +223,7 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
                               'ORDER BY e.split, i.rowid, e.instance_id, e."repeat"', [node])
         files = list(archive.node_files(node))
         steps = trajectories(archive, node)
+        note = node_notes(archive, node).get(node)
         run_id = archive.run_id
     by_status: dict[str, int] = {}
     for *_, st, _score in evals:
@@ -239,4 +242,4 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         status=str(status), mutator=str(mutator), model=model, description=description, reason=reason,
         dev=(stats.mean, stats.n) if stats else (None, 0), holdout=hold, evaluations=by_status, files=files,
         expansion=None if made is None else Trajectory(None, 0, None, None, None, made[0], made[1]),
-        trajectories=shown)
+        trajectories=shown, note=note)

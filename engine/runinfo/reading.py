@@ -125,6 +125,16 @@ def has_table(archive: Archive, name: str) -> bool:
     return bool(archive.query("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name])[0][0])
 
 
+def node_notes(archive: Archive, node: int | None = None) -> dict[int, str]:
+    """Improvement notes by node (one node's, or every node's); {} for an archive older than the column."""
+    present = archive.query("SELECT count(*) FROM information_schema.columns WHERE table_name = 'nodes' "
+                            "AND column_name = 'note'")[0][0]
+    if not present:
+        return {}
+    where = "" if node is None else f" AND id = {int(node)}"
+    return {int(n): text for n, text in archive.query(f"SELECT id, note FROM nodes WHERE note <> ''{where}")}
+
+
 def _excerpt(text: str | None, full: int | None, limit: int) -> str:
     text = text or ""
     more = (full or 0) - limit

@@ -192,11 +192,14 @@ def _steps_lines(t: Trajectory, indent: str = "") -> list[str]:
 
 
 def trajectory_lines(info: NodeInfo) -> list[str]:
-    """The node's trajectories, compactly: per evaluation a header line and a line per step; then the steps
-    its parent took while making it."""
-    if info.expansion is None and not info.trajectories:
-        return ["No agent steps recorded for this node."]
+    """The node's improvement note, then its trajectories, compactly: per evaluation a header line and a line
+    per step; then the steps its parent took while making it."""
     lines: list[str] = []
+    if info.note:
+        lines.append("improvement note (the review that planned this node's change):")
+        lines += ["  " + _clean(line, 300) for line in info.note.strip().splitlines()[:40]]
+    if info.expansion is None and not info.trajectories:
+        return lines + ["No agent steps recorded for this node."]
     for t in info.trajectories:
         head = _clean(t.instance or "", 200) + (f" (repeat {t.repeat})" if t.repeat else "")
         if t.split is not None:

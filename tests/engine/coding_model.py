@@ -16,7 +16,7 @@ system prompt of each conversation:
   expansions make different children);
 - SICA's overseer: it says stop when the last three actions it is shown are
   the same;
-- DGM's diagnosis: a fixed plan.
+- DGM's diagnosis: the retry, or more steps once the retry is among the children already tried.
 `silent=True` answers nothing at all (the agent then has no readable action).
 """
 from __future__ import annotations
@@ -33,6 +33,7 @@ LIMIT_1 = '''            except EditFailed as exc:                    # known li
 RETRY = '''            except EditFailed as exc:                    # retried: the model is told and tries again
                 result = f"error: edit failed: {exc}; view the file and copy the search text exactly"'''
 SUMMARY = "report a failed edit to the model and let it try again"
+MORE_STEPS = "Raise MAX_STEPS"
 STEPS = re.compile(r"^MAX_STEPS = (\d+)", re.MULTILINE)
 
 
@@ -44,7 +45,7 @@ def add_retry_then_more_steps(source: str, n: int, statement: str) -> tuple[str,
     """(search, replace) of the n-th self-edit this model makes, from agent.py's current source (and the
     statement, which lists what was already tried from this version)."""
     tried = statement.partition("## Already tried from this version")[2].partition("\n## ")[0]
-    if LIMIT_1 in source and SUMMARY not in tried:
+    if LIMIT_1 in source and SUMMARY not in tried and MORE_STEPS not in statement:
         return LIMIT_1, RETRY
     steps = STEPS.search(source)
     return steps.group(0), f"MAX_STEPS = {int(steps.group(1)) + 1 + n}"
@@ -77,8 +78,12 @@ class CodingModel:
             looping = len(shown) >= 3 and len(set(shown[-3:])) == 1
             return json.dumps({"stop": looping, "reason": "the same action three times in a row" if looping
                                else "making progress"})
-        if system.startswith("You review"):
+        if system.startswith("You review"):  # the reviewer sees what was tried; the implementer gets its plan
             self.calls["diagnose"] += 1
+            review = messages[1]["content"]
+            tried = review.partition("## Already tried from this version")[2].partition("\n## ")[0]
+            if SUMMARY in tried:
+                return f"1. It stops too early. 2. {MORE_STEPS} by a few. 3. Run the tests."
             return "1. A failed edit ends the run. 2. Report the failure to the model and go on. 3. Run the tests."
         assert system.startswith(AGENT_SYSTEM), system[:80]
         if self.silent:

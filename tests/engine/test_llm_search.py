@@ -176,6 +176,18 @@ def test_diagnose_then_implement(tmp_path, instances_file):
     run = only_run(tmp_path / "runs")
     purposes = [p for (p,) in read(run, "SELECT purpose FROM llm_calls ORDER BY id")]
     assert purposes[:4] == ["diagnose", "mutate", "diagnose", "mutate"]
+    # each diagnosis is its child's improvement note, and a later review of that lineage reads it
+    notes = dict(read(run, "SELECT id, note FROM nodes WHERE note IS NOT NULL"))
+    assert notes and all("**Proposed improvement**: prefer full bins" in n for n in notes.values())
+    grandchildren = read(run, "SELECT c.parent_id FROM nodes c JOIN nodes p ON p.id = c.parent_id "
+                              "WHERE p.note IS NOT NULL ORDER BY c.id")
+    assert grandchildren
+    noted = grandchildren[0][0]
+    reviews = [r for (r,) in read(run, f"SELECT request FROM llm_calls WHERE purpose = 'diagnose' AND node_id = {noted}")]
+    assert reviews and all(f"### Note on node {noted}" in r for r in reviews)
+    # asymmetric information: the implementing call sees the plan and the code, not the results and the lineage
+    implement = read(run, "SELECT request FROM llm_calls WHERE purpose = 'mutate' ORDER BY id LIMIT 1")[0][0]
+    assert "Diagnosis to implement" in implement and "Results of the parent" not in implement
 
 
 def test_an_ensemble_with_the_bandit_uses_and_credits_each_model(tmp_path, instances_file):

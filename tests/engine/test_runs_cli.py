@@ -219,7 +219,8 @@ def trajectory_run(folder: Path, drop_table: bool = False) -> Path:
         archive.add_instances([("inst-a", "dev", {}), ("inst-b", "dev", {})])
         archive.add_node(NodeRecord(0, None, 0, "valid", "seed", description="the seed agent"),
                          {"agent.py": "print(0)\n"})
-        archive.add_node(NodeRecord(1, 0, 1, "valid", "self", description="reads files before editing"),
+        archive.add_node(NodeRecord(1, 0, 1, "valid", "self", description="reads files before editing",
+                                    note=f"**Summary**: it edits blind\n\n**Proposed improvement**: view first {SCRIPT}"),
                          {"agent.py": "print(1)\n"},
                          steps=[{"tool": "view", "action": "path=agent.py", "result": "print(0)",
                                  "tokens_in": 900, "tokens_out": 30, "time_s": 1.5},
@@ -241,6 +242,7 @@ def trajectory_run(folder: Path, drop_table: bool = False) -> Path:
     if drop_table:
         with duckdb.connect(str(run / "archive.duckdb")) as con:
             con.execute("DROP TABLE trajectory_steps")
+            con.execute("ALTER TABLE nodes DROP COLUMN note")
     return run
 
 
@@ -261,6 +263,8 @@ def test_show_node_prints_its_agents_steps_and_the_steps_that_made_it(tmp_path, 
     assert made > head and "3 steps" in lines[made]
     assert lines[made + 2] == "   1 edit    path=agent.py new=print(1) -> edited agent.py  (1000+80 tok, 2.0 s)"
     assert lines[made + 3].startswith("   2 finish  - -> done")
+    note = lines.index("improvement note (the review that planned this node's change):")
+    assert note < head and lines[note + 1] == "  **Summary**: it edits blind"
     # the seed: no steps of its own, nothing that made it
     assert main(["show", str(run), "--node", "0"]) == 0
     assert "No agent steps recorded for this node." in capsys.readouterr().out
@@ -274,6 +278,7 @@ def test_show_node_of_an_archive_older_than_trajectories(tmp_path, capsys):
     assert main(["show", str(run), "--node", "1"]) == 0
     text = capsys.readouterr().out
     assert "Node #1 of traj-run" in text and "No agent steps recorded for this node." in text
+    assert "improvement note" not in text
 
 
 @pytest.mark.parametrize("node, message", [("7", "has no node 7 (its nodes are 0 to 1)"), ("x", "not a node id")])

@@ -206,7 +206,14 @@ def test_diagnose_then_implement_with_sicas_utility_as_the_score_the_search_sees
     diagnoses = read(run, "SELECT node_id, request->>'key' FROM llm_calls WHERE purpose = 'diagnose'")
     assert diagnoses and model.calls["diagnose"] == len(diagnoses)
     first = read(run, "SELECT request FROM llm_calls WHERE purpose = 'self_improve' ORDER BY id LIMIT 1")[0][0]
-    assert "## Diagnosis (from a first look at the log)" in first and "Report the failure to the model" in first
+    assert "## Diagnosis (a review of the agent's failures" in first and "Report the failure to the model" in first
+    # asymmetric information (SIA): the reviewer read the log and the tries, the implementing agent only its plan
+    review = read(run, "SELECT request FROM llm_calls WHERE purpose = 'diagnose' ORDER BY id LIMIT 1")[0][0]
+    assert "## The log of problem" in review and "## The log of problem" not in first
+    # each diagnosis is its child's improvement note; a later review of the lineage sees the earlier notes
+    notes = read(run, "SELECT id, parent_id, note FROM nodes WHERE note IS NOT NULL ORDER BY id")
+    assert len(notes) == len(diagnoses) and all("1. " in note for _, _, note in notes)
+    assert {note.split(". ")[1] for _, _, note in notes} == {"A failed edit ends the run", "It stops too early"}
     # SICA's utility is the score; the task's own figures stay beside it
     rows = read(run, "SELECT e.node_id, e.instance_id, e.score, e.metrics, e.runtime_s, "
                      "(SELECT sum(cost_usd) FROM llm_calls c WHERE c.node_id = e.node_id AND c.purpose = 'agent' "

@@ -231,6 +231,7 @@ def test_a_node_carries_its_trajectories_escaped_and_bounded(tmp_path):
     assert first["result"].startswith("x" * 300) and "708 more characters" in first["result"]
     assert len(evals["inst-b"]["steps"]) == 50 and evals["inst-b"]["steps_more"] == 10
     assert "expansion_steps" not in nodes[0] and "steps" not in nodes[0]["evaluations"][0]
+    assert nodes[1]["note"].endswith(f"view first {SCRIPT}") and nodes[0]["note"] is None  # the improvement note
 
 
 def test_an_archive_without_the_trajectory_table_reports_fine(tmp_path):
@@ -241,6 +242,7 @@ def test_an_archive_without_the_trajectory_table_reports_fine(tmp_path):
     assert out.returncode == 0, out.stderr
     data = embedded((tmp_path / "r.html").read_text())
     assert data["has_steps"] is False and len(data["nodes"]) == 2
+    assert all(n["note"] is None for n in data["nodes"])  # an archive older than notes too
     assert not any("expansion_steps" in n or any("steps" in e for e in n["evaluations"]) for n in data["nodes"])
 
 
@@ -266,6 +268,7 @@ def test_a_nodes_trajectories_in_headless_chromium(tmp_path):
             page.click('#tree .node[data-id="1"]')
             panel = page.inner_text("#panel")
             assert "How this node was made" in panel and "edited agent.py" in panel
+            assert "Improvement note (the review that planned this change)" in panel and "it edits blind" in panel
             assert "Agent steps per evaluation (2)" in panel
             page.locator("#panel details.steps", has_text="inst-a").first.click()
             page.locator("#panel details.steps", has_text="inst-b").first.click()

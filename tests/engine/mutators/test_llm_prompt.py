@@ -125,6 +125,20 @@ def test_diagnosis_prompt_and_diagnosis_in_the_mutation_prompt() -> None:
                  "implementation_plan": ["STEP_ONE", "STEP_TWO"]}
     text = text_of(build_mutation_prompt(context(diagnosis=diagnosis)))
     assert "Implement the diagnosis" in text and "DIAG_IMPROVE" in text and "2. STEP_TWO" in text
+    # asymmetric information (SIA): the implementer sees the code and the plan, not the results or other agents
+    assert SEED.rstrip() in text and "ZeroDivisionError" not in text and "INSPIRED_CODE" not in text
+    assert "ZeroDivisionError" in text_of(build_mutation_prompt(context()))
+
+
+def test_the_reviewer_reads_the_lineages_improvement_notes() -> None:
+    from engine.mutators.prompt import note_markdown
+
+    note = note_markdown({"summary": "S1", "proposed_improvement": "P1", "implementation_plan": ["a", "b"]})
+    assert note == "**Summary**: S1\n\n**Proposed improvement**: P1\n\n**Implementation plan**: \n1. a\n2. b"
+    text = text_of(build_diagnosis_prompt(context(notes=[(0, "ROOT_NOTE"), (3, note)])))
+    assert "Improvement notes of this lineage" in text
+    assert text.index("### Note on node 0\nROOT_NOTE") < text.index("### Note on node 3\n**Summary**: S1")
+    assert "Improvement notes" not in text_of(build_diagnosis_prompt(context()))
 
 
 def test_retry_message_lists_each_failure_with_closest_lines() -> None:
