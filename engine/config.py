@@ -54,6 +54,8 @@ class RunConfig:
     cost_cap: float | None = None  # dollars per instance at which the utility's cost term reaches 0 (SICA: $10)
     time_cap: float | None = None  # seconds per instance at which its time term reaches 0 (SICA: 300)
     overseer: str | None = None  # a model that watches running agents and may stop them (SICA's overseer)
+    judge_model: str | None = None  # grades a rubric task's answers outside the sandbox (LLM judge)
+    bootstrap: bool = False  # a public/private folder without a seed: the meta-agent writes it from task.md (SIA)
 
     def make_utility(self):
         """SICA's utility when --utility is set (engine.loop.utility.Utility), else None."""
@@ -157,6 +159,13 @@ class RunConfig:
                 Utility.parse(self.utility, self.cost_cap, self.time_cap)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
+        if self.judge_model is not None:
+            from engine.mutators.model_choice import parse_models
+
+            if len(parse_models(self.judge_model)) != 1:
+                raise UserError(f"--judge-model takes one model, not {self.judge_model!r}")
+        if self.bootstrap and not self.model:
+            raise UserError("--bootstrap has the meta-agent write the seed from the task's task.md: give --model")
         if self.overseer is not None:
             from engine.mutators.model_choice import parse_models
 

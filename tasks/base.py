@@ -72,3 +72,7 @@ class Task(Protocol):
     # - `hidden_paths() -> tuple[str, ...]`: host paths no sandbox may see (an installed benchmark's data).
     # - `agent_llm`: "required" | "optional" | "none": does the agent call a model (engine/gateway)?
     # - `agent_max_tokens`: tokens one evaluation's agent may use through the gateway.
+    # - `needs_judge`: True when a model grades the answers (a rubric task): the run needs --judge-model.
+    # - `attach_judge(client, model)`: the engine gives such a task the run's LLMClient and --judge-model
+    #   before the search.
+    # - `async judge_grade(instance, answer) -> Grade`: awaited instead of `grade` (engine.loop.evaluation).

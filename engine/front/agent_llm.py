@@ -40,8 +40,8 @@ def run_models(config: RunConfig, task) -> list[str]:
     from engine.mutators.model_choice import parse_models
 
     models = [name for name, _ in parse_models(config.model)] if config.model else []
-    overseer = [config.overseer] if config.overseer else []
-    return list(dict.fromkeys([*models, *agent_models(config, task), *overseer]))
+    extra = [m for m in (config.overseer, config.judge_model) if m]
+    return list(dict.fromkeys([*models, *agent_models(config, task), *extra]))
 
 
 def agent_cap(config: RunConfig, task) -> int | None:
@@ -60,6 +60,11 @@ def check_agent_llm(config: RunConfig, task) -> None:
         raise UserError(f"--mutator self runs the agent on its own code, so it must be an agent that calls a model "
                         f"and edits files; the {task.name} agent is a function the task calls (use --task repofix, or "
                         "--task humaneval --agent agents_seed/coding_agent)")
+    if getattr(task, "needs_judge", False) and not config.judge_model:
+        raise UserError(f"the {task.name} task is graded by a model against its rubric: give --judge-model, e.g. "
+                        "--judge-model openai/gpt-4o-mini")
+    if config.judge_model and not getattr(task, "needs_judge", False):
+        raise UserError(f"--judge-model grades rubric tasks; the {task.name} task grades its answers itself")
     if config.overseer and not models:
         raise UserError("--overseer watches agents that call a model through the run's gateway; this run's agents "
                         "call none (give --agent-model, or use a task whose agent calls a model)")
@@ -71,7 +76,7 @@ def check_agent_llm(config: RunConfig, task) -> None:
 
 def make_client(config: RunConfig, archive, task, llm_mock):
     """The run's LLM client, shared by the meta-agent and the agents; None when neither calls a model."""
-    if not config.model and not agent_models(config, task):
+    if not config.model and not agent_models(config, task) and not config.judge_model:
         return None
     from engine.llm import LLMClient, LLMSettings
 

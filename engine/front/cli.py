@@ -114,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
                      "time term reaches 0 (default: SICA's 300)")
     own.add_argument("--overseer", metavar="MODEL", help="a model that reads running agents' recent calls every "
                          "few calls and may stop one that loops, stalls or games its task (SICA's overseer)")
+    bench = p.add_argument_group("benchmarks that evolve or are judged (SIA, the four-level loops)")
+    bench.add_argument("--bootstrap", action="store_true", default=None, help="a public/private task folder "
+                       "without a seed program: the meta-agent (--model) writes the seed from data/public/task.md "
+                       "(up to 3 tries, each failure fed back)")
+    bench.add_argument("--judge-model", metavar="MODEL", help="the model that grades a rubric task's answers "
+                       "against its boolean checks, outside the sandbox")
     llm.add_argument("--replay", metavar="RUN", help="run the search of RUN again, every model call answered "
                      "from RUN's archive at no cost")
     return p

@@ -12,10 +12,11 @@ LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_byt
 FIXED_ON_RESUME = ("task", "target", "policy", "stages", "final", "final_k", "seed", "agent", "instances", "sandbox",
                    "image", "task_python", "run_dir", *LIMIT_FLAGS,
                    "model", "api_base", "embedding_model", "meta_steps", "answer_format", "model_choice", "replay",
-                   "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap", "time_cap", "overseer")
+                   "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap", "time_cap", "overseer",
+                   "judge_model", "bootstrap")
 LLM_FLAGS = ("model", "api_base", "embedding_model", "max_cost", "max_tokens", "llm_concurrency", "meta_steps",
              "answer_format", "model_choice", "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap",
-             "time_cap", "overseer")
+             "time_cap", "overseer", "judge_model", "bootstrap")
 BREAKER_FLAGS = ("max_failed_expansions", "max_failing_time")
 # What may change when a stopped run goes on: how much to spend, how fast, how much failure to bear.
 RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency", "executor",
@@ -57,3 +58,9 @@ def make_run_task(config: RunConfig):
                  "output_bytes": config.output_bytes, "cpus": config.cpus}
     task.limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
     return task
+
+
+def adopt_run_seed(task, archive) -> None:
+    """A run whose seed was written by --bootstrap: the task takes node 0's program as its seed (entry point)."""
+    if getattr(task, "has_seed", True) is False:
+        task.adopt_seed(archive.node_files(0)[task.entry_file])

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from engine.config import RunConfig
 from engine.errors import EXIT_INTERRUPTED, UserError
-from engine.front.opening import (BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS, RESUME_OVERRIDES, make_run_task,
-                            new_run_folder)
+from engine.front.opening import (BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS, RESUME_OVERRIDES,
+                                  adopt_run_seed, make_run_task, new_run_folder)
 
 
 def _config_from_args(args) -> RunConfig:
@@ -55,13 +55,19 @@ def _create(config: RunConfig, llm_mock=None):
         instances = task.instances()
     except InstanceFileError as exc:
         raise UserError(str(exc)) from None
-    if config.agent:
+    files: dict[str, str] | None
+    if config.bootstrap:
+        if getattr(task, "has_seed", True):
+            raise UserError(f"--bootstrap writes the seed of a public/private task folder that has none; "
+                            f"{config.task} has its own seed program")
+        files, origin = None, "the meta-agent"  # written once the run's archive can book the calls
+    elif config.agent:
         files = load_agent(config.agent, task.entry_file)
         origin = config.agent
     else:
         files = task.seed_files()
         origin = f"the {task.name} seed"
-    reason = check_child(files, task.entry_file, task.entry_function, task.entry_args)
+    reason = files is not None and check_child(files, task.entry_file, task.entry_function, task.entry_args)
     if reason:
         raise UserError(f"{origin} is not a usable agent: {reason}")
     config = config.with_overrides(task_python=getattr(task, "python", None),  # the folder's entry, resolved
@@ -72,10 +78,32 @@ def _create(config: RunConfig, llm_mock=None):
     run_id, folder = new_run_folder(config)
     archive = Archive.create(folder / "archive.duckdb", run_id, config.to_dict(), config.seed)
     archive.add_instances([(i.id, i.split, i.data) for i in instances])
+    if files is None:
+        files, origin = _bootstrap(config, task, archive, llm_mock, folder)
     root = NodeRecord(id=0, parent_id=None, depth=0, status="valid", mutator="seed", code_hash=files_hash(files),
                       description=f"from {origin}")
     archive.add_node(root, files, event=("start", 0, {"config": config.to_dict()}))
     return archive, task, config
+
+
+def _bootstrap(config: RunConfig, task, archive, llm_mock, folder: Path) -> tuple[dict[str, str], str]:
+    """The seed the meta-agent writes from task.md (engine/front/bootstrap.py), its calls booked in the new
+    run's archive; on failure the new run's folder goes (it holds no node) and the error is one line."""
+    import shutil
+
+    from engine.front.agent_llm import make_client
+    from engine.front.bootstrap import write_seed
+    from engine.mutators.model_choice import parse_models
+
+    try:
+        client = make_client(config, archive, task, llm_mock)
+        source, tries = asyncio.run(write_seed(client, parse_models(config.model)[0][0], task))
+    except BaseException:
+        archive.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    task.adopt_seed(source)
+    return {task.entry_file: source}, f"the meta-agent, from data/public/task.md (--bootstrap, try {tries})"
 
 
 def _open(args):
@@ -90,6 +118,7 @@ def _open(args):
         config = stored.with_overrides(**{k: getattr(args, k) for k in RESUME_OVERRIDES})
         config.validate()
         task = make_run_task(config)  # instances come from the archive, not the file
+        adopt_run_seed(task, archive)
     except Exception:
         archive.close()
         raise
@@ -202,6 +231,8 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
     policy = config.make_policy()
     state.utility = config.make_utility()
     mutator, client = _mutator(config, state, archive, llm_mock, say=console.print, sandbox=box.sandbox)
+    if config.judge_model:  # a rubric task: its answers are graded by this model, outside the sandbox
+        task.attach_judge(client, config.judge_model)
     return _search(archive, task, config, console, resumed, quiet, state, workers, policy, mutator, client,
                    box, llm_mock)
 

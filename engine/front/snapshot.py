@@ -28,7 +28,7 @@ def open_from_snapshot(args):
     from archive import Archive
     from archive.snapshot import restore_snapshot, snapshot_run_row, verify_snapshot
     from engine.config import RunConfig
-    from engine.front.opening import FIXED_ON_RESUME, RESUME_OVERRIDES, make_run_task, new_run_folder
+    from engine.front.opening import FIXED_ON_RESUME, RESUME_OVERRIDES, adopt_run_seed, make_run_task, new_run_folder
 
     for name in FIXED_ON_RESUME:
         if name != "run_dir" and getattr(args, name, None) is not None:
@@ -50,6 +50,7 @@ def open_from_snapshot(args):
     try:
         archive.add_event("restore", None, {**origin, "rows": {t: e["rows"] for t, e in manifest["tables"].items()}})
         task = make_run_task(config)  # instances come from the archive, not the file
+        adopt_run_seed(task, archive)
     except Exception:
         archive.close()
         raise

@@ -4,13 +4,19 @@ The sandbox only produces the answer file; the task's evaluator validates
 and measures it here, in the engine, so nothing the agent prints or patches
 can raise its score (DESIGN.md, Evaluation and sandboxes).
 
-Two optional parts, both declared by the task:
+Three optional parts, all declared by the task:
 - a check step: when grading means running untrusted code (HumanEval's tests
   on the function the agent wrote), `task.check_job(instance, answer)` returns
   a second SandboxJob, run in a fresh sandbox of the same backend without the
   agent's files or gateway access; `task.grade(instance, answer, check)` then
   reads how it ended, `CheckRun(job, result)` (check_job returns a Grade
   instead when the answer cannot even be checked);
+- a judge: when a model grades the answer (a rubric task, `needs_judge`),
+  `await task.judge_grade(instance, answer)` gives the Grade instead of
+  `grade` (the engine gave the task the run's LLM client and --judge-model
+  with `attach_judge` before the search; the judge's calls are booked with
+  purpose 'judge' and no node, and an identical judgement is served from
+  the archive);
 - the LLM gateway: for an agent that calls a model, the evaluation gets its own
   gateway session (a token, booked against this node and instance). When the
   agent passes its token cap the job is stopped and the evaluation is an
@@ -142,7 +148,10 @@ def _outcome(status: str, metrics: dict, feedback: str, result: SandboxResult, c
 
 
 async def _grade(task, sandbox: Sandbox, instance: Instance, answer: bytes) -> Grade:
-    """The task's verdict; with a check step, after running it in a fresh sandbox job."""
+    """The task's verdict; with a check step, after running it in a fresh sandbox job; by a judge model."""
+    judge_grade = getattr(task, "judge_grade", None)
+    if judge_grade is not None:  # a rubric task: its judge model grades the answer (the task's attached client)
+        return await judge_grade(instance, answer)
     check_job = getattr(task, "check_job", None)
     if check_job is None:
         return task.grade(instance, answer)

@@ -9,11 +9,13 @@ builds the task. The formats, first match wins:
 | `openevolve` | `initial_program.py` + `evaluator.py` (OpenEvolve) |
 | `shinkaevolve` | `initial.py` + `evaluate.py` (ShinkaEvolve) |
 | `shinkaevolve_repo` | `evaluate.py` + `shinka.yaml` naming `evo.seed_repo_path` (ShinkaEvolve's repo mode) |
+| `rubric` | `benchmark.py` + `rubric_checks.json` + `questions.json` + `agent.py` (a judge model grades the answers) |
 | `metric_value` | `config.py` + `initial_solution.py` + `benchmark.py` (the benchmark prints `metric: value`) |
-| `public_private` | `grade.py` + `data/public/` + `solution.py` (grading outside the sandbox) |
+| `public_private` | `grade.py` + `data/public/` + `solution.py` (grading outside the sandbox; without solution.py, `--bootstrap` writes it from `data/public/task.md`) |
 
 Unbounded metrics map into [0, 1] by `scoring.anchored_score`, anchored on
-the seed's value and an optional target.
+the seed's value and an optional target; a rubric task scores in [0, 1]
+itself (the weighted share of the checks the judge passed).
 """
 from __future__ import annotations
 
@@ -22,8 +24,9 @@ from pathlib import Path
 FORMATS = {
     "openevolve": ("initial_program.py", "evaluator.py"),
     "shinkaevolve": ("initial.py", "evaluate.py"),
+    "rubric": ("benchmark.py", "rubric_checks.json", "questions.json", "agent.py"),
     "metric_value": ("config.py", "initial_solution.py", "benchmark.py"),
-    "public_private": ("grade.py", "data/public", "solution.py"),
+    "public_private": ("grade.py", "data/public"),  # solution.py too, or --bootstrap writes it
 }
 
 
@@ -53,6 +56,8 @@ def make_adapted_task(path: str | Path, instances_path: str | None = None, targe
         from tasks.adapters.openevolve import ShinkaEvolveTask as cls
     elif fmt == "shinkaevolve_repo":
         from tasks.adapters.shinka_repo import ShinkaRepoTask as cls
+    elif fmt == "rubric":
+        from tasks.adapters.rubric import RubricTask as cls
     elif fmt == "metric_value":
         from tasks.adapters.metric_value import MetricValueTask as cls
     else:

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from engine.errors import UserError
 from engine.sandbox.base import SandboxLimits
 from tasks.adapters.scoring import anchored_score
 from tasks.base import Instance
@@ -141,6 +142,8 @@ class FolderTask:
             return "answer.json is not JSON"
         return data if isinstance(data, dict) else "answer.json must be an object"
 
+    seedless_ok = False  # a format whose folder may come without its seed program (public/private: --bootstrap)
+
     def __init__(self, root: str | Path, entry_file: str, instances_path: str | None = None,
                  target: float | None = None, source: str | None = None) -> None:
         """`source`: the seed program's text when it is not the folder's file `entry_file` (repo mode)."""
@@ -149,8 +152,12 @@ class FolderTask:
         self.root = Path(root).resolve()
         self.name = f"{self.root.name} ({self.format})"
         self.entry_file = entry_file
-        self._seed = source if source is not None else (self.root / entry_file).read_text(encoding="utf-8")
-        self.entry_function, self.entry_args = entry_point(self._seed, entry_file)
+        seed_path = self.root / entry_file
+        if source is None and not seed_path.is_file() and self.seedless_ok:
+            self._seed, self.entry_function, self.entry_args = None, "main", ()  # until a seed is adopted
+        else:
+            self._seed = source if source is not None else seed_path.read_text(encoding="utf-8")
+            self.entry_function, self.entry_args = entry_point(self._seed, entry_file)
         self.limits = DEFAULT_LIMITS
         self.target = target
 
@@ -169,7 +176,19 @@ class FolderTask:
         return "scores map it against the seed's value on the same instance (tasks/adapters/scoring.py)"
 
     def seed_files(self) -> dict[str, str]:
+        if self._seed is None:  # a public/private folder without its seed program (--bootstrap writes one)
+            raise UserError(f"{self.root} has no {self.entry_file}: write one, or have the meta-agent write it from "
+                            "data/public/task.md with --bootstrap --model M")
         return {self.entry_file: self._seed}
+
+    @property
+    def has_seed(self) -> bool:
+        return self._seed is not None
+
+    def adopt_seed(self, source: str) -> None:
+        """A seed written for the folder (--bootstrap, or read back from a resumed run's node 0): its entry point."""
+        self._seed = source
+        self.entry_function, self.entry_args = entry_point(source, self.entry_file)
 
     def reference_agents(self) -> dict[str, dict[str, str]]:
         return {}

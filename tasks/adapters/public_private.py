@@ -54,6 +54,7 @@ def load_grader(path: Path):
 
 class PublicPrivateTask(FolderTask):
     format = "public/private"
+    seedless_ok = True  # without solution.py, --bootstrap has the meta-agent write it from task.md (SIA)
 
     def __init__(self, root, instances_path=None, target=None) -> None:
         super().__init__(root, "solution.py", instances_path, target)
