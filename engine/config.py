@@ -96,7 +96,7 @@ class RunConfig:
         if self.task not in TASKS:
             if not os.path.isdir(self.task):
                 raise UserError(f"unknown task {self.task!r}; choose one of: {', '.join(TASKS)}, or give a task "
-                                "folder (OpenEvolve, ShinkaEvolve, metric:value or public/private format)")
+                                "folder (OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)")
             from tasks.adapters import detect
 
             try:

@@ -40,4 +40,4 @@ def make_task(name: str, instances_path: str | None = None, target: float | None
 
         return BinPackTask(instances_path=instances_path)
     raise ValueError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}, or give a task folder "
-                     "(OpenEvolve, ShinkaEvolve, metric:value or public/private format)")
+                     "(OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)")

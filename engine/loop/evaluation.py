@@ -117,7 +117,14 @@ async def _graded(task, sandbox: Sandbox, instance: Instance, result: SandboxRes
         return _outcome(result.status, {}, _why(result), result, clock, started, steps)
     if result.answer is None:
         return _outcome("bad_output", {}, result.reason or f"no {task.answer_file} written", result, clock, started)
-    grade = await _grade(task, sandbox, instance, result.answer)
+    from engine.llm import BudgetExceeded, LLMFatalError
+
+    try:
+        grade = await _grade(task, sandbox, instance, result.answer)
+    except (BudgetExceeded, LLMFatalError) as exc:  # a judge's call (rubric tasks): the run's budget or key, not
+        stop = str(exc)                              # the agent's doing: not recorded, the run stops
+        return replace(_outcome("error", {}, stop, result, clock, started), stop=stop,
+                       fatal=isinstance(exc, LLMFatalError))
     if not grade.valid:
         return _outcome("bad_output", {}, grade.feedback, result, clock, started, steps)
     return _outcome("ok", grade.metrics, grade.feedback, result, clock, started, steps)

@@ -186,7 +186,8 @@ def test_an_identical_judgement_is_served_from_the_archive(tmp_path):
 
 
 def test_a_malformed_judge_answer_is_asked_again_with_the_error(tmp_path):
-    replies = iter(["I think the answer is fine.", '{"checks": [true, "yes", false]}', '{"checks": [true, true, false]}'])
+    replies = iter(["I think the answer is fine.", '{"checks": [true, "yes", false]}',
+                    '{"checks": [true, true, false]}'])
     conversations = []
 
     def judge(model, messages, attempt):
@@ -296,3 +297,20 @@ def test_a_whole_search_on_the_fixture_with_a_judge(tmp_path):
     judged = read(run, "SELECT count(*) FROM llm_calls WHERE purpose = 'judge' AND error IS NULL")[0][0]
     assert 1 <= judged <= read(run, "SELECT count(*) FROM evaluations WHERE status = 'ok'")[0][0]
     assert read(run, "SELECT count(*) FROM llm_calls WHERE purpose <> 'judge'")[0][0] == 0  # offline mutator
+
+
+def test_the_judges_spend_reaching_the_runs_budget_stops_the_run_cleanly(tmp_path):
+    from engine.front.cli import build_parser
+    from engine.front.run import run_from_args
+    from tests.engine.test_search_e2e import only_run, read
+
+    args = build_parser().parse_args(["--task", str(FIXTURE), "--judge-model", MODEL, "--budget", "12",
+                                      "--workers", "2", "--sandbox", "process", "--run-dir", str(tmp_path),
+                                      "--max-tokens", "60", "--quiet"])
+    assert run_from_args(args, llm_mock=keyword_judge) == 0  # the budget reached: a clean stop, not a traceback
+    run = only_run(tmp_path)
+    (reason,), = read(run, "SELECT detail->>'reason' FROM events WHERE kind = 'stop'")
+    assert "budget" in reason and read(run, "SELECT status FROM runs")[0][0] == "finished"
+    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 12
+    # an evaluation whose judgement the budget refused is not stored as the agent's failure
+    assert read(run, "SELECT count(*) FROM evaluations WHERE feedback LIKE '%budget%'")[0][0] == 0
