@@ -53,15 +53,11 @@ def prompt(question: dict) -> list[dict]:
 
 def read_checks(text: str) -> list[dict] | str:
     """The model's checks, or why they cannot be read."""
-    from tasks.adapters.rubric import short
+    from tasks.adapters.rubric import answer_json
 
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        return "no JSON object in the answer"
-    try:
-        data = json.loads(text[start:end + 1])
-    except ValueError as exc:
-        return f"not JSON ({short(exc, 120)})"
+    data = answer_json(text)
+    if isinstance(data, str):
+        return data
     items = data.get("checks") if isinstance(data, dict) else None
     if not isinstance(items, list) or not items:
         return 'the JSON has no non-empty list "checks"'

@@ -61,8 +61,8 @@ def judge_messages(question: str, answer: str, checks: Sequence[str]) -> list[di
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
-def read_verdicts(text: str, n: int) -> list[bool] | str:
-    """The judge's booleans, or why its answer cannot be read."""
+def answer_json(text: str) -> object | str:
+    """The JSON object in a model's answer (fenced or bare), or why there is none (one line)."""
     body = text.strip()
     fenced = re.search(r"```(?:json)?\s*(.*?)```", body, re.DOTALL)
     if fenced:
@@ -71,9 +71,16 @@ def read_verdicts(text: str, n: int) -> list[bool] | str:
     if start < 0 or end < start:
         return "no JSON object in the answer"
     try:
-        data = json.loads(body[start:end + 1])
+        return json.loads(body[start:end + 1])
     except ValueError as exc:
         return f"not JSON ({short(exc, 120)})"
+
+
+def read_verdicts(text: str, n: int) -> list[bool] | str:
+    """The judge's booleans, or why its answer cannot be read."""
+    data = answer_json(text)
+    if isinstance(data, str):
+        return data
     if not isinstance(data, dict) or not isinstance(data.get("checks"), list):
         return 'the JSON has no list "checks"'
     verdicts = data["checks"]
