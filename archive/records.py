@@ -18,6 +18,7 @@ class NodeRecord:
     reason: str = ""
     description: str = ""
     note: str = ""  # markdown: the review (diagnosis) that planned the change making this node
+    role: str = "agent"  # or 'tester': the arena's test-writing population (engine/arena)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,14 @@ edited itself into this node; OPTIONAL_TABLES may be absent from an older
 archive or snapshot); and `nodes.note`, the improvement note (the review
 that planned the change which made this node, with --meta-steps
 diagnose,implement; NULL otherwise).
+
+The arena (`--arena`, engine/arena/) adds, the same way: `nodes.role`
+('agent', or 'tester' for the test-writing population, which has its own
+root), `instances.origin` ('task', or 'arena' for an instance a tester
+proposed and the task's oracle confirmed) with its provenance
+`instances.tester_id` and `instances.arena_round`, and the table
+`arena_proposals` (every proposal, accepted or not, with the oracle's word).
+A tester's run is an evaluation of split 'arena' (instance `round-R`).
 """
 from __future__ import annotations
 
@@ -33,7 +41,19 @@ CREATE TABLE IF NOT EXISTS trajectory_steps (
     UNIQUE (node_id, kind, instance_id, "repeat", step)
 );
 """
-OPTIONAL_TABLES = frozenset({"trajectory_steps"})
+ARENA_TABLE = """
+CREATE TABLE IF NOT EXISTS arena_proposals (
+    tester_id BIGINT NOT NULL,
+    arena_round INTEGER NOT NULL,
+    item INTEGER NOT NULL,
+    proposal JSON NOT NULL,
+    accepted BOOLEAN NOT NULL,
+    reason VARCHAR,
+    instance_id VARCHAR,
+    UNIQUE (tester_id, arena_round, item)
+);
+"""
+OPTIONAL_TABLES = frozenset({"trajectory_steps", "arena_proposals"})
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -48,7 +68,10 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS instances (
     id VARCHAR PRIMARY KEY,
     split VARCHAR NOT NULL,
-    data JSON NOT NULL
+    data JSON NOT NULL,
+    origin VARCHAR DEFAULT 'task',
+    tester_id BIGINT,
+    arena_round INTEGER
 );
 CREATE TABLE IF NOT EXISTS nodes (
     id BIGINT PRIMARY KEY,
@@ -63,7 +86,8 @@ CREATE TABLE IF NOT EXISTS nodes (
     code_hash VARCHAR,
     reason VARCHAR,
     description VARCHAR,
-    note VARCHAR
+    note VARCHAR,
+    role VARCHAR DEFAULT 'agent'
 );
 CREATE TABLE IF NOT EXISTS blobs (
     hash VARCHAR PRIMARY KEY,
@@ -126,11 +150,16 @@ CREATE TABLE IF NOT EXISTS events (
     node_id BIGINT,
     detail JSON
 );
-""" + TRAJECTORY_TABLE
+""" + TRAJECTORY_TABLE + ARENA_TABLE
 
 # Additive, idempotent changes run on an archive opened for writing (no change of meaning: no version bump).
 MIGRATIONS = (
     "ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS instance_id VARCHAR",
     "ALTER TABLE nodes ADD COLUMN IF NOT EXISTS note VARCHAR",
     TRAJECTORY_TABLE,
+    "ALTER TABLE nodes ADD COLUMN IF NOT EXISTS role VARCHAR DEFAULT 'agent'",
+    "ALTER TABLE instances ADD COLUMN IF NOT EXISTS origin VARCHAR DEFAULT 'task'",
+    "ALTER TABLE instances ADD COLUMN IF NOT EXISTS tester_id BIGINT",
+    "ALTER TABLE instances ADD COLUMN IF NOT EXISTS arena_round INTEGER",
+    ARENA_TABLE,
 )

@@ -45,6 +45,7 @@ TABLE_ORDER: dict[str, str] = {
     "llm_calls": "id",
     "events": "seq",
     "trajectory_steps": 'node_id, kind, instance_id, "repeat", step',  # optional: older archives lack it
+    "arena_proposals": "tester_id, arena_round, item",  # optional: only arena runs write it
 }
 
 

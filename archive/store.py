@@ -141,7 +141,23 @@ class Archive:
 
     def add_instances(self, rows: list[tuple[str, str, dict]]) -> None:
         with self._transaction() as con:
-            con.executemany("INSERT INTO instances VALUES (?, ?, ?)", [(i, s, json.dumps(d)) for i, s, d in rows])
+            con.executemany("INSERT INTO instances (id, split, data) VALUES (?, ?, ?)",
+                            [(i, s, json.dumps(d)) for i, s, d in rows])
+
+    def add_arena_proposals(self, tester_id: int, arena_round: int, rows: Sequence[tuple[int, Any, str | None]],
+                            instance: tuple[str, dict] | None, event: Event | None = None) -> None:
+        """A tester's proposals of one round (item, proposal, why refused or None) and, when the oracle
+        confirmed any, the dev instance they make, with its provenance; one transaction."""
+        with self._transaction(event) as con:
+            instance_id = instance[0] if instance else None
+            con.executemany(
+                "INSERT INTO arena_proposals VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(tester_id, arena_round, item, json.dumps(proposal, default=repr), reason is None, reason,
+                  instance_id if reason is None else None) for item, proposal, reason in rows])
+            if instance is not None:
+                con.execute("INSERT INTO instances (id, split, data, origin, tester_id, arena_round) "
+                            "VALUES (?, 'dev', ?, 'arena', ?, ?)",
+                            [instance_id, json.dumps(instance[1]), tester_id, arena_round])
 
     @contextmanager
     def _transaction(self, event: Event | None = None) -> Iterator[Any]:
@@ -167,9 +183,10 @@ class Archive:
             self._insert_steps(node.id, "expansion", None, 0, steps)
             con.execute(
                 "INSERT INTO nodes (id, run_id, parent_id, depth, status, created_at, mutator, model, diff, code_hash, "
-                "reason, description, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "reason, description, note, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [node.id, self.run_id, node.parent_id, node.depth, node.status, utcnow(), node.mutator,
-                 node.model, node.diff, node.code_hash, node.reason, node.description, node.note or None],
+                 node.model, node.diff, node.code_hash, node.reason, node.description, node.note or None,
+                 node.role],
             )
             for path in sorted(files):
                 text = files[path]
@@ -281,10 +298,10 @@ class Archive:
 
     def nodes(self) -> list[NodeRecord]:
         rows = self._con.execute(
-            "SELECT id, parent_id, depth, status, mutator, model, diff, code_hash, reason, description "
-            "FROM nodes ORDER BY id"
+            "SELECT id, parent_id, depth, status, mutator, model, diff, code_hash, reason, description, "
+            "coalesce(role, 'agent') FROM nodes ORDER BY id"
         ).fetchall()
-        return [NodeRecord(*row) for row in rows]
+        return [NodeRecord(*row[:10], role=row[10]) for row in rows]
 
     def valid_node_files(self) -> list[tuple[int, dict[str, str]]]:
         """Every valid node's files, in node order (one query, for indexes rebuilt on resume)."""

@@ -56,6 +56,22 @@ class RunConfig:
     overseer: str | None = None  # a model that watches running agents and may stop them (SICA's overseer)
     judge_model: str | None = None  # grades a rubric task's answers outside the sandbox (LLM judge)
     bootstrap: bool = False  # a public/private folder without a seed: the meta-agent writes it from task.md (SIA)
+    arena: str | None = None  # 'single' or 'tournament': testers co-evolve and grow the dev set (engine/arena)
+    arena_round: int = 2  # K: single, code children per round; tournament, rounds between replacements
+    arena_population: int = 4  # tournament: code agents and testers, each
+    arena_proposals: int = 10  # proposals asked of a tester per run
+
+    def _validate_arena(self) -> None:
+        if self.arena not in ("single", "tournament"):
+            raise UserError(f"--arena must be 'single' or 'tournament', not {self.arena!r}")
+        if self.mutator == "self":
+            raise UserError("--arena evolves code agents and testers with the offline or llm mutator, not self")
+        if self.arena_round < 1:
+            raise UserError(f"--arena-round must be 1 or more, not {self.arena_round}")
+        if self.arena_population < 2:
+            raise UserError(f"--arena-population must be 2 or more, not {self.arena_population}")
+        if not 1 <= self.arena_proposals <= 1000:
+            raise UserError(f"--arena-proposals must be between 1 and 1000, not {self.arena_proposals}")
 
     def make_utility(self):
         """SICA's utility when --utility is set (engine.loop.utility.Utility), else None."""
@@ -166,6 +182,8 @@ class RunConfig:
                 raise UserError(f"--judge-model takes one model, not {self.judge_model!r}")
         if self.bootstrap and not self.model:
             raise UserError("--bootstrap has the meta-agent write the seed from the task's task.md: give --model")
+        if self.arena is not None:
+            self._validate_arena()
         if self.overseer is not None:
             from engine.mutators.model_choice import parse_models
 

@@ -118,6 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--bootstrap", action="store_true", default=None, help="a public/private task folder "
                        "without a seed program: the meta-agent (--model) writes the seed from data/public/task.md "
                        "(up to 3 tries, each failure fed back)")
+    bench.add_argument("--arena", metavar="MODE", help="single or tournament: test-writing agents co-evolve "
+                       "against the code agents; tests a trusted oracle confirms join the dev set (tasks with an "
+                       "oracle: email_validation)")
+    bench.add_argument("--arena-round", type=int, metavar="K", help="single: code children per round; tournament: "
+                       "rounds between replacing the worst of each population by a child of its best (default: 2)")
+    bench.add_argument("--arena-population", type=int, metavar="P", help="tournament: code agents and testers, "
+                       "each (default: 4)")
+    bench.add_argument("--arena-proposals", type=int, metavar="N", help="tests a tester proposes per run "
+                       "(default: 10)")
     bench.add_argument("--judge-model", metavar="MODEL", help="the model that grades a rubric task's answers "
                        "against its boolean checks, outside the sandbox")
     llm.add_argument("--replay", metavar="RUN", help="run the search of RUN again, every model call answered "

@@ -13,11 +13,12 @@ FIXED_ON_RESUME = ("task", "target", "policy", "stages", "final", "final_k", "se
                    "image", "task_python", "run_dir", *LIMIT_FLAGS,
                    "model", "api_base", "embedding_model", "meta_steps", "answer_format", "model_choice", "replay",
                    "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap", "time_cap", "overseer",
-                   "judge_model", "bootstrap")
+                   "judge_model", "bootstrap", "arena", "arena_round", "arena_population", "arena_proposals")
 LLM_FLAGS = ("model", "api_base", "embedding_model", "max_cost", "max_tokens", "llm_concurrency", "meta_steps",
              "answer_format", "model_choice", "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap",
              "time_cap", "overseer", "judge_model", "bootstrap")
 BREAKER_FLAGS = ("max_failed_expansions", "max_failing_time")
+ARENA_FLAGS = ("arena", "arena_round", "arena_population", "arena_proposals")
 # What may change when a stopped run goes on: how much to spend, how fast, how much failure to bear.
 RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency", "executor",
                     "ray_address", *BREAKER_FLAGS)
@@ -26,7 +27,8 @@ RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens",
 def new_run_folder(config: RunConfig) -> tuple[str, Path]:
     """(run id, its folder under --run-dir): the task, policy, seed and time, never an existing folder."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = f"{Path(config.task).name}-{config.policy}-s{config.seed}-{stamp}"  # a task folder: its name
+    how = f"arena-{config.arena}" if config.arena else config.policy
+    base = f"{Path(config.task).name}-{how}-s{config.seed}-{stamp}"  # a task folder: its name
     root = Path(config.run_dir)
     run_id, k = base, 1
     while (root / run_id).exists():

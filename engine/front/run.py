@@ -8,15 +8,18 @@ from pathlib import Path
 
 from engine.config import RunConfig
 from engine.errors import EXIT_INTERRUPTED, UserError
-from engine.front.opening import (BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS, RESUME_OVERRIDES,
-                                  adopt_run_seed, make_run_task, new_run_folder)
+from engine.front.endings import end_session as _end
+from engine.front.endings import exposed_note as _exposed_note
+from engine.front.opening import (ARENA_FLAGS, BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS,
+                                  RESUME_OVERRIDES, adopt_run_seed, make_run_task, new_run_folder)
 
 
 def _config_from_args(args) -> RunConfig:
     given = {k: getattr(args, k) for k in ("task", "target", "policy", "stages", "final", "final_k", "budget",
                                            "workers", "seed", "run_dir",
                                            "time_limit", "agent", "instances", "sandbox", "image", "task_python",
-                                           "executor", "ray_address", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS)}
+                                           "executor", "ray_address", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS,
+                                           *ARENA_FLAGS)}
     if args.model and not args.mutator:
         given["mutator"] = "llm"
     return RunConfig().with_overrides(**given).validate()
@@ -49,6 +52,10 @@ def _create(config: RunConfig, llm_mock=None):
     from tasks.binpack.instances import InstanceFileError
 
     task = make_run_task(config)
+    if config.arena:
+        from engine.front.arena_run import check_arena
+
+        check_arena(config, task)
     check_agent_llm(config, task)  # before anything is made: these are one line each
     check_model_access(config, task, llm_mock)
     try:
@@ -225,6 +232,10 @@ def policy_label(policy, n_dev: int) -> str:
 
 
 def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock, box) -> int:
+    if config.arena:  # testers co-evolve with the code agents: rounds instead of the policy's loop
+        from engine.front.arena_run import carry_arena
+
+        return carry_arena(archive, task, config, console, resumed, llm_mock, box)
     from engine.loop.state import RunState
     state = RunState.rebuild(archive, task)
     workers = config.resolved_workers()
@@ -257,23 +268,6 @@ def _seed_note(state, budget: int) -> str:
     if left and state.dev_spent + left >= budget:
         return f"Note: the seed alone uses {n_dev} of {budget} dev evaluations: no expansion will run."
     return ""
-
-
-def _end(archive, status: str, reason: str) -> None:
-    """The session's end: a `stop` event (when and why; the wall time counts to it), then the status."""
-    archive.add_event("stop", None, {"status": status, "reason": reason})
-    archive.set_status(status)
-
-
-def _exposed_note(task, backend: str) -> str:
-    """The process backend cannot hide what the task keeps from agents (a public/private folder's answers)."""
-    from engine.loop.evaluation import hidden_paths
-
-    hidden = hidden_paths(task)
-    if backend != "process" or not hidden:
-        return ""
-    return (f"Warning: the process sandbox cannot hide {', '.join(hidden)} from the agents (a program that knows "
-            "the path can read it); use --sandbox bwrap or docker for agents you do not trust.")
 
 
 def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, state, workers: int, policy,

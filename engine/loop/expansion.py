@@ -105,7 +105,7 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
         id=node_id, parent_id=parent, depth=int(state.tree.depth[parent]) + 1, status=status,
         mutator=mutator.name, model=getattr(outcome, "model", None) or mutator.model,
         diff=unified_diff(parent_files, files), code_hash=code_hash, reason=reason or "", description=description,
-        note=getattr(outcome, "note", "") or "",
+        note=getattr(outcome, "note", "") or "", role=state.role,
     )
     detail = {**decision_detail, "child": node_id, "status": status}
     if getattr(outcome, "key", None):

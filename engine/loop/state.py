@@ -36,6 +36,7 @@ class RunState:
     repeats_done: int = 0  # dev evaluations with `repeat` > 0 (noise probe, re-measures): in the budget
     gateway: object | None = None  # a live handle, not state: the run's LLM gateway, while the search runs
     utility: object | None = None  # --utility: engine.loop.utility.Utility, the score policies see
+    role: str = "agent"  # the population whose children this state's expansions make (the arena: 'tester')
 
     @property
     def dev_index(self) -> dict[str, int]:

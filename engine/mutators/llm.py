@@ -159,7 +159,8 @@ class LLMMutator:
     def _feedback(self, parent: int) -> list[InstanceFeedback]:
         rows = self.state.archive.query(
             "SELECT instance_id, status, score, feedback, stderr_tail FROM evaluations "
-            "WHERE node_id = ? AND split = 'dev' ORDER BY score, instance_id LIMIT ?", [parent, FEEDBACK_ITEMS])
+            "WHERE node_id = ? AND split IN ('dev', 'arena') ORDER BY score, instance_id LIMIT ?",  # arena: a tester's
+            [parent, FEEDBACK_ITEMS])
         return [InstanceFeedback(r[0], r[1], r[2], r[3] or "", r[4] or "") for r in rows]
 
     def _lineage(self, parent: int) -> list[LineageStep]:

@@ -1,4 +1,4 @@
-"""The command lines behind scripts/plot_lineage.py and scripts/plot_progress.py.
+"""The command lines behind scripts/plot_lineage.py, scripts/plot_progress.py and scripts/plot_arena.py.
 
 Each reads archives read-only, computes the plot's data (a pure function),
 draws it and writes PNG and SVG. An existing file of the same name is
@@ -117,5 +117,43 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
     for g in groups:
         if len(g.members) > 1:
             print(f"group {g.label}: mean and band over {len(g.evals)} evaluations")
+    _report(planned, time.perf_counter() - started)
+    return 0
+
+
+def arena_main(argv: Sequence[str] | None = None) -> int:
+    p = OneLineParser(prog="python scripts/plot_arena.py",
+                      description="Draw an arena run's scores over rounds: each round's champion on the original "
+                      "dev set, on the evolved dev set (as of that round) and on holdout, and the dev set's size, "
+                      "as arena.png and arena.svg.")
+    p.add_argument("run", help="an arena run's folder or its archive.duckdb")
+    p.add_argument("--out", help="folder to write into (default: the run's folder)")
+    p.add_argument("--formats", default="png,svg", help="png, svg or png,svg (default)")
+    p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
+                   "did not write")
+    args = p.parse_args(argv)
+    from archive import ArchiveError
+    from engine.plots.output import PlotPathError, parse_formats, plan_outputs
+
+    started = time.perf_counter()
+    try:
+        formats = parse_formats(args.formats)
+        from engine.plots.arena import arena_info, render_arena
+
+        info = arena_info(args.run)
+        out_dir = Path(args.out) if args.out else _run_folder(args.run)
+        planned = plan_outputs(out_dir, "arena", formats, "arena", args.force)
+        render_arena(info, [path for path, _ in planned])
+    except (ArchiveError, PlotPathError) as exc:
+        return _fail(str(exc))
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
+            return _fail(NEEDS_VIZ)
+        raise
+    last = info.rounds[-1]
+    said = {"original": last.original, "evolved": last.evolved, "holdout": last.holdout}
+    scores = ", ".join(f"{k} {'-' if v is None else f'{100 * v:.1f}%'}" for k, v in said.items())
+    print(f"arena of {info.run_id}: {len(info.rounds)} rounds; round {last.round} champion node {last.champion}: "
+          f"{scores}; dev set {last.dev_instances} instances")
     _report(planned, time.perf_counter() - started)
     return 0

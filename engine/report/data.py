@@ -204,7 +204,24 @@ def report_data(archive: Archive) -> dict[str, Any]:
     for node in nodes:
         node["note"] = clip(notes[node["id"]], "description") if node["id"] in notes else None
     has_steps = _attach_steps(archive, nodes, clip)
+    arena = _arena_part(archive, nodes)
     n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
     return {"run": run, "spend": spend, "nodes": nodes, "n_dev_instances": n_dev, "has_steps": has_steps,
             "final": None if final is None else {"node": final[0], "rule": final[1]},
-            "clipped": clip.clipped}
+            "clipped": clip.clipped, "arena": arena}
+
+
+def _arena_part(archive: Archive, nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """An arena run (--arena): each node's role and its scores on the original dev set, the evolved one
+    and holdout (a tester's: its mean share of agents broken), and the rounds; None for other runs."""
+    from engine.arena import ledger
+
+    if not ledger.is_arena(archive):
+        return None
+    scores = {s.node: s for s in ledger.node_scores(archive)}
+    for node in nodes:
+        s = scores[node["id"]]
+        node["role"] = s.role
+        node["arena"] = {"original": s.original, "evolved": s.evolved, "holdout": s.holdout, "tester": s.tester}
+    return {"mode": archive.config().get("arena"), "rounds": ledger.rounds(archive),
+            "instances": ledger.instance_counts(archive)}

@@ -62,6 +62,32 @@ def _config_table(config: dict[str, Any]) -> str:
     return f'<table class="config">{rows}</table>'
 
 
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _arena_html(data: dict[str, Any]) -> str:
+    """An arena run: every code agent's scores on the original dev set, the evolved one and holdout; testers'."""
+    arena = data.get("arena")
+    if not arena:
+        return ""
+    counts = arena["instances"]
+    agents = "".join(
+        f'<tr><td>{n["id"]}</td><td>{escape(n["status"])}</td><td>{_pct(n["arena"]["original"])}</td>'
+        f'<td>{_pct(n["arena"]["evolved"])}</td><td>{_pct(n["arena"]["holdout"])}</td></tr>'
+        for n in data["nodes"] if n.get("role") == "agent")
+    testers = "".join(
+        f'<tr><td>{n["id"]}</td><td>{escape(n["status"])}</td><td>{_pct(n["arena"]["tester"])}</td></tr>'
+        for n in data["nodes"] if n.get("role") == "tester")
+    return (f'<details class="cfg arena" open><summary>Arena ({escape(str(arena["mode"]))}): '
+            f'{len(arena["rounds"])} rounds; dev set {counts["task"]} original + {counts["arena"]} confirmed '
+            f'tests from testers; holdout {counts["holdout"]} (fixed)</summary>'
+            '<table class="config arena-agents"><tr><th>code agent</th><th>status</th><th>original dev set</th>'
+            f'<th>evolved dev set</th><th>holdout</th></tr>{agents}</table>'
+            '<table class="config arena-testers"><tr><th>tester</th><th>status</th>'
+            f'<th>mean share of agents broken</th></tr>{testers}</table></details>')
+
+
 def render_page(data: dict[str, Any]) -> str:
     run = data["run"]
     final = data["final"]["node"] if data["final"] else None
@@ -90,6 +116,7 @@ def render_page(data: dict[str, Any]) -> str:
 <p class="sub">{escape(subtitle)}</p>
 <div class="cards">{_cards(data)}</div>
 <details class="cfg"><summary>Run config</summary>{_config_table(run["config"])}</details>
+{_arena_html(data)}
 {clipped}
 </header>
 <main>

@@ -16,6 +16,9 @@
   function fmt(x, digits) {
     return x === null || x === undefined ? "—" : Number(x).toFixed(digits);
   }
+  function fmtPct(x) {
+    return x === null || x === undefined ? "—" : (100 * Number(x)).toFixed(1) + "%";
+  }
   function nodeLink(id) {
     const b = el("button", "link", "#" + id);
     b.addEventListener("click", () => show(id));
@@ -178,6 +181,10 @@
     }
     panel.appendChild(el("p", "meta", node.mean === null ? "no dev evaluation yet"
       : "mean dev score " + fmt(node.mean, 3) + " over " + node.n_dev + " of " + data.n_dev_instances + " dev instances"));
+    if (node.arena) panel.appendChild(el("p", "meta", node.role === "tester"
+      ? "tester: mean share of code agents its confirmed tests broke " + fmtPct(node.arena.tester)
+      : "arena: original dev set " + fmtPct(node.arena.original) + " · evolved dev set " + fmtPct(node.arena.evolved)
+        + " · holdout " + fmtPct(node.arena.holdout)));
     panel.appendChild(el("div", "desc", node.description || "(no description)"));
     if (node.reason) panel.appendChild(el("div", "reason", node.reason));
     if (node.note) {

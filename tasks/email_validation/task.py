@@ -22,6 +22,13 @@ An instance is a batch of 25 addresses, so a score moves in steps of 0.04:
 the sandbox gets the addresses only (runner.py + addresses.json), answers
 come back as {"answers": [true | false | null, ...]}, and grading here
 compares them with the stored labels: score = accuracy on the batch.
+
+The arena (`--arena`, engine/arena): a tester (`tester.py`,
+`propose(n, seed)`) proposes {"address", "valid"}; `confirm` asks the
+oracle, here in the engine, and keeps a proposal only when the oracle agrees
+with its label and the address is in neither set yet (a holdout address
+never moves into dev). A tester's confirmed addresses of one round make one
+instance, labelled by the oracle.
 """
 from __future__ import annotations
 
@@ -86,6 +93,19 @@ def oracle_is_valid(address: str) -> bool:
     return True
 
 
+TESTER_DESCRIPTION = """\
+Write test cases for email address validators. Write `propose(n: int, seed:
+int) -> list` returning n dicts {"address": str, "valid": bool}: addresses
+that validators written by others are likely to get wrong, each with its
+true validity. A trusted oracle checks every label: a proposal whose label
+it disagrees with is dropped, and so is an address already in the test set.
+Your score is the share of the current best validators that your confirmed
+addresses break (one wrong answer breaks one). Use `seed` for variety: the
+same seed must give the same proposals. """ + DESCRIPTION[DESCRIPTION.index('"Valid" is RFC'):
+                                                             DESCRIPTION.index("The dev feedback")].rstrip()
+MAX_ADDRESS = 512  # a proposal longer than this is refused before the oracle sees it
+
+
 def load_batches(path: Path) -> list[dict]:
     """The batches of a data file, each {"id", "addresses", "labels"}, checked for shape."""
     try:
@@ -120,6 +140,41 @@ class EmailValidationTask:
         return {"dev": load_batches(DATA / "original.json"), "holdout": load_batches(DATA / "adversarial.json")}
 
     # ----- the Task protocol ---------------------------------------------------
+    def hidden_paths(self) -> tuple[str, ...]:
+        """The labelled sets stay out of every sandbox (agents and testers get addresses only)."""
+        return (str(DATA),)
+
+    # ----- the arena (engine/arena) ----------------------------------------------
+    tester_description = TESTER_DESCRIPTION
+
+    def tester_files(self) -> dict[str, str]:
+        return {"tester.py": (SEED_DIR / "tester.py").read_text()}
+
+    def proposal_key(self, proposal: object) -> str | None:
+        """What makes two proposals the same test (the address), or None for a malformed proposal."""
+        if isinstance(proposal, dict) and isinstance(proposal.get("address"), str):
+            return proposal["address"]
+        return None
+
+    def instance_keys(self, instance: Instance) -> list[str]:
+        return list(instance.data["addresses"])
+
+    def confirm(self, proposal: object) -> str | None:
+        """Why the oracle does not confirm this proposal, or None when it does (outside any sandbox)."""
+        if not (isinstance(proposal, dict) and isinstance(proposal.get("address"), str)
+                and isinstance(proposal.get("valid"), bool)):
+            return 'not {"address": str, "valid": bool}'
+        if len(proposal["address"]) > MAX_ADDRESS:
+            return f"longer than {MAX_ADDRESS} characters"
+        truth = oracle_is_valid(proposal["address"])
+        if truth != proposal["valid"]:
+            return f"the oracle says {'valid' if truth else 'invalid'}"
+        return None
+
+    def arena_data(self, confirmed: Sequence[dict]) -> dict:
+        """One instance's data from a tester's confirmed proposals (labels are the oracle's, as confirmed)."""
+        return {"addresses": [p["address"] for p in confirmed], "labels": [p["valid"] for p in confirmed]}
+
     def seed_files(self) -> dict[str, str]:
         return {self.entry_file: (SEED_DIR / "agent.py").read_text()}
 

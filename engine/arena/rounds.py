@@ -1,0 +1,378 @@
+"""The arena's rounds: testers propose tests, an oracle confirms them, code agents are scored on the grown set.
+
+The four-level loops' arena (level 4): a fixed benchmark gives false
+confidence, so test writers co-evolve against code agents. Two modes:
+- single: one code lineage against one tester lineage. A round: the tester
+  champion and (from round 2) one child of it propose tests; the oracle's
+  confirmed ones join the dev set; the code champion is measured on them;
+  the child replaces the tester champion when it broke at least as much in
+  this round. Then K children of the code champion are measured on the
+  whole set and the best replaces it when strictly better.
+- tournament: a population of P of each. A round: every tester proposes;
+  every code agent is measured on what was confirmed; every K rounds the
+  worst of each population (lowest evolved / tester mean) is replaced by a
+  child of its best.
+A tester's score in a round is the share of the round's code agents (the
+champion, or the population) that its confirmed tests break (score below 1).
+
+Everything is read back from the archive at the start of a round (ledger),
+so a run killed at any point resumes exactly: the grown instance set is the
+`instances` table, children already made in an unfinished round are reused,
+a tester that already ran in it is not run again, and measuring only ever
+adds missing (node, instance) pairs. `--budget` counts code agents' dev
+evaluations plus testers' runs.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from archive import EvaluationRecord, NodeRecord
+from archive.store import files_hash
+from engine.arena import ledger
+from engine.arena.testers import TesterTask, vet
+from engine.arena.views import role_view
+from engine.loop.evaluation import Outcome, run_agent
+from engine.loop.expansion import mutation_context, store_child
+from tasks.base import Instance
+
+TIME_LIMIT = "time limit reached"
+BUDGET_SPENT = "budget spent"
+SHOWN_REFUSALS = 3
+FILL_TRIES = 3  # children tried per place of a tournament's first population
+FINAL_RULE = "arena: the best evolved-set mean among the last round's code agents"
+
+
+@dataclass(frozen=True)
+class ArenaSettings:
+    mode: str          # 'single' or 'tournament'
+    every: int         # K: single, code children per round; tournament, rounds between replacements
+    population: int    # tournament: code agents and testers, each
+    proposals: int     # proposals asked of a tester per run
+
+
+class Arena:
+    def __init__(self, archive, task, settings: ArenaSettings, sandbox, *, workers: int, budget: int, seed: int,
+                 make_mutator, gateway=None, say=print, deadline: float | None = None) -> None:
+        """`make_mutator(view)`: the run's mutator for a population's view (engine.arena.views)."""
+        self.archive = archive
+        self.task = task
+        self.testers = TesterTask(task)
+        self.settings = settings
+        self.sandbox = sandbox
+        self.workers = workers
+        self.budget = budget
+        self.seed = seed
+        self.make_mutator = make_mutator
+        self.gateway = gateway
+        self.say = say
+        self.deadline = deadline
+        self._unrecorded = 0  # tester runs made and not yet written (they count in the budget)
+
+    # ----- the loop ---------------------------------------------------------
+    async def run(self) -> str:
+        """Rounds until the budget is spent or time is up; returns why it stopped."""
+        self._plant_tester_root()
+        try:
+            return await self._rounds()
+        except StopRun as exc:
+            return str(exc)
+
+    async def _rounds(self) -> str:
+        while True:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                return TIME_LIMIT
+            if ledger.spent(self.archive) >= self.budget:
+                return BUDGET_SPENT
+            done = ledger.rounds(self.archive)
+            number = len(done) + 1
+            agents = list(done[-1]["agents"]) if done else [0]
+            testers = list(done[-1]["testers"]) if done else [ledger.tester_root(self.archive)]
+            play = self._single if self.settings.mode == "single" else self._tournament
+            stop = await play(number, agents, testers)
+            if stop:
+                return stop
+
+    def _plant_tester_root(self) -> None:
+        """The testers' own root, the task's seed tester (once per run)."""
+        if ledger.tester_root(self.archive) is not None:
+            return
+        files = self.testers.seed_files()
+        node = int(self.archive.query("SELECT coalesce(max(id), -1) + 1 FROM nodes")[0][0])
+        record = NodeRecord(id=node, parent_id=None, depth=0, status="valid", mutator="seed",
+                            code_hash=files_hash(files), description=f"the {self.task.name} seed tester", role="tester")
+        self.archive.add_node(record, files, event=("arena_start", node, {"mode": self.settings.mode}))
+
+    async def _single(self, number: int, agents: list[int], testers: list[int]) -> str | None:
+        champion, tester = agents[0], testers[0]
+        if not await self._measure([champion], self._dev()):
+            return BUDGET_SPENT
+        challengers: list[int] = []
+        if number > 1:
+            challengers, stop = await self._children("tester", tester, number, 1)
+            if stop:
+                return stop
+        stop = await self._tester_turn(number, [tester, *challengers], [champion])
+        if stop:
+            return stop
+        for challenger in challengers:  # judged on the same round, against the same code agent
+            if self._valid(challenger) and self._round_score(challenger, number) >= self._round_score(tester, number):
+                tester = challenger
+        children, stop = await self._children("agent", champion, number, self.settings.every)
+        if stop:
+            return stop
+        children = [c for c in children if self._valid(c)]
+        if not await self._measure(children, self._dev()):
+            return BUDGET_SPENT
+        best = champion
+        for child in children:  # keep if strictly better on the evolved set (AutoResearch's greedy loop)
+            if (ledger.dev_mean(self.archive, child) or 0.0) > (ledger.dev_mean(self.archive, best) or 0.0):
+                best = child
+        self._close_round(number, [best], [tester], {"challengers": children})
+        return None
+
+    def _round_score(self, tester: int, number: int) -> float:
+        row = self.archive.query("SELECT score FROM evaluations WHERE node_id = ? AND split = 'arena' "
+                                 "AND instance_id = ?", [tester, f"round-{number}"])
+        return float(row[0][0]) if row else 0.0
+
+    async def _tournament(self, number: int, agents: list[int], testers: list[int]) -> str | None:
+        size = self.settings.population
+        for role, members in (("agent", agents), ("tester", testers)):
+            if number == 1:  # the root's children fill the population, FILL_TRIES tries per place at most
+                stop = await self._fill(role, members, number, size)
+                if stop:
+                    return stop
+        if not await self._measure(agents, self._dev()):
+            return BUDGET_SPENT
+        stop = await self._tester_turn(number, testers, agents)
+        if stop:
+            return stop
+        replaced = {}
+        if number % self.settings.every == 0:
+            for role, members, mean in (("agent", agents, lambda n: ledger.dev_mean(self.archive, n)),
+                                        ("tester", testers, lambda n: ledger.tester_mean(self.archive, n))):
+                ranked = sorted(members, key=lambda n: (-(mean(n) or 0.0), n))
+                best, worst = ranked[0], ranked[-1]
+                if best == worst:
+                    continue
+                made, stop = await self._children(role, best, number, 1)
+                if stop:
+                    return stop
+                if made and self._valid(made[0]):
+                    members[members.index(worst)] = made[0]
+                    replaced[role] = {"out": worst, "in": made[0], "parent": best}
+            if not await self._measure(agents, self._dev()):
+                return BUDGET_SPENT
+        self._close_round(number, agents, testers, {"replaced": replaced} if replaced else {})
+        return None
+
+    async def _fill(self, role: str, members: list[int], number: int, size: int) -> str | None:
+        root, tries = members[0], 0
+        while len(members) < size and tries < FILL_TRIES * (size - 1):
+            tries += 1
+            made, stop = await self._children(role, root, number, tries)
+            if stop:
+                return stop
+            members[1:] = [c for c in made if self._valid(c)][: size - 1]
+        return None
+
+    def _close_round(self, number: int, agents: list[int], testers: list[int], extra: dict) -> None:
+        champion = max(agents, key=lambda n: (ledger.dev_mean(self.archive, n) or 0.0, -n))
+        counts = ledger.instance_counts(self.archive)
+        added = ledger.round_instances(self.archive, number, self._round_testers(number))
+        detail = {"round": number, "agents": agents, "testers": testers, "champion": champion,
+                  "added": sorted(added.values()), "dev_instances": counts["task"] + counts["arena"],
+                  "original": ledger.dev_mean(self.archive, champion, up_to_round=0),
+                  "evolved": ledger.dev_mean(self.archive, champion), **extra}
+        self.archive.add_event("arena_round", champion, detail)
+        said = (f"Round {number}: {len(added)} tester(s) added tests, dev set {detail['dev_instances']} instances; "
+                f"champion node {champion}: evolved {_pct(detail['evolved'])}, original {_pct(detail['original'])}")
+        self.say(said)
+
+    def _round_testers(self, number: int) -> list[int]:
+        return [int(n) for (n,) in self.archive.query(
+            "SELECT DISTINCT tester_id FROM arena_proposals WHERE arena_round = ?", [number])]
+
+    # ----- testers ------------------------------------------------------------
+    async def _tester_turn(self, number: int, testers: list[int], agents: list[int]) -> str | None:
+        """Run each tester not yet run in this round, vet its proposals, measure `agents` on what was confirmed,
+        and write each tester's score for the round (from what could be measured when the budget ran out)."""
+        scored = {int(n) for (n,) in self.archive.query(
+            "SELECT node_id FROM evaluations WHERE split = 'arena' AND instance_id = ?", [f"round-{number}"])}
+        pending = [t for t in testers if t not in scored and self._valid(t)]
+        ran = set(self._round_testers(number))  # before a crash: their proposals are in the archive
+        to_score, short, outcomes = [], False, {}
+        for tester in pending:
+            if tester not in ran:
+                if ledger.spent(self.archive) + self._unrecorded >= self.budget:
+                    short = True
+                    break
+                outcome = await self._run_tester(tester, number)
+                if outcome.stop:
+                    return outcome.stop
+                if outcome.status != "ok":
+                    continue  # written as it failed
+                outcomes[tester] = outcome
+            self._unrecorded += 1
+            to_score.append(tester)
+        made = ledger.round_instances(self.archive, number, to_score)
+        measured = await self._measure(agents, [i for i in self._dev() if i.id in set(made.values())])
+        for tester in to_score:
+            self._score_tester(tester, number, made.get(tester), agents, not measured, outcomes.get(tester))
+        return BUDGET_SPENT if short or not measured else None
+
+    async def _run_tester(self, tester: int, number: int) -> Outcome:
+        """One tester run; its proposals vetted and stored (a failed run is written at once, score 0)."""
+        instance = Instance(f"round-{number}", "arena", {"n": self.settings.proposals,
+                                                         "seed": self.seed * 1_000_003 + number * 1009 + tester})
+        outcome = await run_agent(self.testers, self.sandbox, self.archive.node_files(tester), instance,
+                                  gateway=self.gateway, node_id=tester)
+        if outcome.stop:
+            return outcome
+        if outcome.status != "ok":
+            self._write_tester(tester, number, 0.0, {"proposed": 0, "confirmed": 0}, outcome, outcome.feedback)
+            return outcome
+        known = {key for inst in self._all_instances() for key in self.task.instance_keys(inst)}
+        verdicts = vet(self.task, outcome.metrics["proposals"], known)
+        confirmed = [v.proposal for v in verdicts if v.accepted]
+        instance_row = (f"arena-r{number}-t{tester}", self.task.arena_data(confirmed)) if confirmed else None
+        self.archive.add_arena_proposals(
+            tester, number, [(v.item, v.proposal, v.reason) for v in verdicts], instance_row,
+            event=("arena_tests", tester, {"arena_round": number, "proposed": len(verdicts),
+                                           "confirmed": len(confirmed),
+                                           "instance": instance_row[0] if instance_row else None}))
+        return outcome
+
+    def _score_tester(self, tester: int, number: int, instance: str | None, agents: list[int],
+                      partial: bool, outcome: Outcome | None) -> None:
+        """A tester's score for the round: the share of `agents` whose score on its confirmed tests is below 1."""
+        proposals = ledger.proposals_of(self.archive, tester, number)
+        scores = dict(self.archive.query(
+            f"SELECT node_id, score FROM evaluations WHERE instance_id = ? AND node_id IN "
+            f"({', '.join('?' * len(agents))})", [instance, *agents])) if instance and agents else {}
+        broken = [a for a in agents if scores.get(a, 1.0) < 1.0]
+        refused = [(p, r) for p, ok, r in proposals if not ok]
+        metrics = {"proposed": len(proposals), "confirmed": len(proposals) - len(refused), "instance": instance,
+                   "against": agents, "broken": broken}
+        if partial:
+            metrics["measured_against"] = sorted(scores)  # the budget ran out before every agent was measured
+        feedback = f"{metrics['confirmed']} of {len(proposals)} proposals confirmed; broke {len(broken)} of {len(agents)}"
+        if refused:
+            feedback += "; refused: " + "; ".join(f"{_short(p)} ({r})" for p, r in refused[:SHOWN_REFUSALS])
+        self._unrecorded -= 1
+        self._write_tester(tester, number, len(broken) / len(agents) if agents else 0.0, metrics, outcome, feedback)
+
+    def _write_tester(self, tester: int, number: int, score: float, metrics: dict, outcome: Outcome | None,
+                      feedback: str) -> None:
+        o = outcome or Outcome("ok")
+        record = EvaluationRecord(
+            node_id=tester, instance_id=f"round-{number}", split="arena", repeat=0, score=score, metrics=metrics,
+            status=o.status, runtime_s=o.runtime_s or None, stdout_tail=o.stdout_tail, stderr_tail=o.stderr_tail,
+            feedback=feedback, worker="w0", started_at=o.started_at, finished_at=o.finished_at)
+        self.archive.add_evaluation(record, event=("evaluate", tester, {"rule": "arena tester", "arena_round": number,
+                                                                         "score": score, "status": o.status}))
+
+    # ----- code agents ---------------------------------------------------------
+    async def _measure(self, nodes: list[int], instances: list[Instance], split: str = "dev",
+                       capped: bool = True) -> bool:
+        """Evaluate every missing (node, instance) pair, `workers` at a time; False when the budget stopped it."""
+        have = ledger.evaluated(self.archive)
+        todo = [(n, i) for n in nodes for i in instances if (n, i.id) not in have]
+        if not todo:
+            return True
+        room = self.budget - ledger.spent(self.archive) - self._unrecorded if capped else len(todo)
+        launch, queue = todo[:max(room, 0)], asyncio.Queue()
+        for pair in launch:
+            queue.put_nowait(pair)
+
+        async def worker(slot: int) -> None:
+            while not queue.empty():
+                node, instance = queue.get_nowait()
+                outcome = await run_agent(self.task, self.sandbox, self.archive.node_files(node), instance,
+                                          gateway=self.gateway, node_id=node)
+                if outcome.stop:  # the run's LLM budget or key, not the agent's doing: not recorded
+                    raise StopRun(outcome.stop)
+                self._store(node, instance, split, outcome, slot, "arena" if capped else "arena finale")
+
+        try:
+            async with asyncio.TaskGroup() as group:  # one stop cancels the other workers' jobs
+                for slot in range(min(self.workers, len(launch))):
+                    group.create_task(worker(slot))
+        except* StopRun as stopped:
+            raise stopped.exceptions[0] from None
+        return len(launch) == len(todo)
+
+    def _store(self, node: int, instance: Instance, split: str, outcome: Outcome, slot: int, rule: str) -> None:
+        score = self.task.score(instance, outcome.metrics, None) if outcome.status == "ok" else 0.0
+        record = EvaluationRecord(
+            node_id=node, instance_id=instance.id, split=split, repeat=0, score=score, metrics=outcome.metrics,
+            status=outcome.status, runtime_s=outcome.runtime_s, stdout_tail=outcome.stdout_tail,
+            stderr_tail=outcome.stderr_tail, feedback=outcome.feedback, worker=f"w{slot}",
+            started_at=outcome.started_at, finished_at=outcome.finished_at)
+        self.archive.add_evaluation(record, event=("evaluate", node, {"rule": rule, "instance": instance.id,
+                                                                      "score": score, "status": outcome.status}))
+
+    async def finale(self) -> None:
+        """Every valid code agent on the whole evolved dev set and on holdout (outside the budget)."""
+        agents = [n.node for n in ledger.node_scores(self.archive) if n.role == "agent" and n.status == "valid"]
+        have = ledger.evaluated(self.archive)
+        todo = sum((n, i.id) not in have for n in agents for i in self._all_instances())
+        self.say(f"Measuring {len(agents)} code agents on the whole evolved dev set and on holdout: {todo} "
+                 f"evaluations (outside the budget) ...")
+        await self._measure(agents, self._dev(), capped=False)
+        await self._measure(agents, [i for i in self._all_instances() if i.split == "holdout"], "holdout",
+                            capped=False)
+        played = ledger.rounds(self.archive)
+        if played:  # the final agent: the best of the last population on the whole evolved set
+            final = max(played[-1]["agents"], key=lambda n: (ledger.dev_mean(self.archive, n) or 0.0, -n))
+            self.archive.add_event("select_final", final, {"rule": FINAL_RULE,
+                                                           "evolved": ledger.dev_mean(self.archive, final)})
+
+    # ----- children --------------------------------------------------------------
+    async def _children(self, role: str, parent: int, number: int, count: int) -> tuple[list[int], str | None]:
+        """`count` children of `parent` for this round: those a crashed session made first, then new ones."""
+        made = ledger.made_in_round(self.archive, role, number, parent)
+        while len(made) < count:
+            view = role_view(self.archive, self.task if role == "agent" else self.testers, role)
+            mutator = self.make_mutator(view)
+            rng = np.random.default_rng([self.seed, number, view.tree.n])
+            detail = {"rule": "arena", "arena_round": number, "role": role}
+            context = mutation_context(view, parent, detail)
+            try:
+                if getattr(mutator, "asynchronous", False):
+                    outcome = await mutator.propose_async(view.files(parent), context, rng, parent=parent)
+                else:
+                    outcome = mutator.propose(view.files(parent), context, rng)
+            except Exception as exc:  # noqa: BLE001 - a mutator's error is a failed child; a stop ends the run
+                if getattr(exc, "stops_run", False):
+                    return made, str(exc)
+                outcome = exc
+            made.append(store_child(view, mutator, parent, outcome, detail).node_id)
+        return made, None
+
+    # ----- reads ----------------------------------------------------------------------
+    def _all_instances(self) -> list[Instance]:
+        return [Instance(i, s, d) for i, s, d in self.archive.instances()]
+
+    def _dev(self) -> list[Instance]:
+        return [i for i in self._all_instances() if i.split == "dev"]
+
+    def _valid(self, node: int) -> bool:
+        return ledger.status_of(self.archive, node) == "valid"
+
+
+class StopRun(Exception):
+    """An evaluation met the run's LLM budget or a refused key: the arena stops (nothing half-recorded)."""
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _short(proposal: object, width: int = 60) -> str:
+    text = repr(proposal.get("address") if isinstance(proposal, dict) and "address" in proposal else proposal)
+    return text if len(text) <= width else text[: width - 3] + "..."

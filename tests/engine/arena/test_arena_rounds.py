@@ -1,0 +1,161 @@
+"""Whole arena runs on email_validation (issue 15): the oracle's gate, provenance, a falling evolved score,
+tournament replacement, the report. The testers are scripted (their code is the task's seed tester's
+replacement, set in-process); the code agents' mutator is the offline one; sandbox auto, 2 workers."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from archive import Archive
+from engine.arena import ledger
+from engine.front.cli import build_parser
+from engine.front.run import run_from_args
+from tasks.email_validation.task import DATA, EmailValidationTask
+from tests.engine.test_search_e2e import only_run, read
+
+FIRST_ORIGINAL = json.loads((DATA / "original.json").read_text())["batches"][0]["addresses"][0]
+
+SCRIPTED = '''
+def propose(n, seed):
+    """Five proposals, the same every round: the oracle and the de-duplication decide."""
+    return [
+        {"address": "a..b@example.com", "valid": False},       # confirmed; the naive regex calls it valid
+        {"address": "x@example.local", "valid": True},         # the oracle says invalid: refused
+        {"address": %r, "valid": True},                          # already in the original set
+        {"address": "plain+tag@example.org", "valid": True},   # confirmed; the regex gets it right
+        "not a proposal",
+    ][:n]
+''' % FIRST_ORIGINAL
+
+PER_ROUND = '''
+def propose(n, seed):
+    """New tests every round (the seed differs), each an invalid address the naive regex accepts."""
+    stride = 7  # a constant the offline mutator can change, so that testers have children
+    return [{"address": "u%d.%d..x@example.com" % (seed * stride, k), "valid": False} for k in range(n)]
+'''
+
+
+def scripted_tester(monkeypatch, source: str) -> None:
+    monkeypatch.setattr(EmailValidationTask, "tester_files", lambda self: {"tester.py": source})
+
+
+def arena(tmp_path, *extra: str) -> int:
+    subset = tmp_path / "subset.json"
+    subset.write_text(json.dumps({"holdout": 3}))
+    argv = ["--task", "email_validation", "--instances", str(subset), "--workers", "2",
+            "--run-dir", str(tmp_path / "runs"), "--quiet", *extra]
+    return run_from_args(build_parser().parse_args(argv))
+
+
+def test_a_single_arena_round_gates_tests_by_the_oracle_and_records_their_provenance(tmp_path, monkeypatch):
+    scripted_tester(monkeypatch, SCRIPTED)
+    assert arena(tmp_path, "--arena", "single", "--arena-round", "1", "--budget", "20") == 0
+    run = only_run(tmp_path / "runs")
+    assert read(run, "SELECT id, parent_id FROM nodes WHERE role = 'tester' ORDER BY id")[0] == (1, None)
+    verdicts = read(run, "SELECT item, accepted, reason, instance_id FROM arena_proposals "
+                         "WHERE tester_id = 1 AND arena_round = 1 ORDER BY item")
+    assert verdicts == [(0, True, None, "arena-r1-t1"), (1, False, "the oracle says invalid", None),
+                        (2, False, "already in the test set", None), (3, True, None, "arena-r1-t1"),
+                        (4, False, 'not {"address": str, "valid": bool}', None)]
+    (row,) = read(run, "SELECT split, data, origin, tester_id, arena_round FROM instances WHERE id = 'arena-r1-t1'")
+    assert row[0] == "dev" and row[2:] == ("arena", 1, 1)
+    assert json.loads(row[1]) == {"addresses": ["a..b@example.com", "plain+tag@example.org"], "labels": [False, True]}
+    assert read(run, "SELECT count(*) FROM instances WHERE data::VARCHAR LIKE '%example.local%'")[0][0] == 0
+    # the code champion fails the confirmed invalid address: its evolved score falls below its original one
+    assert read(run, "SELECT score FROM evaluations WHERE node_id = 0 AND instance_id = 'arena-r1-t1'")[0][0] == 0.5
+    with Archive.open(run, read_only=True) as archive:
+        first = ledger.rounds(archive)[0]
+        assert first["champion"] == 0 and first["added"] == ["arena-r1-t1"]
+        assert ledger.dev_mean(archive, 0, up_to_round=1) < ledger.dev_mean(archive, 0, up_to_round=0)
+        assert first["evolved"] < first["original"]
+        tester_eval = read(run, "SELECT score, metrics FROM evaluations WHERE node_id = 1 AND instance_id = 'round-1'")
+        assert tester_eval[0][0] == 1.0 and json.loads(tester_eval[0][1])["broken"] == [0]
+        # round 2: the champion tester proposes the same tests again: every one is refused as known
+        again = read(run, "SELECT DISTINCT accepted, reason FROM arena_proposals WHERE tester_id = 1 "
+                          "AND arena_round = 2 AND item IN (0, 3)")
+        assert again == [(False, "already in the test set")]
+        assert ledger.spent(archive) == 20  # code agents' dev evaluations + testers' runs: the budget, exactly
+        scores = {s.node: s for s in ledger.node_scores(archive)}
+    assert scores[0].holdout is not None and scores[0].evolved is not None
+
+
+def test_tournament_replaces_the_worst_of_each_population_every_k_rounds(tmp_path, monkeypatch):
+    scripted_tester(monkeypatch, PER_ROUND)
+    assert arena(tmp_path, "--arena", "tournament", "--arena-population", "2", "--arena-round", "2",
+                 "--arena-proposals", "3", "--budget", "60") == 0
+    run = only_run(tmp_path / "runs")
+    with Archive.open(run, read_only=True) as archive:
+        played = ledger.rounds(archive)
+        parents = dict(archive.query("SELECT id, parent_id FROM nodes"))
+        roles = dict(archive.query("SELECT id, role FROM nodes"))
+    assert len(played) >= 4, played
+    assert [bool(r.get("replaced")) for r in played] == [r["round"] % 2 == 0 for r in played]
+    for before, after in zip(played, played[1:]):
+        for role, key in (("agent", "agents"), ("tester", "testers")):
+            swap = after.get("replaced", {}).get(role)
+            assert len(after[key]) == 2 and all(roles[n] == role for n in after[key])
+            if swap:  # the worst is out, a child of the best is in
+                assert swap["out"] in before[key] and swap["out"] not in after[key]
+                assert swap["in"] in after[key] and parents[swap["in"]] == swap["parent"] in before[key]
+            elif before["round"] > 1:
+                assert after[key] == before[key]
+    # every round's testers add tests the naive champion fails: its evolved score keeps falling
+    evolved = [r["evolved"] for r in played if r["champion"] == 0]
+    assert evolved == sorted(evolved, reverse=True) and evolved[-1] < played[0]["original"]
+
+
+@pytest.mark.parametrize("flag", [["--task", "binpack"], ["--arena", "both"], ["--mutator", "self", "--model", "m"]])
+def test_arena_misuse_is_one_line(tmp_path, flag, capsys):
+    from engine.front.cli import main
+
+    argv = ["--task", "email_validation", "--arena", "single", "--run-dir", str(tmp_path / "runs"), *flag]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "arena" in err
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+BETTER_REGEX = r'NAIVE = re.compile(r"^(?!\.)(?!.*\.\.)[^@\s]+(?<!\.)@(?!-)[^@\s_]+\.[A-Za-z]{2,}$")'
+
+
+def arena_model(model, messages, attempt):
+    """The meta-agent, scripted: a tester child bends differently, a code child rejects dot mistakes."""
+    text = "\n".join(m["content"] for m in messages)
+    if "Write test cases for email address validators" in text:
+        return ("Change: another seed stream.\n\ntester.py\n<<<<<<< SEARCH\n    rng = random.Random(seed)\n=======\n"
+                "    rng = random.Random(seed + 17)\n>>>>>>> REPLACE\n")
+    return ("Change: reject dot mistakes and bad labels.\n\nagent.py\n<<<<<<< SEARCH\n"
+            'NAIVE = re.compile(r"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$")\n=======\n' + BETTER_REGEX + "\n>>>>>>> REPLACE\n")
+
+
+def test_a_mocked_llm_arena_run_and_its_report_show_every_nodes_scores(tmp_path):
+    """Both populations mutated by the LLM mutator (litellm's mock_response path); the HTML report then
+    shows each code agent's original, evolved and holdout scores and each tester's score."""
+    subset = tmp_path / "subset.json"
+    subset.write_text(json.dumps({"holdout": 3}))
+    argv = ["--task", "email_validation", "--instances", str(subset), "--workers", "2", "--arena", "single",
+            "--arena-round", "1", "--budget", "24", "--model", "openai/gpt-4o-mini", "--run-dir",
+            str(tmp_path / "runs"), "--quiet"]
+    assert run_from_args(build_parser().parse_args(argv), llm_mock=arena_model) == 0
+    run = only_run(tmp_path / "runs")
+    made = read(run, "SELECT role, count(*) FROM nodes WHERE mutator = 'llm' AND status = 'valid' GROUP BY 1 ORDER BY 1")
+    assert made and made[0][0] == "agent" and dict(made).get("tester", 0) >= 1, made
+    assert read(run, "SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0] >= 2
+    with Archive.open(run, read_only=True) as archive:
+        scores = [s for s in ledger.node_scores(archive) if s.status == "valid"]
+        final = archive.query("SELECT node_id FROM events WHERE kind = 'select_final'")[0][0]
+    better = next(s for s in scores if s.role == "agent" and s.node != 0)
+    seed = next(s for s in scores if s.node == 0)
+    assert better.evolved > seed.evolved and final == better.node  # the fix wins on the tests the testers added
+    from engine.report.data import report_data
+    from engine.report.page import render_page
+
+    with Archive.open(run, read_only=True) as archive:
+        page = render_page(report_data(archive))
+    for s in scores:
+        if s.role == "agent":
+            assert (f"<tr><td>{s.node}</td><td>valid</td><td>{100 * s.original:.1f}%</td>"
+                    f"<td>{100 * s.evolved:.1f}%</td><td>{100 * s.holdout:.1f}%</td></tr>") in page
+        else:
+            assert f"<tr><td>{s.node}</td><td>valid</td><td>{100 * s.tester:.1f}%</td></tr>" in page
