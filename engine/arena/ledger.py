@@ -43,12 +43,13 @@ def tester_root(archive) -> int | None:
     return None if rows[0][0] is None else int(rows[0][0])
 
 
-def made_in_round(archive, role: str, arena_round: int, parent: int | None = None) -> list[int]:
-    """Children of `role` made in this round (and of this parent), in order: a resumed round reuses them."""
+def made_in_round(archive, role: str, arena_round: int, parent: int, why: str) -> list[int]:
+    """Children of `role` made in this round of this parent for this purpose (`why`: offspring, fill,
+    replace), in order: a resumed round reuses them."""
     made = []
     for _, _, node_parent, detail in archive.events("expand"):
-        if (detail.get("arena_round") == arena_round and detail.get("role") == role
-                and (parent is None or node_parent == parent)):
+        if (detail.get("arena_round") == arena_round and detail.get("role") == role and node_parent == parent
+                and detail.get("why") == why):
             made.append(int(detail["child"]))
     return made
 

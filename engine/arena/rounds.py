@@ -159,7 +159,7 @@ class Arena:
                 best, worst = ranked[0], ranked[-1]
                 if best == worst:
                     continue
-                made, stop = await self._children(role, best, number, 1)
+                made, stop = await self._children(role, best, number, 1, "replace")
                 if stop:
                     return stop
                 if made and self._valid(made[0]):
@@ -174,7 +174,7 @@ class Arena:
         root, tries = members[0], 0
         while len(members) < size and tries < FILL_TRIES * (size - 1):
             tries += 1
-            made, stop = await self._children(role, root, number, tries)
+            made, stop = await self._children(role, root, number, tries, "fill")
             if stop:
                 return stop
             members[1:] = [c for c in made if self._valid(c)][: size - 1]
@@ -333,14 +333,18 @@ class Arena:
                                                            "evolved": ledger.dev_mean(self.archive, final)})
 
     # ----- children --------------------------------------------------------------
-    async def _children(self, role: str, parent: int, number: int, count: int) -> tuple[list[int], str | None]:
-        """`count` children of `parent` for this round: those a crashed session made first, then new ones."""
-        made = ledger.made_in_round(self.archive, role, number, parent)
+    async def _children(self, role: str, parent: int, number: int, count: int,
+                        why: str = "offspring") -> tuple[list[int], str | None]:
+        """`count` children of `parent` for this round and purpose (`why`): those a crashed session made first,
+        then new ones."""
+        made = ledger.made_in_round(self.archive, role, number, parent, why)
         while len(made) < count:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                return made, TIME_LIMIT  # model calls can be slow: the limit is looked at before each child
             view = role_view(self.archive, self.task if role == "agent" else self.testers, role)
             mutator = self.make_mutator(view)
             rng = np.random.default_rng([self.seed, number, view.tree.n])
-            detail = {"rule": "arena", "arena_round": number, "role": role}
+            detail = {"rule": "arena", "arena_round": number, "role": role, "why": why}
             context = mutation_context(view, parent, detail)
             try:
                 if getattr(mutator, "asynchronous", False):

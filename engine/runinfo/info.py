@@ -204,6 +204,7 @@ class NodeInfo:
     expansion: Trajectory | None
     trajectories: list[Trajectory]  # one per evaluation with steps, in instance order
     note: str | None = None  # the improvement note: the review that planned the change (--meta-steps diagnose,...)
+    arena: object | None = None  # an arena run's scores of this node (engine.arena.ledger.NodeScores)
 
 
 def node_info(path: str | Path, node: int) -> NodeInfo:
@@ -224,6 +225,7 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         files = list(archive.node_files(node))
         steps = trajectories(archive, node)
         note = node_notes(archive, node).get(node)
+        arena = _arena_scores(archive, node)
         run_id = archive.run_id
     by_status: dict[str, int] = {}
     for *_, st, _score in evals:
@@ -242,4 +244,13 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         status=str(status), mutator=str(mutator), model=model, description=description, reason=reason,
         dev=(stats.mean, stats.n) if stats else (None, 0), holdout=hold, evaluations=by_status, files=files,
         expansion=None if made is None else Trajectory(None, 0, None, None, None, made[0], made[1]),
-        trajectories=shown, note=note)
+        trajectories=shown, note=note, arena=arena)
+
+
+def _arena_scores(archive, node: int):
+    """An arena run (--arena): this node's original / evolved / holdout (or tester) scores, else None."""
+    from engine.arena import ledger
+
+    if not ledger.is_arena(archive):
+        return None
+    return next(s for s in ledger.node_scores(archive) if s.node == node)

@@ -162,10 +162,22 @@ def node_table(info: NodeInfo):
     ]
     if info.reason:
         rows.append(("reason", info.reason))
+    if info.arena is not None:
+        rows.append(_arena_row(info.arena))
     rows.append(("files", ", ".join(info.files) or "-"))
     for key, value in rows:
         table.add_row(key, Text(_clean(value, 400)))  # Text: an agent's text is never read as markup
     return table
+
+
+def _arena_row(scores) -> tuple[str, str]:
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.1f}%"
+
+    if scores.role == "tester":
+        return ("arena tester", f"mean share of code agents its confirmed tests broke: {pct(scores.tester)}")
+    return ("arena scores", f"original dev set {pct(scores.original)}, evolved dev set {pct(scores.evolved)}, "
+                            f"holdout {pct(scores.holdout)}")
 
 
 _CONTROL = str.maketrans({c: " " for c in map(chr, [*range(0, 32), 127])})

@@ -159,3 +159,9 @@ def test_a_mocked_llm_arena_run_and_its_report_show_every_nodes_scores(tmp_path)
                     f"<td>{100 * s.evolved:.1f}%</td><td>{100 * s.holdout:.1f}%</td></tr>") in page
         else:
             assert f"<tr><td>{s.node}</td><td>valid</td><td>{100 * s.tester:.1f}%</td></tr>" in page
+    from engine.runinfo.info import node_info
+    from engine.runinfo.tables import _arena_row
+
+    shown = _arena_row(node_info(run, better.node).arena)
+    assert shown == ("arena scores", f"original dev set {100 * better.original:.1f}%, evolved dev set "
+                                     f"{100 * better.evolved:.1f}%, holdout {100 * better.holdout:.1f}%")
