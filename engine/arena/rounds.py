@@ -56,8 +56,9 @@ class ArenaSettings:
 
 class Arena:
     def __init__(self, archive, task, settings: ArenaSettings, sandbox, *, workers: int, budget: int, seed: int,
-                 make_mutator, gateway=None, say=print, deadline: float | None = None) -> None:
-        """`make_mutator(view)`: the run's mutator for a population's view (engine.arena.views)."""
+                 make_mutator, gateway=None, say=print, deadline: float | None = None, breaker=None) -> None:
+        """`make_mutator(view)`: the run's mutator for a population's view (engine.arena.views); `breaker`
+        (engine.loop.breaker.CircuitBreaker): children that keep failing stop the run, as in a search."""
         self.archive = archive
         self.task = task
         self.testers = TesterTask(task)
@@ -70,6 +71,8 @@ class Arena:
         self.gateway = gateway
         self.say = say
         self.deadline = deadline
+        self.breaker = breaker
+        self.fatal: str | None = None  # a stop the user must act on (the breaker: a model that keeps failing)
         self._unrecorded = 0  # tester runs made and not yet written (they count in the budget)
 
     # ----- the loop ---------------------------------------------------------
@@ -355,7 +358,14 @@ class Arena:
                 if getattr(exc, "stops_run", False):
                     return made, str(exc)
                 outcome = exc
-            made.append(store_child(view, mutator, parent, outcome, detail).node_id)
+            result = store_child(view, mutator, parent, outcome, detail)
+            made.append(result.node_id)
+            if self.breaker is not None:
+                self.breaker.expansion(result.status, result.reason)
+                tripped = self.breaker.tripped()
+                if tripped:
+                    self.fatal = f"stopped: {tripped}"
+                    return made, self.fatal
         return made, None
 
     # ----- reads ----------------------------------------------------------------------

@@ -44,6 +44,7 @@ def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mo
     from engine.arena.rounds import TIME_LIMIT, Arena, ArenaSettings
     from engine.front.agent_llm import serve_gateway
     from engine.front.model_access import probe_models
+    from engine.loop.breaker import CircuitBreaker
     from engine.front.endings import end_session, exposed_note
 
     check_arena(config, task)
@@ -75,9 +76,13 @@ def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mo
             unanswered = await probe_models(config, task, client, llm_mock, archive)
             if unanswered:
                 return f"{unanswered}; fix it"
+            breaker = CircuitBreaker(config.max_failed_expansions, config.max_failing_time,
+                                     unusable=("failed", "invalid") if config.model else ("failed",))
+            if client is not None:
+                client.observer = lambda ok, error: breaker.call(ok, error)
             arena = Arena(archive, task, settings, box.sandbox, workers=workers, budget=config.budget,
                           seed=config.seed, make_mutator=make_mutator, gateway=gateway, say=console.print,
-                          deadline=deadline)
+                          deadline=deadline, breaker=breaker)
             stop = await arena.run()
             if stop not in ("budget spent", TIME_LIMIT):
                 return stop

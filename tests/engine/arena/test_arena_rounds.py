@@ -135,7 +135,8 @@ def test_a_mocked_llm_arena_run_and_its_report_show_every_nodes_scores(tmp_path)
     subset = tmp_path / "subset.json"
     subset.write_text(json.dumps({"holdout": 3}))
     argv = ["--task", "email_validation", "--instances", str(subset), "--workers", "2", "--arena", "single",
-            "--arena-round", "1", "--budget", "24", "--model", "openai/gpt-4o-mini", "--run-dir",
+            "--arena-round", "1", "--budget", "24", "--model", "openai/gpt-4o-mini", "--max-failed-expansions", "99",
+            "--run-dir",
             str(tmp_path / "runs"), "--quiet"]
     assert run_from_args(build_parser().parse_args(argv), llm_mock=arena_model) == 0
     run = only_run(tmp_path / "runs")
@@ -165,3 +166,21 @@ def test_a_mocked_llm_arena_run_and_its_report_show_every_nodes_scores(tmp_path)
     shown = _arena_row(node_info(run, better.node).arena)
     assert shown == ("arena scores", f"original dev set {100 * better.original:.1f}%, evolved dev set "
                                      f"{100 * better.evolved:.1f}%, holdout {100 * better.holdout:.1f}%")
+
+
+def test_a_model_that_never_answers_usably_trips_the_breaker_instead_of_playing_on(tmp_path):
+    """Gemma 3 270M did this for real: every answer unreadable; rounds went on at ~5 min each until killed."""
+    from engine.errors import UserError
+
+    subset = tmp_path / "subset.json"
+    subset.write_text(json.dumps({"holdout": 2}))
+    argv = ["--task", "email_validation", "--instances", str(subset), "--workers", "2", "--arena", "single",
+            "--budget", "200", "--model", "openai/gpt-4o-mini", "--max-failed-expansions", "3",
+            "--run-dir", str(tmp_path / "runs"), "--quiet"]
+    with pytest.raises(UserError) as stopped:
+        run_from_args(build_parser().parse_args(argv), llm_mock=lambda model, messages, attempt: "I cannot help.")
+    said = str(stopped.value)
+    assert said.startswith("stopped: 3 expansions in a row made no usable child") and "--resume" in said
+    run = only_run(tmp_path / "runs")
+    assert read(run, "SELECT count(*) FROM nodes WHERE status = 'failed'")[0][0] == 3
+    assert read(run, "SELECT status FROM runs")[0][0] == "interrupted"
