@@ -17,6 +17,9 @@ def check_arena(config: RunConfig, task) -> None:
     if not supports_arena(task):
         raise UserError(f"--arena needs a task with a trusted oracle and a seed tester; {task.name} has none "
                         "(try --task email_validation)")
+    missing = getattr(task, "oracle_missing", lambda: None)()
+    if missing:
+        raise UserError(f"--arena: {missing}")
 
 
 def _mutator_factory(config: RunConfig, archive, task, llm_mock, say):

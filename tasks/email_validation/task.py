@@ -150,6 +150,15 @@ class EmailValidationTask:
     def tester_files(self) -> dict[str, str]:
         return {"tester.py": (SEED_DIR / "tester.py").read_text()}
 
+    def oracle_missing(self) -> str | None:
+        """Why the oracle cannot run here (its package is not installed), or None."""
+        import importlib.util
+
+        if importlib.util.find_spec("email_validator") is None:
+            return ("the email_validation oracle needs the email-validator package: "
+                    "pip install -c constraints.txt -e \".[tasks]\"")
+        return None
+
     def proposal_key(self, proposal: object) -> str | None:
         """What makes two proposals the same test (the address), or None for a malformed proposal."""
         if isinstance(proposal, dict) and isinstance(proposal.get("address"), str):

@@ -184,3 +184,16 @@ def test_a_model_that_never_answers_usably_trips_the_breaker_instead_of_playing_
     run = only_run(tmp_path / "runs")
     assert read(run, "SELECT count(*) FROM nodes WHERE status = 'failed'")[0][0] == 3
     assert read(run, "SELECT status FROM runs")[0][0] == "interrupted"
+
+
+def test_without_the_oracles_package_the_arena_stops_in_one_line_before_a_run_is_made(tmp_path, monkeypatch):
+    import importlib.util
+
+    from engine.errors import UserError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "email_validator"
+                        else real(name, *a))
+    with pytest.raises(UserError, match=r'^--arena: the email_validation oracle needs the email-validator package'):
+        arena(tmp_path, "--arena", "single", "--budget", "10")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
