@@ -56,10 +56,30 @@ class RunConfig:
     overseer: str | None = None  # a model that watches running agents and may stop them (SICA's overseer)
     judge_model: str | None = None  # grades a rubric task's answers outside the sandbox (LLM judge)
     bootstrap: bool = False  # a public/private folder without a seed: the meta-agent writes it from task.md (SIA)
+    gateway_listen: str | None = None  # HOST:PORT: the LLM gateway on TCP too, for Ray workers on other machines
+    gateway_tls: list[str] | None = None  # [certificate file, key file]: that TCP endpoint over TLS
     arena: str | None = None  # 'single' or 'tournament': testers co-evolve and grow the dev set (engine/arena)
     arena_round: int = 2  # K: single, code children per round; tournament, rounds between replacements
     arena_population: int = 4  # tournament: code agents and testers, each
     arena_proposals: int = 10  # proposals asked of a tester per run
+
+    def gateway_address(self) -> tuple[str, int] | None:
+        """(host, port) of --gateway-listen (checked: UserError in one line), or None."""
+        if self.gateway_tls is not None:
+            if self.gateway_listen is None:
+                raise UserError("--gateway-tls secures the gateway's TCP endpoint: give --gateway-listen HOST:PORT too")
+            if len(self.gateway_tls) != 2:
+                raise UserError("--gateway-tls takes two files: the certificate and its key (PEM)")
+            for path in self.gateway_tls:
+                if not os.path.isfile(path):
+                    raise UserError(f"--gateway-tls: {path} is not a file")
+        if self.gateway_listen is None:
+            return None
+        host, colon, port = self.gateway_listen.rpartition(":")
+        if not colon or not port.isdigit() or int(port) > 65535:
+            raise UserError(f"--gateway-listen takes HOST:PORT (e.g. 0.0.0.0:8765, or 127.0.0.1:0 for any free "
+                            f"port), not {self.gateway_listen!r}")
+        return host.strip("[]"), int(port)
 
     def _validate_arena(self) -> None:
         if self.arena not in ("single", "tournament"):
@@ -184,6 +204,8 @@ class RunConfig:
             raise UserError("--bootstrap has the meta-agent write the seed from the task's task.md: give --model")
         if self.arena is not None:
             self._validate_arena()
+        if self.gateway_listen is not None or self.gateway_tls is not None:
+            self.gateway_address()
         if self.overseer is not None:
             from engine.mutators.model_choice import parse_models
 

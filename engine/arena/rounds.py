@@ -275,7 +275,7 @@ class Arena:
         record = EvaluationRecord(
             node_id=tester, instance_id=f"round-{number}", split="arena", repeat=0, score=score, metrics=metrics,
             status=o.status, runtime_s=o.runtime_s or None, stdout_tail=o.stdout_tail, stderr_tail=o.stderr_tail,
-            feedback=feedback, worker="w0", started_at=o.started_at, finished_at=o.finished_at)
+            feedback=feedback, worker=o.worker or "w0", started_at=o.started_at, finished_at=o.finished_at)
         self.archive.add_evaluation(record, event=("evaluate", tester, {"rule": "arena tester", "arena_round": number,
                                                                          "score": score, "status": o.status}))
 
@@ -314,7 +314,7 @@ class Arena:
         record = EvaluationRecord(
             node_id=node, instance_id=instance.id, split=split, repeat=0, score=score, metrics=outcome.metrics,
             status=outcome.status, runtime_s=outcome.runtime_s, stdout_tail=outcome.stdout_tail,
-            stderr_tail=outcome.stderr_tail, feedback=outcome.feedback, worker=f"w{slot}",
+            stderr_tail=outcome.stderr_tail, feedback=outcome.feedback, worker=outcome.worker or f"w{slot}",
             started_at=outcome.started_at, finished_at=outcome.finished_at)
         self.archive.add_evaluation(record, event=("evaluate", node, {"rule": rule, "instance": instance.id,
                                                                       "score": score, "status": outcome.status}))

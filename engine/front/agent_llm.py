@@ -68,10 +68,13 @@ def check_agent_llm(config: RunConfig, task) -> None:
     if config.overseer and not models:
         raise UserError("--overseer watches agents that call a model through the run's gateway; this run's agents "
                         "call none (give --agent-model, or use a task whose agent calls a model)")
-    if models and config.executor == "ray" and config.ray_address:
-        raise UserError("--ray-address: these agents call a model through the run's LLM gateway, a Unix socket on "
-                        "this machine that Ray workers elsewhere cannot reach; use a local Ray (--executor ray "
-                        "without --ray-address) or --executor local")
+    if models and config.executor == "ray" and config.ray_address and not config.gateway_listen:
+        raise UserError("--ray-address: these agents call a model through the run's LLM gateway, which Ray workers "
+                        "on other machines reach over TCP: give --gateway-listen HOST:PORT (an address of this "
+                        "machine they can reach, e.g. 0.0.0.0:8765; --gateway-tls CERT KEY to encrypt it)")
+    if config.gateway_listen and not models:
+        raise UserError("--gateway-listen serves the agents' model calls; this run's agents call none (give "
+                        "--agent-model, or use a task whose agent calls a model)")
 
 
 def make_client(config: RunConfig, archive, task, llm_mock):
@@ -111,8 +114,23 @@ async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncI
         from engine.gateway.overseer import Overseer
 
         overseer = Overseer(client, config.overseer, archive if archive is not None else client.archive)
-    async with Gateway(client, GatewaySettings(models, agent_cap(config, task)), overseer=overseer) as gateway:
+    listen = config.gateway_address()
+    def refused(detail: dict) -> None:  # who knocked with a token that is not an open evaluation's
+        if archive is not None:
+            archive.add_event("gateway_refused", None, detail)
+
+    gateway = Gateway(client, GatewaySettings(models, agent_cap(config, task)), overseer=overseer, listen=listen,
+                      tls=tuple(config.gateway_tls) if config.gateway_tls else None, on_refused=refused)
+    try:
+        await gateway.start()
+    except (OSError, ValueError) as exc:  # a port in use, an address not of this machine, a bad certificate
+        await gateway.close()
+        why = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+        raise UserError(f"--gateway-listen {config.gateway_listen}: cannot serve there: {why}") from None
+    try:
         yield gateway
+    finally:
+        await gateway.close()
 
 
 def describe(config: RunConfig, task) -> str:
@@ -121,5 +139,9 @@ def describe(config: RunConfig, task) -> str:
     if not models:
         return ""
     cap = agent_cap(config, task)
+    tcp = ""
+    if config.gateway_listen:
+        tcp = f"; also on TCP at {config.gateway_listen}" + (" (TLS)" if config.gateway_tls else "") + \
+              " for Ray workers, who relay it to their jobs as a local socket"
     return (f"Agents call {', '.join(models)} through the run's LLM gateway (no key in the sandbox)"
-            + (f", at most {cap} tokens per evaluation" if cap else ""))
+            + (f", at most {cap} tokens per evaluation" if cap else "") + tcp)

@@ -38,8 +38,9 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
         ok, missing = ray_available()
         if not ok:
             raise UserError(f"--executor ray cannot run here: {missing}")
+        inner = "auto" if config.sandbox == "auto" else name  # each node picks what works there
         try:
-            sandbox = RaySandbox(name, address=config.ray_address, workers=workers, inner_options=options)
+            sandbox = RaySandbox(inner, address=config.ray_address, workers=workers, inner_options=options)
         except RuntimeError as exc:
             raise UserError(f"--executor ray: {exc}") from None
     else:
@@ -50,6 +51,10 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
     where = " on Ray" + (f" at {config.ray_address}" if config.ray_address else " (local)") \
         if config.executor == "ray" else ""
     said = f"sandbox {name}{where}" + (f" (auto: {why})" if config.sandbox == "auto" else "")
+    if config.executor == "ray" and config.ray_address:
+        said += "; " + sandbox.cluster_said() + (
+            ", each node choosing its own sandbox (bwrap where it works, else process; evaluations.worker names "
+            "the node and the sandbox)" if config.sandbox == "auto" else "")
     if config.task_python is not None:
         said += f", task Python {config.task_python}"
     return SandboxChoice(sandbox, said, name)

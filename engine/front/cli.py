@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     box.add_argument("--executor", help="local (default) or ray (each evaluation a Ray task)")
     box.add_argument("--ray-address", help="an existing Ray cluster (e.g. auto, or ray://host:10001); "
                      "without it --executor ray starts a local Ray")
+    box.add_argument("--gateway-listen", metavar="HOST:PORT", help="serve the agents' LLM gateway on TCP too, "
+                     "for Ray workers on other machines (a bearer token per evaluation; 127.0.0.1:0 = any free port)")
+    box.add_argument("--gateway-tls", nargs=2, metavar=("CERT", "KEY"), help="serve that TCP endpoint over TLS "
+                     "with this certificate and key (PEM); workers pin the certificate")
     box.add_argument("--timeout", dest="eval_timeout", type=float, help="wall-clock seconds of one evaluation")
     box.add_argument("--memory-mb", type=int, help="memory of one evaluation in MB")
     box.add_argument("--cpu-time", type=int, help="CPU seconds of one evaluation's processes")

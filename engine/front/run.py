@@ -18,7 +18,8 @@ def _config_from_args(args) -> RunConfig:
     given = {k: getattr(args, k) for k in ("task", "target", "policy", "stages", "final", "final_k", "budget",
                                            "workers", "seed", "run_dir",
                                            "time_limit", "agent", "instances", "sandbox", "image", "task_python",
-                                           "executor", "ray_address", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS,
+                                           "executor", "ray_address", "gateway_listen", "gateway_tls",
+                                           *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS,
                                            *ARENA_FLAGS)}
     if args.model and not args.mutator:
         given["mutator"] = "llm"
@@ -38,7 +39,8 @@ def _replay_config(args) -> RunConfig:
     if not stored.model and not stored.agent_model:
         raise UserError(f"{args.replay} made no model calls (offline mutator): there is nothing to replay")
     return stored.with_overrides(replay=path, run_dir=args.run_dir, workers=args.workers, executor=args.executor,
-                                 ray_address=args.ray_address, task_python=args.task_python).validate()
+                                 ray_address=args.ray_address, task_python=args.task_python,
+                                 gateway_listen=args.gateway_listen, gateway_tls=args.gateway_tls).validate()
 
 
 def _create(config: RunConfig, llm_mock=None):

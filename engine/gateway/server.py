@@ -1,5 +1,13 @@
 """The gateway server: an OpenAI-compatible endpoint on a Unix socket, forwarding through the LLMClient.
 
+With `listen` (`--gateway-listen HOST:PORT`) the same routes are served on a
+TCP port too, for Ray workers on other machines (they relay a Unix socket of
+their own to it: engine/sandbox/relay.py), with TLS when given a certificate
+and key (`--gateway-tls`). The bearer token is the only credential either
+way: one per evaluation, refused once it ends. Every refused token (none,
+ended, unknown: guessed, or another run's) is told to `on_refused`, which
+the engine records as a `gateway_refused` event.
+
 Routes (the subset of the OpenAI API agents use):
 - `POST /v1/chat/completions`: {"model"?, "messages", and temperature, top_p,
   max_tokens, max_completion_tokens, stop, seed, presence_penalty,
@@ -9,7 +17,7 @@ Routes (the subset of the OpenAI API agents use):
 Every request needs `Authorization: Bearer <the evaluation's token>`.
 
 Errors come in OpenAI's shape, {"error": {"message", "type", "code"}}:
-401 unknown or expired token; 400 a malformed or unsupported request; 404 a
+401 no, unknown or ended token; 400 a malformed or unsupported request; 404 a
 model outside the run's allow-list; 429 `token_cap_exceeded` (this
 evaluation's cap: the evaluation ends with status `error`) or
 `budget_exceeded` (the run's --max-cost / --max-tokens: the run stops); 502 the
@@ -36,6 +44,7 @@ ANSWER_PARAMS = frozenset({"temperature", "top_p", "max_tokens", "max_completion
 IGNORED = frozenset({"user", "model", "messages", "stream", "n"})
 MAX_BODY_BYTES = 4 * 2**20
 SOCKET_NAME = "llm.sock"
+REFUSALS_TOLD = 200  # refusals told to on_refused; past that only counted (a flood must not fill the archive)
 
 
 @dataclass(frozen=True)
@@ -52,13 +61,23 @@ class GatewaySettings:
 class Gateway:
     """Serve the run's agents; `async with Gateway(client, settings) as gw:` inside the run's event loop."""
 
-    def __init__(self, client, settings: GatewaySettings, *, base_dir: str | None = None, overseer=None) -> None:
+    def __init__(self, client, settings: GatewaySettings, *, base_dir: str | None = None, overseer=None,
+                 listen: tuple[str, int] | None = None, tls: tuple[str, str] | None = None,
+                 on_refused=None) -> None:
         """`overseer` (engine.gateway.overseer.Overseer, --overseer): reads each session's recent calls and
-        may end it."""
+        may end it. `listen` (host, port; port 0: any free one) serves TCP too, with `tls` (certificate file,
+        key file) if given; `on_refused(detail)` hears of every refused token."""
         self.client = client
         self.settings = settings
         self.overseer = overseer
         self._base_dir = base_dir
+        self._listen = listen
+        self._tls = tls
+        self._on_refused = on_refused
+        self._tcp: asyncio.AbstractServer | None = None
+        self.url: str = ""  # the TCP endpoint workers use (http:// or https://host:port), with `listen`
+        self.tls_cert: str = ""  # the certificate a relay pins, with `tls`
+        self.refused = 0
         self._sessions = SessionTable()
         self._server: asyncio.AbstractServer | None = None
         self._handlers: set[asyncio.Task] = set()
@@ -73,8 +92,27 @@ class Gateway:
         self.socket_path = os.path.join(self.directory, SOCKET_NAME)
         self._server = await asyncio.start_unix_server(self._serve, path=self.socket_path)
         os.chmod(self.socket_path, 0o666)  # a docker job runs as another uid; the directory guards the host
+        if self._listen is not None:
+            await self._start_tcp(*self._listen)
 
+    async def _start_tcp(self, host: str, port: int) -> None:
+        import ssl
+
+        context = None
+        if self._tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(*self._tls)
+            with open(self._tls[0], encoding="ascii") as fh:
+                self.tls_cert = fh.read()
+        self._tcp = await asyncio.start_server(self._serve, host, port, ssl=context)
+        bound = self._tcp.sockets[0].getsockname()[1]
+        shown = advertised_host(host)
+        shown = f"[{shown}]" if ":" in shown else shown
+        self.url = f"{'https' if context else 'http'}://{shown}:{bound}"
     async def close(self) -> None:
+        if self._tcp is not None:
+            self._tcp.close()
+            self._tcp = None
         if self._server is not None:
             self._server.close()
             handlers = list(self._handlers)
@@ -111,18 +149,21 @@ class Gateway:
     def endpoint(self, session: AgentSession) -> LLMEndpoint:
         if self.socket_path is None:
             raise RuntimeError("the gateway is not started")
-        return LLMEndpoint(socket_path=self.socket_path, token=session.token)
+        return LLMEndpoint(socket_path=self.socket_path, token=session.token, url=self.url, tls_cert=self.tls_cert)
 
     # ----- HTTP ----------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._handlers.add(task)
         try:
+            request = None
             try:
                 request = await read_request(reader, self.settings.max_body_bytes)
                 status, payload = await self._route(request)
             except HTTPError as exc:
                 status, payload = exc.status, exc.body()
+                if exc.status == 401 and request is not None:
+                    self._refuse(request, writer)
             except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
                 return
             writer.write(response_bytes(status, payload))
@@ -143,8 +184,11 @@ class Gateway:
                                  "POST /v1/chat/completions and GET /v1/models", code="not_found")
         session = self._sessions.find(request.bearer())
         if session is None:
-            raise HTTPError(401, "unknown or expired token: use this evaluation's CLADE_LLM_TOKEN",
-                            "authentication_error", "invalid_api_key")
+            why = self._sessions.why_refused(request.bearer())
+            said = {"no token": "no bearer token", "ended": "the token's evaluation has ended",
+                    "unknown": "unknown token"}[why]
+            raise HTTPError(401, f"{said}: use this evaluation's CLADE_LLM_TOKEN", "authentication_error",
+                            "invalid_api_key")
         if path.endswith("/models"):
             if request.method != "GET":
                 raise HTTPError(405, "use GET /v1/models")
@@ -195,6 +239,20 @@ class Gateway:
                       "total_tokens": answer.tokens_in + answer.tokens_out},
         }
 
+    def _refuse(self, request: Request, writer: asyncio.StreamWriter) -> None:
+        """Tell `on_refused` (the first REFUSALS_TOLD times): which path, why, and from where (TCP peers)."""
+        self.refused += 1
+        if self._on_refused is None or self.refused > REFUSALS_TOLD:
+            return
+        peer = writer.get_extra_info("peername")
+        detail = {"why": self._sessions.why_refused(request.bearer()), "path": request.path[:200],
+                  "peer": f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "unix socket",
+                  "refusal": self.refused}
+        try:
+            self._on_refused(detail)
+        except Exception:  # noqa: BLE001 - recording a refusal must never break the gateway
+            pass
+
     def _parse(self, body: dict) -> tuple[str, list[dict], dict]:
         model = body.get("model") or self.settings.models[0]
         if model not in self.settings.models:
@@ -214,3 +272,20 @@ class Gateway:
             raise HTTPError(400, "messages must be a non-empty list of {role, content} objects")
         params = {k: body[k] for k in ANSWER_PARAMS if k in body and body[k] is not None}
         return model, messages, params
+
+
+def advertised_host(host: str) -> str:
+    """The address workers are told: `host` itself, or for a wildcard (0.0.0.0, ::) this machine's address
+    on its outbound route (no packet is sent: a UDP socket only picks the route)."""
+    if host not in ("", "0.0.0.0", "::"):
+        return host
+    import socket
+
+    family = socket.AF_INET6 if host == "::" else socket.AF_INET
+    probe = ("2001:db8::1", 9) if family == socket.AF_INET6 else ("192.0.2.1", 9)
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as sock:
+            sock.connect(probe)
+            return sock.getsockname()[0]
+    except OSError:
+        return socket.gethostbyname(socket.gethostname())

@@ -12,6 +12,7 @@ evaluation: `ended` is set and `run_agent` stops the job.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import secrets
 from dataclasses import dataclass, field
 
@@ -66,10 +67,12 @@ class AgentSession:
 
 
 class SessionTable:
-    """token -> session, for the sessions open now."""
+    """token -> session, for the sessions open now; and which tokens belonged to evaluations that ended
+    (kept as digests, so that a refusal can say why without the table holding old secrets)."""
 
     def __init__(self) -> None:
         self._open: dict[str, AgentSession] = {}
+        self._ended: set[str] = set()
 
     def open(self, node_id: int | None, instance_id: str | None, cap: int | None,
              label: str | None = None, purpose: str = "agent") -> AgentSession:
@@ -82,10 +85,21 @@ class SessionTable:
         return session
 
     def close(self, session: AgentSession) -> None:
-        self._open.pop(session.token, None)
+        if self._open.pop(session.token, None) is not None:
+            self._ended.add(_digest(session.token))
+
+    def why_refused(self, token: str) -> str:
+        """Why `token` finds no open session: 'no token', 'ended' (its evaluation is over) or 'unknown'."""
+        if not token:
+            return "no token"
+        return "ended" if _digest(token) in self._ended else "unknown"
 
     def find(self, token: str) -> AgentSession | None:
         return self._open.get(token)
 
     def __len__(self) -> int:
         return len(self._open)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -55,6 +55,7 @@ class Outcome:
     llm_cost_usd: float = 0.0   # the agent's model calls through the gateway (SICA's utility reads it)
     llm_tokens: int = 0
     trajectory: tuple = ()      # the agent's steps as it reported them (task.trajectory(answer)), for the archive
+    worker: str = ""            # where the job ran, when the sandbox says (a Ray node); else the caller's slot
 
 
 def _last_line(text: str) -> str:
@@ -151,7 +152,7 @@ def _outcome(status: str, metrics: dict, feedback: str, result: SandboxResult, c
              started: datetime, steps: tuple = ()) -> Outcome:
     return Outcome(status, metrics, feedback, runtime_s=time.perf_counter() - clock,
                    stdout_tail=result.stdout_tail, stderr_tail=result.stderr_tail, started_at=started,
-                   finished_at=utcnow(), trajectory=steps)
+                   finished_at=utcnow(), trajectory=steps, worker=result.worker)
 
 
 async def _grade(task, sandbox: Sandbox, instance: Instance, answer: bytes) -> Grade:

@@ -88,7 +88,7 @@ async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterabl
                 node_id=node, instance_id=inst.id, split="holdout", repeat=0, score=score,
                 metrics=metrics, status=outcome.status, runtime_s=outcome.runtime_s,
                 stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
-                worker="holdout", started_at=outcome.started_at, finished_at=outcome.finished_at,
+                worker=outcome.worker or "holdout", started_at=outcome.started_at, finished_at=outcome.finished_at,
             ), steps=outcome.trajectory)
             if node == 0 and outcome.status == "ok":
                 state.seed_metrics[inst.id] = outcome.metrics

@@ -248,7 +248,7 @@ class Scheduler:
             node_id=launch.node, instance_id=instance.id, split="dev", repeat=repeat, score=score,
             metrics=metrics, status=outcome.status, runtime_s=outcome.runtime_s,
             stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
-            worker=f"w{launch.worker}", started_at=outcome.started_at, finished_at=outcome.finished_at,
+            worker=outcome.worker or f"w{launch.worker}", started_at=outcome.started_at, finished_at=outcome.finished_at,
         )
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail), steps=outcome.trajectory)

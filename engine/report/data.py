@@ -23,6 +23,7 @@ LIMITS = {"diff": 30_000, "description": 4_000, "reason": 4_000, "message": 20_0
           "log": 4_000, "feedback": 4_000, "metrics": 2_000, "config": 2_000}
 TOTAL_CHARS = 20_000_000  # text embedded over the whole report (about 20 MB of HTML at most)
 TOTAL_STEPS = 20_000  # agents' trajectory steps embedded over the whole report (each at most ~700 characters)
+BUCKETS = 20  # time buckets of "evaluations per worker over time"
 _KEY = re.compile(r"^parent \d+ child \d+")
 
 
@@ -208,7 +209,32 @@ def report_data(archive: Archive) -> dict[str, Any]:
     n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
     return {"run": run, "spend": spend, "nodes": nodes, "n_dev_instances": n_dev, "has_steps": has_steps,
             "final": None if final is None else {"node": final[0], "rule": final[1]},
-            "clipped": clip.clipped, "arena": arena}
+            "clipped": clip.clipped, "arena": arena, "workers": _workers_part(archive)}
+
+
+def _workers_part(archive: Archive) -> dict[str, Any] | None:
+    """Evaluations per worker (a Ray node on a cluster) in BUCKETS equal slices of the run's span, by
+    finished_at (else started_at), so an idle or late worker shows; None when there is no evaluation.
+    An evaluation with neither timestamp counts only in its worker's total."""
+    rows = archive.query("SELECT coalesce(worker, ''), started_at, coalesce(finished_at, started_at) FROM evaluations")
+    if not rows:
+        return None
+    starts = [s for _, s, _ in rows if s is not None] or [t for *_, t in rows if t is not None]
+    ends = [t for *_, t in rows if t is not None]
+    first, last = (min(starts), max(ends + starts)) if ends else (None, None)
+    span = (last - first).total_seconds() if first is not None else 0.0
+    edges = [] if first is None else [  # all equal when the span is zero
+        (first + (last - first) * (i / BUCKETS)).isoformat(sep=" ", timespec="milliseconds")
+        for i in range(BUCKETS + 1)]
+    counts: dict[str, list[int]] = defaultdict(lambda: [0] * BUCKETS)
+    totals: dict[str, int] = defaultdict(int)
+    for worker, _, at in rows:
+        totals[worker] += 1
+        if at is not None and first is not None:
+            index = int((at - first).total_seconds() / span * BUCKETS) if span > 0 else 0
+            counts[worker][min(max(index, 0), BUCKETS - 1)] += 1
+    return {"edges": edges, "buckets": BUCKETS,
+            "rows": [{"worker": w, "total": totals[w], "counts": counts[w]} for w in sorted(totals)]}
 
 
 def _arena_part(archive: Archive, nodes: list[dict[str, Any]]) -> dict[str, Any] | None:

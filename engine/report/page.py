@@ -88,6 +88,40 @@ def _arena_html(data: dict[str, Any]) -> str:
             f'<th>mean share of agents broken</th></tr>{testers}</table></details>')
 
 
+def _workers_html(data: dict[str, Any]) -> str:
+    """Evaluations per worker over time, as inline SVG (no asset): shows whether every worker kept busy."""
+    part = data.get("workers")
+    if not part or not part["rows"]:
+        return ""
+    label_w, bar_w, row_h, total_w = 210, 16, 18, 60
+    peak = max((c for r in part["rows"] for c in r["counts"]), default=0) or 1
+    edges = part["edges"]
+    width = label_w + bar_w * part["buckets"] + total_w
+    height = row_h * len(part["rows"]) + 16
+    out = []
+    for i, row in enumerate(part["rows"]):
+        y = i * row_h
+        name = row["worker"] or "—"
+        short = name if len(name) <= 30 else name[:29] + "…"
+        out.append(f'<text x="0" y="{y + 13}"><title>{escape(name)}</title>{escape(short)}</text>')
+        out.append(f'<line x1="{label_w}" x2="{width - total_w}" y1="{y + row_h - 1.5}" y2="{y + row_h - 1.5}"/>')
+        for b, count in enumerate(row["counts"]):
+            if count:
+                h = max(1.0, (row_h - 4) * count / peak)
+                when = f"{edges[b]} → {edges[b + 1]}" if edges else ""
+                out.append(f'<rect x="{label_w + b * bar_w}" y="{y + row_h - 2 - h:.1f}" width="{bar_w - 2}" '
+                           f'height="{h:.1f}"><title>{count} ({escape(when)})</title></rect>')
+        out.append(f'<text class="total" x="{width}" y="{y + 13}">{row["total"]:,}</text>')
+    if edges:
+        y = height - 3
+        out.append(f'<text class="axis" x="{label_w}" y="{y}">{escape(edges[0])}</text>'
+                   f'<text class="axis end" x="{width - total_w}" y="{y}">{escape(edges[-1])}</text>')
+    return (f'<details class="cfg workers" open><summary>Evaluations per worker over time '
+            f'({len(part["rows"])} workers; bars by finished_at, total at the right)</summary>'
+            f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+            f'aria-label="Evaluations per worker over time">{"".join(out)}</svg></details>')
+
+
 def render_page(data: dict[str, Any]) -> str:
     run = data["run"]
     final = data["final"]["node"] if data["final"] else None
@@ -116,6 +150,7 @@ def render_page(data: dict[str, Any]) -> str:
 <p class="sub">{escape(subtitle)}</p>
 <div class="cards">{_cards(data)}</div>
 <details class="cfg"><summary>Run config</summary>{_config_table(run["config"])}</details>
+{_workers_html(data)}
 {_arena_html(data)}
 {clipped}
 </header>

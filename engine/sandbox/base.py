@@ -79,10 +79,17 @@ class LLMEndpoint:
     """How one job reaches the run's LLM gateway (engine/gateway): the gateway's Unix socket on the
     engine's machine and this evaluation's bearer token. The job sees them as CLADE_LLM_URL and
     CLADE_LLM_TOKEN; `process` gives the host path, `bwrap` and `docker` bind the socket alone at
-    JOB_LLM_SOCKET (no network needed). No API key is ever part of it."""
+    JOB_LLM_SOCKET (no network needed). No API key is ever part of it.
+
+    With `--gateway-listen` the gateway also serves TCP: `url` (http:// or https://host:port) and, for
+    TLS, `tls_cert` (the gateway's certificate, PEM, which the relay pins). A Ray worker that gets a job
+    with a `url` relays a Unix socket of its own to it (engine.sandbox.relay), so the job still sees a
+    Unix socket and no network."""
 
     socket_path: str
     token: str
+    url: str = ""
+    tls_cert: str = ""
 
 
 def llm_env(endpoint: LLMEndpoint | None, socket_in_job: str | None = None) -> dict[str, str]:
@@ -152,6 +159,7 @@ class SandboxResult:
     stderr_tail: str
     runtime_s: float
     reason: str = ""  # one human line when status != 'ok' or the answer is missing
+    worker: str = ""  # where it ran when that is not this process's pool (a Ray node: "ray:<ip>/<node id>")
 
     @property
     def ok(self) -> bool:

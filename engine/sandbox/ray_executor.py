@@ -60,10 +60,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -160,6 +162,14 @@ class RaySandbox:
                 reason=f"the Ray worker running this job died on each of {self.max_retries + 1} attempts "
                        f"({type(exc).__name__}: {_one_line(exc)})"[:500],
             )  # fmt: skip
+
+    def cluster_said(self) -> str:
+        """'a Ray cluster of 3 nodes (4 CPUs)': what the driver sees now, for the run's header."""
+        import ray
+
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        cpus = sum(n.get("Resources", {}).get("CPU", 0) for n in alive)
+        return f"a Ray cluster of {len(alive)} node{'s' if len(alive) != 1 else ''} ({cpus:g} CPUs for evaluations)"
 
     def close(self) -> None:
         """Shut Ray down (a local Ray) or disconnect (a cluster), if this object started it."""
@@ -284,9 +294,39 @@ def _run_job(
     if sandbox is None:
         sandbox = _SANDBOXES[key] = make_sandbox(inner, **options)
     _trace(trace_dir, "start")
-    result = asyncio.run(sandbox.run(job))
+    result = asyncio.run(_run_here(sandbox, _local_python(job)))
     _trace(trace_dir, "end")
-    return result
+    return dataclasses.replace(result, worker=f"{_node_label()}/{sandbox.name}")
+
+
+async def _run_here(sandbox: Sandbox, job: SandboxJob) -> SandboxResult:
+    """The job on this worker; a gateway reached over TCP (--gateway-listen) through a local relay."""
+    if job.llm is None or not job.llm.url:
+        return await sandbox.run(job)
+    from .relay import relayed
+
+    async with relayed(job.llm) as local:
+        return await sandbox.run(dataclasses.replace(job, llm=local))
+
+
+def _local_python(job: SandboxJob) -> SandboxJob:
+    """The engine names its own interpreter in a job's command; a node where that path does not exist runs
+    the job with the worker's Python (same version: Ray requires it)."""
+    command = list(job.command)
+    if command and not os.path.exists(command[0]) and os.path.basename(command[0]).startswith("python"):
+        return dataclasses.replace(job, command=[sys.executable, *command[1:]])
+    return job
+
+
+def _node_label() -> str:
+    """Which Ray node ran the job: 'ray:<its IP>/<the first 12 hex digits of its node id>' (the caller adds the
+    sandbox it used there)."""
+    import ray
+
+    try:
+        return f"ray:{ray.util.get_node_ip_address()}/{ray.get_runtime_context().get_node_id()[:12]}"
+    except Exception:  # noqa: BLE001 - a label is not worth failing the job for
+        return "ray"
 
 
 def _trace(trace_dir: str | None, event: str) -> None:

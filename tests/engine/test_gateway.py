@@ -72,7 +72,7 @@ def test_a_call_is_answered_and_booked_against_its_node_and_instance(tmp_path):
             assert session.tokens_used == 30
             gw.close_session(session)
             status, refused = await http(gw.socket_path, "POST", "/v1/chat/completions", chat(), session.token)
-            assert status == 401 and "expired" in refused["error"]["message"]
+            assert status == 401 and "evaluation has ended" in refused["error"]["message"]
             directory = gw.directory
         assert not os.path.exists(directory)  # the socket's directory goes with the gateway
 
@@ -96,7 +96,7 @@ def test_what_the_gateway_refuses_is_said_in_openais_error_shape(tmp_path, body,
         async with Gateway(client, GatewaySettings((MODEL,), None)) as gw:
             session = gw.open_session(1, "i")
             assert await http(gw.socket_path, "POST", "/v1/chat/completions", chat(), "not-a-token") == (
-                401, {"error": {"message": "unknown or expired token: use this evaluation's CLADE_LLM_TOKEN",
+                401, {"error": {"message": "unknown token: use this evaluation's CLADE_LLM_TOKEN",
                                 "type": "authentication_error", "code": "invalid_api_key", "param": None}})
             got, answer = await http(gw.socket_path, "POST", "/v1/chat/completions", body, session.token)
             assert got == status and words in answer["error"]["message"]

@@ -1,0 +1,358 @@
+"""How far one engine process scales: its own ceiling with instant evaluations, and Ray's cost per evaluation.
+
+    python scripts/bench_cluster.py            # 1k, 10k, 100k nodes x 1000 evaluations; 40 sleep jobs per executor
+    python scripts/bench_cluster.py --quick    # 1k and 10k nodes x 150 evaluations; 12 sleep jobs per executor
+    python scripts/bench_cluster.py --sizes 100000 --evaluations 3000 --skip-ray
+
+a) The engine's ceiling. The real loop, `engine.loop.scheduler.Scheduler(state,
+   HGMPolicy(), OfflineMutator(), sandbox, workers=W)`, on a `RunState` whose tree
+   is a synthetic one of n nodes (`scripts/bench_scheduler.py`'s `grow`, shape
+   `mixed`: parents at random, 1 to 16 of 16 dev evaluations per valid node, so
+   most nodes are open and nearly every decision is an evaluation) and whose
+   DuckDB archive (a file in --dir) was bulk-filled with as many evaluation and
+   event rows (`prefilled_archive` of the same script). The sandbox is an object
+   whose `async run(job)` returns a ready `SandboxResult` at once; the task is
+   binpack with its grader and scorer replaced by ones that return at once (a
+   score drawn from the node's hidden quality as in bench_scheduler), so what is
+   timed is the engine alone: decision (`TreeStats.view` + `HGMPolicy.decide`),
+   job building and asyncio, grading stubs, the durable archive write
+   (`Archive.add_evaluation`: one committed transaction per evaluation; an
+   expansion's `add_node` counted with it), the tree's bookkeeping. The loop runs
+   N more evaluations (the budget is the tree's evaluations + N); evaluations/s =
+   N / wall time of `Scheduler.run()`. decision and write are summed by wrapping
+   those calls; rest = wall - decision - write. Expansions (rare in this shape)
+   are done inline by the offline mutator and are inside the wall time.
+
+b) Ray's per-evaluation overhead. N jobs (`SandboxJob` running `python -c
+   "import time; time.sleep(0.2); open('answer.json','w').write('{}')"`, answer
+   answer.json) go through (i) `make_sandbox("process")` and (ii)
+   `RaySandbox("process", workers=2)` (a local Ray, started before timing; 2
+   warm-up jobs first), 2 at a time (a semaphore) in each. wall per evaluation =
+   2 x wall / N (each of the 2 slots runs N/2 jobs); overhead = that - 0.2 s.
+
+Then workers kept busy by one engine for evaluations of T seconds: W = (T + o) / c,
+where c = 1 / (evaluations/s of a) at that tree size) is what one evaluation costs
+the engine process and o is the per-evaluation overhead of the executor from b)
+(a worker is held T + o per evaluation, and W workers return W / (T + o)
+results per second, which the engine can record while W / (T + o) <= 1 / c).
+Wall-clock times on whatever else the machine is doing; its load average is printed.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+SLEEP_S = 0.2
+SLEEP_COMMAND = "import time; time.sleep(0.2); open('answer.json','w').write('{}')"
+EVAL_TIMES = (1.0, 10.0, 100.0)
+
+
+# ----- a) the engine's ceiling -----------------------------------------------------
+class InstantSandbox:
+    """A sandbox whose job has already ended well: the engine's own cost is all that is left."""
+
+    name = "instant"
+
+    def __init__(self) -> None:
+        from engine.sandbox import SandboxResult
+
+        self.result = SandboxResult("ok", 0, b"[0]", "", "", 0.0)
+        self.jobs = 0
+
+    async def run(self, job):
+        self.jobs += 1
+        return self.result
+
+
+def instant_task(syn, seed: int):
+    """binpack (entry point, seed, limits, command as they are) whose grade and score return at once."""
+    import numpy as np
+
+    from tasks.base import Grade
+    from tasks.binpack.task import BinPackTask
+    from bench_scheduler import score
+
+    class InstantTask(BinPackTask):
+        def __init__(self) -> None:
+            super().__init__()
+            self.world = np.random.default_rng(seed + 7)
+            self.current = 0  # the node whose result is being recorded (set around Scheduler._record)
+
+        def sandbox_files(self, instance):
+            return {"instance.json": b"{}"}
+
+        def grade(self, instance, answer):
+            return Grade(True, {"bins": 41}, "")
+
+        def score(self, instance, metrics, reference):
+            return score(syn.quality[min(self.current, len(syn.quality) - 1)], self.world)
+
+    return InstantTask()
+
+
+class Timed:
+    """Wraps a callable and adds up the time spent in it."""
+
+    def __init__(self, fn) -> None:
+        self.fn, self.seconds, self.calls = fn, 0.0, 0
+
+    def __call__(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - t0
+            self.calls += 1
+
+
+class TimedPolicy:
+    """The policy as the scheduler sees it (HGMPolicy is frozen: its method cannot be wrapped in place)."""
+
+    name = "hgm"
+
+    def __init__(self, decide: Timed) -> None:
+        self.decide = decide
+
+
+class SeedFiles(dict):
+    """RunState._files for a synthetic tree: nodes not stored in full carry the seed's files."""
+
+    def __init__(self, seed_files: dict[str, str]) -> None:
+        super().__init__()
+        self.seed_files = seed_files
+
+    def __contains__(self, node) -> bool:
+        return True
+
+    def __missing__(self, node):
+        return self.seed_files
+
+
+def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: int) -> dict:
+    import numpy as np
+
+    from bench_scheduler import grow, prefilled_archive
+    from engine.loop.scheduler import Scheduler
+    from engine.loop.state import RunState
+    from engine.mutators import OfflineMutator
+    from search import HGMPolicy
+    from tasks.base import Instance
+
+    clock = time.perf_counter
+    t0 = clock()
+    syn = grow(n, "mixed", seed)
+    tree = syn.tree
+    grown_s = clock() - t0
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        t0 = clock()
+        archive = prefilled_archive(Path(tmp), tree.evaluations_done)
+        prefill_s = clock() - t0
+        task = instant_task(syn, seed)
+        dev = [Instance(f"dev{i}", "dev", {}) for i in range(tree.n_instances)]
+        state = RunState(archive, task, dev, [], tree)
+        state._files = SeedFiles(task.seed_files())
+        state.seed_metrics = {inst.id: {"bins": 41} for inst in dev}
+        view = Timed(tree.view)
+        decide = Timed(HGMPolicy().decide)
+        tree.view = view
+        policy = TimedPolicy(decide)
+
+        write = Timed(archive.add_evaluation)
+        node_write = Timed(archive.add_node)
+        archive.add_evaluation, archive.add_node = write, node_write
+        sandbox = InstantSandbox()
+
+        nodes_before, done_before = tree.n, tree.evaluations_done
+        scheduler = Scheduler(state, policy, OfflineMutator(), sandbox, budget=done_before + evaluations,
+                              workers=workers, rng=np.random.default_rng(seed + 3))
+        record = scheduler._record
+
+        def recorded(launch, outcome):  # the stub scorer draws from the quality of the node being recorded
+            task.current = launch.node
+            return record(launch, outcome)
+
+        scheduler._record = recorded
+        # one untimed decision first: the bounds of search.bounds are built at the first pruned draws
+        t0 = clock()
+        for pending in (-tree.n, -tree.n, 10 * tree.n):
+            HGMPolicy().decide(tree.view(pending_expansions=pending), np.random.default_rng(seed + 9))
+        build_s = clock() - t0
+        view.seconds = view.calls = decide.seconds = decide.calls = 0
+        t0 = clock()
+        stop = asyncio.run(scheduler.run())
+        wall = clock() - t0
+        rows = archive.query("SELECT count(*) FROM evaluations WHERE started_at > TIMESTAMP '2025-01-02'")[0][0]
+        archive.close()
+    done = tree.evaluations_done - done_before
+    decision = view.seconds + decide.seconds
+    writes = write.seconds + node_write.seconds
+    return {"nodes": n, "grown_s": grown_s, "prefill_s": prefill_s, "build_s": build_s, "stop": stop,
+            "evaluations": done, "stored": rows, "expansions": tree.n - nodes_before, "decisions": decide.calls,
+            "wall": wall, "rate": done / wall if wall else float("nan"),
+            "decision_ms": 1e3 * decision / done, "write_ms": 1e3 * writes / done,
+            "rest_ms": 1e3 * (wall - decision - writes) / done, "total_ms": 1e3 * wall / done,
+            "evaluations_before": done_before}
+
+
+# ----- b) Ray's per-evaluation overhead ------------------------------------------------
+def sleep_job():
+    from engine.sandbox import SandboxJob, SandboxLimits
+
+    return SandboxJob(files={}, command=[sys.executable, "-c", SLEEP_COMMAND], answer_file="answer.json",
+                      limits=SandboxLimits(timeout_s=30.0))
+
+
+async def run_jobs(sandbox, jobs: int, concurrency: int) -> tuple[float, int]:
+    gate = asyncio.Semaphore(concurrency)
+    job = sleep_job()
+
+    async def one():
+        async with gate:
+            return await sandbox.run(job)
+
+    t0 = time.perf_counter()
+    results = await asyncio.gather(*(one() for _ in range(jobs)))
+    wall = time.perf_counter() - t0
+    return wall, sum(1 for r in results if r.ok and r.answer == b"{}")
+
+
+def executor_overhead(jobs: int, concurrency: int) -> dict:
+    from engine.sandbox import make_sandbox
+    from engine.sandbox.ray_executor import RaySandbox, ray_available
+
+    out = {}
+    local = make_sandbox("process")
+    asyncio.run(run_jobs(local, concurrency, concurrency))  # warm-up
+    out["local"] = asyncio.run(run_jobs(local, jobs, concurrency))
+    ok, why = ray_available()
+    if not ok:
+        out["ray_skipped"] = why
+        return out
+    t0 = time.perf_counter()
+    ray_sandbox = RaySandbox("process", workers=concurrency)
+    try:
+        out["ray_start_s"] = time.perf_counter() - t0
+        asyncio.run(run_jobs(ray_sandbox, concurrency, concurrency))  # warm-up: workers started, code shipped
+        out["ray"] = asyncio.run(run_jobs(ray_sandbox, jobs, concurrency))
+    finally:
+        ray_sandbox.close()
+    return out
+
+
+# ----- report ------------------------------------------------------------------------
+def machine(folder: Path) -> list[str]:
+    import duckdb
+    import numpy as np
+
+    from bench_scheduler import filesystem
+
+    try:
+        import ray
+
+        ray_version = ray.__version__
+    except ImportError:
+        ray_version = "not installed"
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return [f"machine: {platform.platform()}, nproc {os.cpu_count()} (usable {usable}), load average {load}",
+            f"python {platform.python_version()}, numpy {np.__version__}, duckdb {duckdb.__version__}, ray {ray_version}",
+            f"archive files in {folder}: {filesystem(folder)}"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1k and 10k nodes, 150 evaluations, 12 sleep jobs")
+    parser.add_argument("--sizes", type=int, nargs="+", help="tree sizes (default 1000 10000 100000)")
+    parser.add_argument("--evaluations", type=int, help="evaluations timed per tree size (default 1000)")
+    parser.add_argument("--engine-workers", type=int, default=8,
+                        help="the scheduler's workers in a) (evaluations in flight; default 8)")
+    parser.add_argument("--jobs", type=int, help="sleep jobs per executor in b) (default 40)")
+    parser.add_argument("--concurrency", type=int, default=2, help="jobs at once in b) (default 2)")
+    parser.add_argument("--skip-ray", action="store_true", help="leave out b)")
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()),
+                        help="where the temporary archives go (default: the system temp dir)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    args.sizes = args.sizes or ([1000, 10000] if args.quick else [1000, 10000, 100000])
+    args.evaluations = args.evaluations or (150 if args.quick else 1000)
+    args.jobs = args.jobs or (12 if args.quick else 40)
+    args.dir.mkdir(parents=True, exist_ok=True)
+    print("Clade cluster benchmark: one engine's ceiling with instant evaluations, and Ray's cost per evaluation")
+    for line in machine(args.dir):
+        print("  " + line)
+    print()
+    print(f"a) Engine ceiling: real Scheduler + HGMPolicy + DuckDB archive (one commit per evaluation), instant "
+          f"sandbox and grader, {args.engine_workers} workers, {args.evaluations} evaluations timed per tree "
+          f"(synthetic 'mixed' tree, 16 dev instances)")
+    results = []
+    for n in args.sizes:
+        r = engine_ceiling(n, args.evaluations, args.engine_workers, args.dir, args.seed)
+        print(f"  [{n} nodes] tree grown in {r['grown_s']:.1f} s, archive prefilled with {r['evaluations_before']} "
+              f"evaluation + event rows in {r['prefill_s']:.1f} s, bounds built in {r['build_s'] * 1e3:.0f} ms; "
+              f"{r['evaluations']} evaluations ({r['stored']} rows stored), {r['expansions']} expansions, "
+              f"{r['decisions']} policy decisions; stop: {r['stop']}", flush=True)
+        results.append(r)
+    head = (f"  {'nodes':>7} | {'evals/s':>8} | {'ms per evaluation:':>18} {'decision':>8} {'write':>7} "
+            f"{'rest':>7} {'total':>7}")
+    print(head)
+    print("  " + "-" * (len(head) - 2))
+    for r in results:
+        print(f"  {r['nodes']:>7} | {r['rate']:8.0f} | {'':>18} {r['decision_ms']:8.3f} {r['write_ms']:7.3f} "
+              f"{r['rest_ms']:7.3f} {r['total_ms']:7.3f}")
+    print("  decision = tree.view + HGMPolicy.decide; write = Archive.add_evaluation (+ add_node of expansions), "
+          "committed; rest = wall - both (job building, asyncio, grading stubs, tree bookkeeping, inline "
+          "expansions' mutation)")
+    print()
+    overhead = {}
+    if args.skip_ray:
+        print("b) skipped (--skip-ray)")
+    else:
+        print(f"b) Executor overhead: {args.jobs} jobs sleeping {SLEEP_S} s (python -c ...), {args.concurrency} "
+              f"at a time, after {args.concurrency} warm-up jobs; wall per evaluation = {args.concurrency} x wall / "
+              f"jobs")
+        b = executor_overhead(args.jobs, args.concurrency)
+        for name, label in (("local", "local process"), ("ray", "ray/process")):
+            if name not in b:
+                continue
+            wall, good = b[name]
+            per = args.concurrency * wall / args.jobs
+            overhead[name] = per - SLEEP_S
+            print(f"  {label:<14} wall {wall:6.2f} s, {good}/{args.jobs} ok, per evaluation {per * 1e3:7.1f} ms, "
+                  f"overhead {overhead[name] * 1e3:+7.1f} ms")
+        if "ray_skipped" in b:
+            print(f"  ray skipped: {b['ray_skipped']}")
+        else:
+            print(f"  (local Ray started in {b['ray_start_s']:.1f} s, not counted)")
+            ratio = (overhead["ray"] + SLEEP_S) / (overhead["local"] + SLEEP_S)
+            print(f"  ray/local: wall per evaluation ratio {ratio:.2f}x, overhead ratio "
+                  f"{overhead['ray'] / overhead['local']:.2f}x" if overhead["local"] > 0 else
+                  f"  ray/local: wall per evaluation ratio {ratio:.2f}x")
+    print()
+    print("Workers one engine keeps busy: W = (T + o) / c, c = 1 / (evaluations/s from a)) the engine's cost "
+          "per evaluation, o = the executor's overhead per evaluation from b), T = evaluation time. Beyond W "
+          "the engine is the bottleneck (it records at most 1 / c results per second).")
+    executors = [name for name in ("local", "ray") if name in overhead] or ["none"]
+    head = f"  {'nodes':>7} {'c (ms)':>7} | " + " | ".join(
+        f"{name + ' T=' + f'{t:g} s':>14}" for name in executors for t in EVAL_TIMES)
+    print(head)
+    print("  " + "-" * (len(head) - 2))
+    for r in results:
+        c = r["total_ms"] / 1e3
+        cells = [f"{(t + overhead.get(name, 0.0)) / c:14.0f}" for name in executors for t in EVAL_TIMES]
+        print(f"  {r['nodes']:>7} {c * 1e3:7.3f} | " + " | ".join(cells))
+    print("machine load at the end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

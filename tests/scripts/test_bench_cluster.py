@@ -1,0 +1,46 @@
+"""scripts/bench_cluster.py --quick runs end to end and prints the engine's ceiling and Ray's overhead."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.sandbox.ray_executor import ray_available
+
+REPO = Path(__file__).resolve().parents[2]
+FLOAT = r"([+-]?\d+(?:\.\d+)?)"
+RAY_OK, RAY_WHY = ray_available()
+
+pytestmark = [pytest.mark.ray, pytest.mark.skipif(not RAY_OK, reason=RAY_WHY)]
+
+
+def test_bench_cluster_quick_prints_rates_overheads_and_workers():
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "scripts/bench_cluster.py", "--quick"], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    for n in (1000, 10000):  # the quick sizes
+        row = re.search(rf"^ +{n} \| +{FLOAT} \| +{FLOAT} +{FLOAT} +{FLOAT} +{FLOAT}$", text, re.MULTILINE)
+        assert row, f"no ceiling row for {n} nodes:\n{text}"
+        rate, decision, write, rest, total = map(float, row.groups())
+        assert rate > 0 and total > 0 and decision >= 0 and write > 0
+        assert abs(decision + write + rest - total) < 0.01
+        assert abs(1e3 / rate - total) / total < 0.02
+        assert re.search(rf"\[{n} nodes\] .*150 evaluations \(150 rows stored\)", text), text
+    for label in ("local process", "ray/process"):
+        line = re.search(rf"^ +{re.escape(label)} +wall +{FLOAT} s, 12/12 ok, per evaluation +{FLOAT} ms, "
+                         rf"overhead +{FLOAT} ms$", text, re.MULTILINE)
+        assert line, f"no overhead line for {label}:\n{text}"
+        assert float(line[2]) >= 200 - 1  # every job sleeps 0.2 s
+    ratio = re.search(rf"ray/local: wall per evaluation ratio {FLOAT}x", text)
+    assert ratio and float(ratio[1]) > 0.5, text
+    assert "W = (T + o) / c" in text
+    for n in (1000, 10000):
+        workers = re.search(rf"^ +{n} +{FLOAT} \|(( +\d+(?: \|)?){{6}})$", text, re.MULTILINE)
+        assert workers, f"no workers row for {n} nodes:\n{text}"
+        assert all(int(w) > 0 for w in re.findall(r"\d+", workers[2]))
