@@ -3,6 +3,7 @@
 `registry` names each language (extensions, fence tags, comment syntax, its
 tree-sitter grammar package); `syntax` parses a candidate with tree-sitter
 and says where it is broken; `markers` finds the EVOLVE-BLOCK region in the
-language's own comments. tree-sitter and the grammars are the `languages`
+language's own comments; `mutate` is the offline mutator's operators on the
+tree (numbers, operators, statements). tree-sitter and the grammars are the `languages`
 extra, imported only when a check runs.
 """
