@@ -29,6 +29,7 @@ ARITHMETIC = ("+", "-", "*", "/")
 COMPARISON = ("<", "<=", ">", ">=")
 _NUMBER = re.compile(r"^(?P<num>(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][+-]?\d+)?)(?P<suffix>[A-Za-z_][\w]*)?$")
 TRIES = 12
+WEIGHTS = {"number": 0.6, "operator": 0.25, "statements": 0.15}  # numbers first: most programs are tuned, not rewired
 
 
 def mutate(source: str, language: Language, rng: np.random.Generator, region: Region | None = None
@@ -41,7 +42,9 @@ def mutate(source: str, language: Language, rng: np.random.Generator, region: Re
         raise MutationError(f"nothing to mutate in the {language.name} region (no number, operator or block)")
     data = source.encode("utf-8")
     for _ in range(TRIES):
-        kind = str(rng.choice([k for k, nodes in sites.items() if nodes]))
+        kinds = [k for k, nodes in sites.items() if nodes]
+        weights = np.array([WEIGHTS[k] for k in kinds])
+        kind = str(rng.choice(kinds, p=weights / weights.sum()))
         edit = getattr(_Operators, kind)(sites[kind], data, rng)
         if edit is None:
             continue

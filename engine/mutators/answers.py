@@ -36,12 +36,20 @@ _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*(.*?)\s*$")
 _PATH = re.compile(r"^[\w\-./]+\.[A-Za-z0-9]+$")
 _PATH_PREFIX = re.compile(r"^(?:#+\s*|[-*]\s+)?(?:(?:file|filename|path)\s*:\s*)?", re.IGNORECASE)
-_CODE_LANGS = {"", "python", "py", "python3"}
+_CODE_LANGS = {"", "python", "py", "python3"}  # and, for a program in another language, that language's tags
 _CHANGE_LINE = re.compile(r"^\W*change\W*:\s*(.+)$", re.IGNORECASE)
 
 
 class AnswerFormatError(MutationError):
     """The answer is not in the format asked for; the message is one line."""
+
+
+def _entry_tags(entry_file: str) -> tuple[str, ...]:
+    """The fence tags a model may put on a whole program in the entry file's language (cpp, c++, rust, ...)."""
+    from engine.lang.registry import language_of
+
+    language = language_of(entry_file)
+    return language.fences if language else ()
 
 
 def parse_answer(text: str, answer_format: str, entry_file: str) -> list[EditBlock] | dict[str, str]:
@@ -169,7 +177,7 @@ def _parse_rewrite(lines: list[str], entry_file: str) -> dict[str, str]:
         language = info.split()[0].lower() if info.split() else ""
         if path:
             named[path] = body
-        elif language in _CODE_LANGS:
+        elif language in _CODE_LANGS or language in _entry_tags(entry_file):
             unnamed.append(body)
         i = close + 1
     if entry_file not in named and unnamed:

@@ -127,6 +127,11 @@ class OfflineMutator:
         source = parent_files.get(context.entry_file)
         if source is None:
             raise MutationError(f"parent has no entry file {context.entry_file}")
+        from engine.lang.registry import language_of
+
+        language = language_of(context.entry_file)
+        if language is not None:  # another language: the same kinds of operators on its tree-sitter tree
+            return _propose_in(language, parent_files, context.entry_file, rng)
         try:
             tree = ast.parse(source, filename=context.entry_file)
         except SyntaxError as exc:
@@ -211,3 +216,17 @@ def _write(source: str, region: Region, ws: Workspace, alias: str, needs_import:
 def _describe(parts: list[str]) -> str:
     text = "; ".join(parts)
     return text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 3] + "..."
+
+
+def _propose_in(language, parent_files: Mapping[str, str], entry_file: str, rng: np.random.Generator) -> Proposal:
+    """A child of a program in another language (engine/lang/mutate.py), inside its EVOLVE-BLOCK."""
+    from engine.lang.markers import MarkerError, evolve_region
+    from engine.lang.mutate import mutate
+    from engine.lang.syntax import GrammarMissing
+
+    source = parent_files[entry_file]
+    try:
+        child, said = mutate(source, language, rng, evolve_region(source, language))
+    except (MarkerError, GrammarMissing) as exc:
+        raise MutationError(f"{entry_file}: {exc}") from None
+    return Proposal({**parent_files, entry_file: child}, said)

@@ -328,6 +328,11 @@ Rules:
 
 
 def _entry_point(ctx: PromptContext) -> str:
+    if not ctx.entry_function:  # a program in another language (engine/lang): the evaluator runs all of it
+        language = _lang(ctx.entry_file) or "its language"
+        return (f"The task's evaluator builds and runs the whole program `{ctx.entry_file}` ({language}). It must "
+                "stay a complete, valid program in that language: a child that does not parse is rejected before "
+                "it is run, and one that does not build or run scores 0.")
     args = ", ".join(ctx.entry_args)
     return (f"The runner imports `{ctx.entry_file}` and calls `{ctx.entry_function}({args})`. Keep "
             f"`{ctx.entry_function}` a top-level function of {ctx.entry_file} with the same name and the same first "
@@ -342,7 +347,8 @@ def _region_rule(ctx: PromptContext) -> str:
     except MutationError as exc:
         return str(exc)
     assert region is not None
-    return (f"{ctx.entry_file} has `# {START}` and `# {END}` marker lines. Only the code between them "
+    comment = "#" if ctx.entry_file.endswith(".py") else _comment_of(ctx.entry_file)
+    return (f"{ctx.entry_file} has `{comment} {START}` and `{comment} {END}` marker lines. Only the code between them "
             f"(lines {region.first_line}-{region.last_line}) may change. Everything else, the markers included, "
             "and every other file must stay exactly as it is; an edit outside the markers is rejected.")
 
@@ -356,7 +362,8 @@ def _ask(ctx: PromptContext, marked: bool) -> str:
            if ctx.answer_format == "diff" else
            f"Answer with the `Change:` line and the whole new {ctx.entry_file} in one fenced block, as the system "
            "message describes.")
-    return f"{goal}{where}. Keep the signature of `{ctx.entry_function}`. {fmt}"
+    keep = f" Keep the signature of `{ctx.entry_function}`." if ctx.entry_function else ""
+    return f"{goal}{where}.{keep} {fmt}"
 
 
 def _has_markers(ctx: PromptContext) -> bool:
@@ -380,7 +387,20 @@ def _ordered(files: Mapping[str, str], entry_file: str) -> list[str]:
 
 
 def _lang(path: str) -> str:
-    return "python" if path.endswith(".py") else ""
+    """The fence tag of a file: python, or its language's (engine/lang/registry.py), else none."""
+    if path.endswith(".py"):
+        return "python"
+    from engine.lang.registry import language_of
+
+    language = language_of(path)
+    return language.fences[0] if language else ""
+
+
+def _comment_of(path: str) -> str:
+    from engine.lang.registry import language_of
+
+    language = language_of(path)
+    return language.line_comment if language else "#"
 
 
 def _fence_for(text: str) -> str:

@@ -31,15 +31,19 @@ class Region:
     enclosing: ast.FunctionDef | ast.AsyncFunctionDef | None  # innermost def around a marked region
 
 
+MARKER_COMMENTS = ("#", "//", "!", "--")
+
+
 def marker_lines(lines: list[str], where: str = "") -> tuple[int, int] | None:
     """(START line, END line), 1-based, of the first marked block; None without a START comment.
 
     Markers are comment lines holding EVOLVE-BLOCK-START / -END: the first START
-    and the first END after it. A START with no END is a MutationError."""
+    and the first END after it. A START with no END is a MutationError. Comment lines of the other
+    languages count too (`//`, `!`, `--`: engine/lang), so a C++ or Fortran program's block is found."""
     start = end = None
     for number, line in enumerate(lines, 1):
         text = line.strip()
-        if not text.startswith("#"):
+        if not text.startswith(MARKER_COMMENTS):
             continue
         if start is None and START in text:
             start = number

@@ -38,6 +38,12 @@ _RUNS_ON_IMPORT = {
 def check_child(files: Mapping[str, str], entry_file: str, entry_function: str,
                 entry_args: Sequence[str]) -> str | None:
     """None when the child is acceptable, else one line saying why not."""
+    from engine.lang.registry import language_of
+
+    if language_of(entry_file) is not None:  # a program in another language (engine/lang): parse, markers
+        from engine.lang.check import child_problem
+
+        return child_problem(files, entry_file)
     if entry_file not in files:
         return f"entry file {entry_file} missing"
     for path in sorted(p for p in files if p.endswith(".py") or p == entry_file):

@@ -30,6 +30,20 @@ FORMATS = {
 }
 
 
+PROGRAM_STEMS = {"openevolve": "initial_program", "shinkaevolve": "initial"}
+
+
+def program_file(root: Path, stem: str) -> str | None:
+    """The folder's program: `<stem>.py`, else `<stem>.<ext>` in a language Clade parses (engine/lang)."""
+    if (root / f"{stem}.py").is_file():
+        return f"{stem}.py"
+    from engine.lang.registry import LANGUAGES
+
+    found = sorted(p.name for p in root.glob(f"{stem}.*")
+                   if p.is_file() and any(p.name.lower() == stem + ext for lang in LANGUAGES for ext in lang.extensions))
+    return found[0] if found else None
+
+
 def detect(path: str | Path) -> str:
     """The format of the task folder at `path`; ValueError (one line) when none fits."""
     root = Path(path)
@@ -38,6 +52,9 @@ def detect(path: str | Path) -> str:
     for name, needed in FORMATS.items():
         if all((root / f).exists() for f in needed):
             return name
+        stem = PROGRAM_STEMS.get(name)
+        if stem and program_file(root, stem) and all((root / f).exists() for f in needed[1:]):
+            return name  # a program in another language: initial.cpp, initial_program.rs, ...
     from tasks.adapters.shinka_repo import repo_config
 
     if repo_config(root) is not None:

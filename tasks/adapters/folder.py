@@ -87,6 +87,22 @@ def entry_point(source: str, filename: str) -> tuple[str, tuple[str, ...]]:
     return func.name, tuple(required)
 
 
+def program_entry(source: str, filename: str) -> tuple[str, tuple[str, ...]]:
+    """The entry point `check_child` keeps: a Python program's (entry_point); a program in another language
+    has none to keep (its runner calls the whole program), but must parse and have well-placed markers."""
+    from engine.lang.registry import language_of
+
+    language = language_of(filename)
+    if language is None:
+        return entry_point(source, filename)
+    from engine.lang.check import source_problem
+
+    problem = source_problem(source, language)
+    if problem:
+        raise ValueError(f"{filename}: {problem}")
+    return "", ()
+
+
 def read_text(path: Path, limit: int = 6000) -> str:
     text = path.read_text(encoding="utf-8", errors="replace").strip()
     return text if len(text) <= limit else text[:limit] + "\n[...]"
@@ -157,7 +173,7 @@ class FolderTask:
             self._seed, self.entry_function, self.entry_args = None, "main", ()  # until a seed is adopted
         else:
             self._seed = source if source is not None else seed_path.read_text(encoding="utf-8")
-            self.entry_function, self.entry_args = entry_point(self._seed, entry_file)
+            self.entry_function, self.entry_args = program_entry(self._seed, entry_file)
         self.limits = DEFAULT_LIMITS
         self.target = target
 
@@ -188,7 +204,7 @@ class FolderTask:
     def adopt_seed(self, source: str) -> None:
         """A seed written for the folder (--bootstrap, or read back from a resumed run's node 0): its entry point."""
         self._seed = source
-        self.entry_function, self.entry_args = entry_point(source, self.entry_file)
+        self.entry_function, self.entry_args = program_entry(source, self.entry_file)
 
     def reference_agents(self) -> dict[str, dict[str, str]]:
         return {}

@@ -89,7 +89,10 @@ class OpenEvolveTask(FolderTask):
     metric_name = "combined_score"
 
     def __init__(self, root, instances_path=None, target=None) -> None:
-        super().__init__(root, "initial_program.py", instances_path, target)
+        from tasks.adapters import program_file
+
+        super().__init__(root, program_file(Path(root), "initial_program") or "initial_program.py", instances_path,
+                         target)
         config = yaml_config(self.root / "config.yaml")
         evaluator = config.get("evaluator") or {}
         database = config.get("database") or {}
@@ -151,7 +154,9 @@ class ShinkaEvolveTask(FolderTask):
     metric_name = "combined_score"
 
     def __init__(self, root, instances_path=None, target=None) -> None:
-        super().__init__(root, "initial.py", instances_path, target)
+        from tasks.adapters import program_file
+
+        super().__init__(root, program_file(Path(root), "initial") or "initial.py", instances_path, target)
         readme = self.root / "README.md"
         self.description = read_text(readme) if readme.is_file() else (
             f"Improve the program {self.entry_file}: the task's evaluate.py (ShinkaEvolve format) runs it and "
