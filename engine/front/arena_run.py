@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from engine.config import RunConfig
-from engine.errors import EXIT_INTERRUPTED, UserError
+from engine.errors import UserError
 
 
 def check_arena(config: RunConfig, task) -> None:
@@ -48,7 +48,7 @@ def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mo
     from engine.front.agent_llm import serve_gateway
     from engine.front.model_access import probe_models
     from engine.loop.breaker import CircuitBreaker
-    from engine.front.endings import end_session, exposed_note
+    from engine.front.endings import Interrupted, end_session, exposed_note, run_session
 
     check_arena(config, task)
     workers = config.resolved_workers()
@@ -93,15 +93,9 @@ def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mo
             return stop
 
     try:
-        stop = asyncio.run(main())
-    except UserError as exc:  # said while starting (the gateway's port taken): the run stays resumable
-        end_session(archive, "interrupted", str(exc))
-        raise UserError(f"{exc}; fix it, then resume: python -m engine.search --resume {folder}") from None
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        end_session(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
-        console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"
-                      f"  python -m engine.search --resume {folder}")
-        return EXIT_INTERRUPTED
+        stop = run_session(main, archive, console)
+    except Interrupted as cut:
+        return cut.code
     if stop not in ("budget spent", TIME_LIMIT):
         end_session(archive, "interrupted", stop)
         raise UserError(f"{stop}; fix the cause, then resume: python -m engine.search --resume {folder}")

@@ -1,6 +1,34 @@
 """What every kind of run (a search, an arena) says at its start and writes at its end."""
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
+from engine.errors import EXIT_INTERRUPTED, UserError
+
+
+class Interrupted(Exception):
+    """The session was cut short (Ctrl-C, SIGTERM) and ended as `interrupted`: exit with `code`."""
+
+    code = EXIT_INTERRUPTED
+
+
+def run_session(main, archive, console):
+    """asyncio.run(main()) with the two ways every run is cut short: a one-line stop said while starting
+    (the gateway's port taken) ends the session as interrupted and says how to resume; Ctrl-C or a signal
+    ends it as interrupted, says so, and raises Interrupted. Nothing finished is lost either way."""
+    folder = Path(archive.path).parent
+    try:
+        return asyncio.run(main())
+    except UserError as exc:
+        end_session(archive, "interrupted", str(exc))
+        raise UserError(f"{exc}; fix it, then resume: python -m engine.search --resume {folder}") from None
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        end_session(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
+        console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"
+                      f"  python -m engine.search --resume {folder}")
+        raise Interrupted from None
+
 
 def end_session(archive, status: str, reason: str) -> None:
     """The session's end: a `stop` event (when and why; the wall time counts to it), then the status."""

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from engine.config import RunConfig
-from engine.errors import EXIT_INTERRUPTED, UserError
+from engine.errors import UserError
+from engine.front.endings import Interrupted, run_session
 from engine.front.endings import end_session as _end
 from engine.front.endings import exposed_note as _exposed_note
 from engine.front.opening import (ARENA_FLAGS, BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS,
@@ -359,15 +360,9 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
         return stop, choice, None
 
     try:
-        stop, choice, fatal = asyncio.run(main())
-    except UserError as exc:  # said while starting (the gateway's port taken): the run stays resumable
-        _end(archive, "interrupted", str(exc))
-        raise UserError(f"{exc}; fix it, then resume: python -m engine.search --resume {folder}") from None
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        _end(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
-        console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"
-                      f"  python -m engine.search --resume {Path(archive.path).parent}")
-        return EXIT_INTERRUPTED
+        stop, choice, fatal = run_session(main, archive, console)
+    except Interrupted as cut:
+        return cut.code
     if fatal:
         _end(archive, "interrupted", fatal)
         raise UserError(fatal)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archive import Archive, ArchiveError
-from engine.plots.output import plot_title
+from engine.plots.output import plot_title, save_figure
 
 KIND = "arena"
 
@@ -114,21 +114,6 @@ def _draw(info: ArenaInfo):
 
 def render_arena(info: ArenaInfo, outputs: Iterable[str | Path]) -> list[Path]:
     """Draw the figure once and write each output (.png or .svg, by suffix); returns the paths."""
-    import matplotlib.pyplot as plt
-
     fig = _draw(info)
     title = plot_title(KIND, info.run_id)
-    written = []
-    try:
-        for out in outputs:
-            out = Path(out)
-            fmt = out.suffix.lower().lstrip(".")
-            if fmt not in ("png", "svg"):
-                raise ValueError(f"unknown plot format {out.suffix!r} (png or svg)")
-            extra = {"dpi": 120} if fmt == "png" else {}
-            fig.savefig(out, format=fmt, metadata={"Title": title, **({"Date": None} if fmt == "svg" else {})},
-                        **extra)
-            written.append(out)
-    finally:
-        plt.close(fig)
-    return written
+    return save_figure(fig, title, outputs)

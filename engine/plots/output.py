@@ -57,3 +57,24 @@ def parse_formats(text: str) -> list[str]:
     if bad or not formats:
         raise PlotPathError(f"--formats takes png, svg or png,svg, not {text!r}")
     return list(dict.fromkeys(formats))
+
+
+def save_figure(fig, title: str, outputs) -> list[Path]:
+    """Write a drawn matplotlib figure to each output (.png or .svg, by suffix) with `title` in its metadata
+    (the mark `is_ours` reads; an SVG without a date, so a redraw is byte-stable), then close it."""
+    import matplotlib.pyplot as plt
+
+    written = []
+    try:
+        for out in outputs:
+            out = Path(out)
+            fmt = out.suffix.lower().lstrip(".")
+            if fmt not in ("png", "svg"):
+                raise ValueError(f"unknown plot format {out.suffix!r} (png or svg)")
+            extra = {"dpi": 120} if fmt == "png" else {}
+            fig.savefig(out, format=fmt, metadata={"Title": title, **({"Date": None} if fmt == "svg" else {})},
+                        **extra)
+            written.append(out)
+    finally:
+        plt.close(fig)
+    return written

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from engine.plots.output import plot_title
+from engine.plots.output import plot_title, save_figure
 from engine.plots.progress import ProgressGroup, ProgressSeries, group_series
 
 
@@ -77,21 +77,6 @@ def _draw(series: Sequence[ProgressSeries], groups: list[ProgressGroup]):
 def render_progress(series: Sequence[ProgressSeries], outputs: Iterable[str | Path],
                     groups: list[ProgressGroup] | None = None) -> list[Path]:
     """Draw the runs once and write each output (.png or .svg, by suffix); returns the paths."""
-    import matplotlib.pyplot as plt
-
     fig = _draw(series, groups if groups is not None else group_series(series))
     title = plot_title("progress", ", ".join(s.run_id for s in series))
-    written = []
-    try:
-        for out in outputs:
-            out = Path(out)
-            fmt = out.suffix.lower().lstrip(".")
-            if fmt not in ("png", "svg"):
-                raise ValueError(f"unknown plot format {out.suffix!r} (png or svg)")
-            extra = {"dpi": 120} if fmt == "png" else {}
-            fig.savefig(out, format=fmt, metadata={"Title": title, **({"Date": None} if fmt == "svg" else {})},
-                        **extra)
-            written.append(out)
-    finally:
-        plt.close(fig)
-    return written
+    return save_figure(fig, title, outputs)
