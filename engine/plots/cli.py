@@ -33,6 +33,22 @@ def _fail(message: str) -> int:
     return EXIT_USER_ERROR
 
 
+def _drawn(work):
+    """work() with what a user can cause (not an archive, a file we did not write, no matplotlib) said in one
+    line: (its result, None), or (None, the exit code)."""
+    from archive import ArchiveError
+    from engine.plots.output import PlotPathError
+
+    try:
+        return work(), None
+    except (ArchiveError, PlotPathError) as exc:
+        return None, _fail(str(exc))
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
+            return None, _fail(NEEDS_VIZ)
+        raise
+
+
 def lineage_main(argv: Sequence[str] | None = None) -> int:
     p = OneLineParser(prog="python scripts/plot_lineage.py",
                       description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
@@ -46,11 +62,11 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
                    "did not write")
     args = p.parse_args(argv)
-    from archive import ArchiveError
-    from engine.plots.output import PlotPathError, parse_formats, plan_outputs
+    from engine.plots.output import parse_formats, plan_outputs
 
     started = time.perf_counter()
-    try:
+
+    def work():
         formats = parse_formats(args.formats)
         from engine.plots.lineage import lineage_data
 
@@ -60,12 +76,12 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
         from engine.plots.lineage_render import render_lineage
 
         render_lineage(data, [path for path, _ in planned])
-    except (ArchiveError, PlotPathError) as exc:
-        return _fail(str(exc))
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
-            return _fail(NEEDS_VIZ)
-        raise
+        return data, planned
+
+    done, code = _drawn(work)
+    if done is None:
+        return code
+    data, planned = done
     final = f", final node {data.final_node}" if data.final_node is not None else ", no final node yet"
     print(f"lineage of {data.run_id}: {len(data.nodes)} nodes{final}")
     _report(planned, time.perf_counter() - started)
@@ -86,13 +102,13 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
                    "did not write")
     args = p.parse_args(argv)
-    from archive import ArchiveError
-    from engine.plots.output import PlotPathError, parse_formats, plan_outputs
+    from engine.plots.output import parse_formats, plan_outputs
 
     if args.min_evals is not None and args.min_evals < 1:
         return _fail(f"--min-evals must be 1 or more, not {args.min_evals}")
     started = time.perf_counter()
-    try:
+
+    def work():
         formats = parse_formats(args.formats)
         from engine.plots.progress import group_series, progress_data
 
@@ -103,13 +119,14 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
 
         groups = group_series(series)
         render_progress(series, [path for path, _ in planned], groups)
-        import numpy as np
-    except (ArchiveError, PlotPathError) as exc:
-        return _fail(str(exc))
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
-            return _fail(NEEDS_VIZ)
-        raise
+        return series, groups, planned
+
+    done, code = _drawn(work)
+    if done is None:
+        return code
+    series, groups, planned = done
+    import numpy as np
+
     for s in series:
         best = s.best[~np.isnan(s.best)]
         reached = f"best-so-far {best[-1]:.3f}" if len(best) else f"no node with {s.min_evals} dev evaluations"
@@ -132,11 +149,11 @@ def arena_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
                    "did not write")
     args = p.parse_args(argv)
-    from archive import ArchiveError
-    from engine.plots.output import PlotPathError, parse_formats, plan_outputs
+    from engine.plots.output import parse_formats, plan_outputs
 
     started = time.perf_counter()
-    try:
+
+    def work():
         formats = parse_formats(args.formats)
         from engine.plots.arena import arena_info, render_arena
 
@@ -144,12 +161,12 @@ def arena_main(argv: Sequence[str] | None = None) -> int:
         out_dir = Path(args.out) if args.out else _run_folder(args.run)
         planned = plan_outputs(out_dir, "arena", formats, "arena", args.force)
         render_arena(info, [path for path, _ in planned])
-    except (ArchiveError, PlotPathError) as exc:
-        return _fail(str(exc))
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
-            return _fail(NEEDS_VIZ)
-        raise
+        return info, planned
+
+    done, code = _drawn(work)
+    if done is None:
+        return code
+    info, planned = done
     last = info.rounds[-1]
     said = {"original": last.original, "evolved": last.evolved, "holdout": last.holdout}
     scores = ", ".join(f"{k} {'-' if v is None else f'{100 * v:.1f}%'}" for k, v in said.items())
