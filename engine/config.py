@@ -43,6 +43,7 @@ class RunConfig:
     llm_concurrency: int = 2  # model calls in flight at once
     meta_steps: str = "implement"  # or "diagnose,implement"
     answer_format: str = "auto"  # SEARCH/REPLACE blocks ("diff"), whole files ("rewrite"), or diff until malformed
+    compile_check: str = "auto"  # a compiled language's children through its compiler: auto (where installed), on, off
     max_failed_expansions: int = 8  # the circuit breaker: failed expansions in a row that stop the run
     max_failing_time: float = 300.0  # the circuit breaker: seconds without a successful model call while calls fail
     model_choice: str = "fixed"  # or "bandit" (ShinkaEvolve's asymmetric UCB)
@@ -222,6 +223,8 @@ class RunConfig:
             raise UserError(f"--llm-concurrency must be 1 or more, not {self.llm_concurrency}")
         if self.meta_steps not in ("implement", "diagnose,implement"):
             raise UserError(f"--meta-steps must be 'implement' or 'diagnose,implement', not {self.meta_steps!r}")
+        if self.compile_check not in ("auto", "on", "off"):
+            raise UserError(f"--compile-check must be 'auto', 'on' or 'off', not {self.compile_check!r}")
         if self.answer_format not in ("auto", "diff", "rewrite"):
             raise UserError(f"--answer-format must be 'auto', 'diff' or 'rewrite', not {self.answer_format!r}")
         if self.max_failed_expansions < 1:

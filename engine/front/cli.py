@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Search for better agents: a tree of agent variants in a DuckDB archive, "
         "expanded by a policy (HGM by default), mutated by the offline mutator, evaluated in sandboxes.",
     )
-    p.add_argument("--task", help="benchmark to run: binpack (default), circle_packing, or a task folder in "
+    p.add_argument("--task", help="benchmark to run: binpack (default), binpack_cpp (its agent in C++, needs g++), "
+                   "circle_packing, or a task folder in "
                    "OpenEvolve, ShinkaEvolve, metric:value or public/private format")
     p.add_argument("--target", type=float, help="for a task folder: the metric value that scores 1 "
                    "(default: the folder's PERFECT_SCORE if it states one)")
@@ -67,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
                                "1024 MB, 64 processes, 8192 output bytes, 1 CPU)")
     box.add_argument("--sandbox", help="auto (default: the strongest that works here: docker, bwrap, process), "
                      "process, bwrap (namespaces: no network, read-only root), docker (containers)")
+    box.add_argument("--compile-check", help="a task in a compiled language (C, C++, Rust, Go, Fortran): auto "
+                     "(default: each child that parses also goes through its compiler, g++ -fsyntax-only, rustc "
+                     "--emit=metadata, go vet or gfortran -fsyntax-only, inside the sandbox, where installed), on "
+                     "(the compiler must be there), off (the tree-sitter syntax check alone)")
     box.add_argument("--image", help="docker image for --sandbox docker (default: clade-sandbox:py3.11, built "
                      "from python:3.11-slim + numpy when missing)")
     box.add_argument("--task-python", metavar="PATH", help="the Python that runs the candidate and the task "

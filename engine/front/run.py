@@ -20,7 +20,7 @@ def _config_from_args(args) -> RunConfig:
                                            "workers", "seed", "run_dir",
                                            "time_limit", "agent", "instances", "sandbox", "image", "task_python",
                                            "executor", "ray_address", "gateway_listen", "gateway_tls",
-                                           *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS,
+                                           "compile_check", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS,
                                            *ARENA_FLAGS)}
     if args.model and not args.mutator:
         given["mutator"] = "llm"
@@ -171,6 +171,7 @@ def run_from_args(args, llm_mock=None) -> int:
             check_agent_llm(config, task)
             check_model_access(config, task, llm_mock)
         box = build_sandbox(config, config.resolved_workers())
+        checks = compile_check_for(config, task, box.name)
     except BaseException:
         archive.close()
         if not args.resume:  # the folder made a moment ago holds nothing but the seed: no run to keep
@@ -180,7 +181,7 @@ def run_from_args(args, llm_mock=None) -> int:
         raise
     try:
         return _carry(archive, task, config, console, resumed=bool(args.resume or args.resume_from), quiet=args.quiet,
-                      llm_mock=llm_mock, box=box)
+                      llm_mock=llm_mock, box=box, checks=checks)
     finally:
         close = getattr(box.sandbox, "close", None)
         if close is not None:
@@ -234,7 +235,24 @@ def policy_label(policy, n_dev: int) -> str:
     return policy.name + (f" ({', '.join(said)})" if said else "")
 
 
-def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock, box) -> int:
+def compile_check_for(config: RunConfig, task, sandbox_name: str) -> tuple[object | None, str]:
+    """--compile-check for a task in a compiled language (engine/lang/compile_check.py): the check, or None, and
+    the header's line saying which checks its children go through; ('' for Python tasks)."""
+    from engine.lang.registry import language_of
+
+    language = language_of(task.entry_file)
+    if language is None:
+        return None, ""
+    from engine.lang.compile_check import choose
+
+    try:
+        return choose(language, config.compile_check, sandbox_name, config.executor)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock, box,
+           checks: tuple[object | None, str] = (None, "")) -> int:
     if config.arena:  # testers co-evolve with the code agents: rounds instead of the policy's loop
         from engine.front.arena_run import carry_arena
 
@@ -244,11 +262,12 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
     workers = config.resolved_workers()
     policy = config.make_policy()
     state.utility = config.make_utility()
+    state.compile_check = checks[0]
     mutator, client = _mutator(config, state, archive, llm_mock, say=console.print, sandbox=box.sandbox)
     if config.judge_model:  # a rubric task: its answers are graded by this model, outside the sandbox
         task.attach_judge(client, config.judge_model)
     return _search(archive, task, config, console, resumed, quiet, state, workers, policy, mutator, client,
-                   box, llm_mock)
+                   box, llm_mock, checks_said=checks[1])
 
 
 def _one_instance_note(state) -> str:
@@ -274,7 +293,7 @@ def _seed_note(state, budget: int) -> str:
 
 
 def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, state, workers: int, policy,
-            mutator, client, box, llm_mock=None) -> int:
+            mutator, client, box, llm_mock=None, checks_said: str = "") -> int:
     import numpy as np
 
     from engine.front.agent_llm import describe, serve_gateway
@@ -295,7 +314,8 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
     else:
         rng = np.random.default_rng(config.seed)
     archive.add_event("session", None, {"workers": workers, "sandbox": box.name, "said": box.said,
-                                        "executor": config.executor, "budget": config.budget})  # what was used
+                                        "executor": config.executor, "budget": config.budget,
+                                        **({"checks": checks_said} if checks_said else {})})  # what was used
     archive.set_status("running")
     console.print(f"Run [bold]{archive.run_id}[/bold] -> {archive.path}")
     console.print(f"Task {task.name}, policy {policy_label(policy, len(state.dev))}, budget {config.budget} dev evaluations, "
@@ -316,7 +336,8 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
                       + (f", {limits}" if limits else "")
                       + (f", near-duplicates by {config.embedding_model} embeddings" if config.embedding_model else "")
                       + (f"; every answer replayed from {config.replay}" if config.replay else ""))
-    for line in (describe(config, task), state.utility.describe() if state.utility else "",
+    for line in (checks_said[:1].upper() + checks_said[1:] + "." if checks_said else "",
+                 describe(config, task), state.utility.describe() if state.utility else "",
                  f"Overseer: {config.overseer} reads each running agent's recent calls and may stop it"
                  if config.overseer else "", _seed_note(state, config.budget), _one_instance_note(state),
                  _exposed_note(task, box.name)):

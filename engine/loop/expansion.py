@@ -88,6 +88,8 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
         reason = (check_child(files, task.entry_file, task.entry_function, task.entry_args)
                   or new_name_problem(parent_files, files)
                   or getattr(outcome, "invalid_reason", None))  # e.g. a self-edited agent that fails its smoke run
+        if reason is None and state.compile_check is not None and files_hash(files) not in state.code_hashes:
+            reason = state.compile_check.problem(files, task.entry_file)  # --compile-check: the compiler's word
         status = "valid" if reason is None else "invalid"
     code_hash = files_hash(files)
     if status == "valid" and code_hash in state.code_hashes:

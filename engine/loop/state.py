@@ -37,6 +37,7 @@ class RunState:
     gateway: object | None = None  # a live handle, not state: the run's LLM gateway, while the search runs
     utility: object | None = None  # --utility: engine.loop.utility.Utility, the score policies see
     role: str = "agent"  # the population whose children this state's expansions make (the arena: 'tester')
+    compile_check: object | None = None  # engine.lang.compile_check.CompileCheck: a compiled language's children
 
     @property
     def dev_index(self) -> dict[str, int]:

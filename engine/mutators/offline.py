@@ -131,7 +131,7 @@ class OfflineMutator:
 
         language = language_of(context.entry_file)
         if language is not None:  # another language: the same kinds of operators on its tree-sitter tree
-            return _propose_in(language, parent_files, context.entry_file, rng)
+            return _propose_in(language, parent_files, context, rng)
         try:
             tree = ast.parse(source, filename=context.entry_file)
         except SyntaxError as exc:
@@ -218,15 +218,20 @@ def _describe(parts: list[str]) -> str:
     return text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 3] + "..."
 
 
-def _propose_in(language, parent_files: Mapping[str, str], entry_file: str, rng: np.random.Generator) -> Proposal:
-    """A child of a program in another language (engine/lang/mutate.py), inside its EVOLVE-BLOCK."""
+def _propose_in(language, parent_files: Mapping[str, str], context: MutationContext,
+                rng: np.random.Generator) -> Proposal:
+    """A child of a program in another language (engine/lang/mutate.py), inside its EVOLVE-BLOCK, its operators
+    drawn by the same credit as the Python ones (they share their names)."""
     from engine.lang.markers import MarkerError, evolve_region
-    from engine.lang.mutate import mutate
+    from engine.lang.mutate import LANG_WEIGHTS, mutate
     from engine.lang.syntax import GrammarMissing
 
+    entry_file = context.entry_file
     source = parent_files[entry_file]
+    weights = credited_weights(LANG_WEIGHTS, context.operator_credit)
     try:
-        child, said = mutate(source, language, rng, evolve_region(source, language))
+        child, said = mutate(source, language, rng, evolve_region(source, language), weights,
+                             context.operator_credit.get(NUMERIC))
     except (MarkerError, GrammarMissing) as exc:
         raise MutationError(f"{entry_file}: {exc}") from None
     return Proposal({**parent_files, entry_file: child}, said)

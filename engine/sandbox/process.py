@@ -193,6 +193,11 @@ class ProcessSandbox:
         """
         return list(job.command), {**_job_env(workdir, self.python), **llm_env(job.llm)}
 
+    def wrapped_command(self, job: SandboxJob, workdir: str) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment this backend would start `job` with in `workdir`, for a short synchronous
+        step the caller runs itself (engine/lang/compile_check.py); no rlimits, no supervisor."""
+        return self._job_command(job, workdir)
+
     def _job_report(self, report: _Report) -> _Report:
         """A hook for wrapping backends to translate how their wrapper reported the job's end."""
         return report
