@@ -1,7 +1,7 @@
 """Benchmarks: the Task protocol and the built-in tasks."""
 from __future__ import annotations
 
-TASKS = ("binpack", "circle_packing", "humaneval", "arc", "repofix", "email_validation")
+TASKS = ("binpack", "binpack_cpp", "circle_packing", "humaneval", "arc", "repofix", "email_validation")
 
 
 def make_task(name: str, instances_path: str | None = None, target: float | None = None):
@@ -39,5 +39,9 @@ def make_task(name: str, instances_path: str | None = None, target: float | None
         from tasks.binpack.task import BinPackTask
 
         return BinPackTask(instances_path=instances_path)
+    if name == "binpack_cpp":  # the agent is C++, built by g++ in the sandbox; a one-line UserError without g++
+        from tasks.binpack_cpp.task import BinPackCppTask
+
+        return BinPackCppTask(instances_path=instances_path)
     raise ValueError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}, or give a task folder "
                      "(OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)")
