@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
+from archive.live import INTERVAL_S as LIVE_INTERVAL_S
+from archive.live import LiveCopy, live_file
 from archive.records import EvaluationRecord, LLMCallRecord, NodeRecord, ReferenceEvaluation
 from archive.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
 
@@ -63,10 +65,14 @@ def _connect(path: Path):
 class Archive:
     """One run's archive. Use `create` for a new run and `open` to resume or read."""
 
-    def __init__(self, con, path: Path, run_id: str) -> None:
+    def __init__(self, con, path: Path, run_id: str, live_as_of: datetime | None = None) -> None:
         self._con = con
         self.path = path
         self.run_id = run_id
+        self.live_as_of = live_as_of  # read from a running search's live copy (archive/live.py), made then
+        self.read_from = live_file(path) if live_as_of else path  # the file this archive was read from
+        self._live: LiveCopy | None = None
+        self.writes = 0  # statements that changed the archive in this process: the live copy's "changed" mark
         self._reload_seq()
 
     # ----- opening -------------------------------------------------------
@@ -99,7 +105,7 @@ class Archive:
             except duckdb.Error as exc:
                 msg = str(exc).splitlines()[0]
                 if "lock" in msg.lower():
-                    raise ArchiveLocked(f"{file} is held by another running search; stop it first") from None
+                    return cls._open_live(file)
                 raise ArchiveError(f"{file} is not a readable archive ({msg})") from None
         else:
             con = _connect(file)
@@ -121,7 +127,36 @@ class Archive:
                 con.execute(statement)
         return cls(con, file, str(row[0]))
 
+    @classmethod
+    def _open_live(cls, file: Path) -> "Archive":
+        """A running search holds `file`: its live copy, read-only, if the engine keeps one (archive/live.py)."""
+        import duckdb
+
+        copy = live_file(file)
+        try:
+            as_of = datetime.fromtimestamp(copy.stat().st_mtime, timezone.utc)
+            con = duckdb.connect(str(copy), read_only=True)
+        except (OSError, duckdb.Error):  # no copy yet (the first is made within seconds), or an older engine
+            raise ArchiveLocked(f"{file} is held by another running search that keeps no live copy yet; "
+                                "try again in a few seconds") from None
+        row = con.execute("SELECT id FROM runs LIMIT 1").fetchone()
+        if row is None:
+            con.close()
+            raise ArchiveLocked(f"{file} is held by another running search; its live copy holds no run yet")
+        return cls(con, file, str(row[0]), live_as_of=as_of)
+
+    def start_live_copy(self, interval: float = LIVE_INTERVAL_S) -> LiveCopy:
+        """Keep a read-only copy beside the archive for readers while this process writes it (archive/live.py);
+        `close()` stops it and removes the copy."""
+        if self._live is None:
+            self._live = LiveCopy(self._con, self.path, lambda: self.writes, interval)
+            self._live.start()
+        return self._live
+
     def close(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
         self._con.close()
 
     def __enter__(self) -> "Archive":
@@ -133,10 +168,12 @@ class Archive:
     # ----- writes ----------------------------------------------------------
     def set_config(self, config: Mapping[str, Any]) -> None:
         """The run's configuration as last set (a resume may raise its budget): what a later resume reads."""
+        self.writes += 1
         self._con.execute("UPDATE runs SET config = ?, updated_at = ? WHERE id = ?",
                           [json.dumps(dict(config), sort_keys=True), utcnow(), self.run_id])
 
     def set_status(self, status: str) -> None:
+        self.writes += 1
         self._con.execute("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), self.run_id])
 
     def add_instances(self, rows: list[tuple[str, str, dict]]) -> None:
@@ -169,6 +206,7 @@ class Archive:
             if event is not None:
                 self._insert_event(*event)
             con.execute("COMMIT")
+            self.writes += 1
         except BaseException:
             con.execute("ROLLBACK")
             self._reload_seq()
@@ -216,6 +254,7 @@ class Archive:
         )
 
     def add_reference(self, ref: ReferenceEvaluation) -> None:
+        self.writes += 1
         self._con.execute(
             "INSERT INTO reference_evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [ref.agent, ref.instance_id, ref.split, float(ref.score), json.dumps(ref.metrics), ref.status,
@@ -224,6 +263,7 @@ class Archive:
 
     def add_llm_call(self, call: LLMCallRecord) -> None:
         """Store one model call as soon as it returns: a crash after this never pays for it again."""
+        self.writes += 1
         self._con.execute(
             "INSERT INTO llm_calls (id, node_id, purpose, model, request_hash, request, response, tokens_in, "
             "tokens_out, cost_usd, latency_s, error, created_at, instance_id) "
@@ -267,6 +307,7 @@ class Archive:
         return float(row[0]), int(row[1]), int(row[2]), int(row[3])
 
     def add_event(self, kind: str, node_id: int | None = None, detail: Mapping[str, Any] | None = None) -> int:
+        self.writes += 1
         return self._insert_event(kind, node_id, detail)
 
     def _reload_seq(self) -> None:

@@ -43,6 +43,7 @@ class RunConfig:
     llm_concurrency: int = 2  # model calls in flight at once
     meta_steps: str = "implement"  # or "diagnose,implement"
     answer_format: str = "auto"  # SEARCH/REPLACE blocks ("diff"), whole files ("rewrite"), or diff until malformed
+    live_interval: float = 2.0  # seconds between the live copies readers see while the search runs (0: none)
     compile_check: str = "auto"  # a compiled language's children through its compiler: auto (where installed), on, off
     max_failed_expansions: int = 8  # the circuit breaker: failed expansions in a row that stop the run
     max_failing_time: float = 300.0  # the circuit breaker: seconds without a successful model call while calls fail
@@ -223,6 +224,8 @@ class RunConfig:
             raise UserError(f"--llm-concurrency must be 1 or more, not {self.llm_concurrency}")
         if self.meta_steps not in ("implement", "diagnose,implement"):
             raise UserError(f"--meta-steps must be 'implement' or 'diagnose,implement', not {self.meta_steps!r}")
+        if not self.live_interval >= 0:
+            raise UserError(f"--live-interval must be 0 (no live copy) or more seconds, not {self.live_interval:g}")
         if self.compile_check not in ("auto", "on", "off"):
             raise UserError(f"--compile-check must be 'auto', 'on' or 'off', not {self.compile_check!r}")
         if self.answer_format not in ("auto", "diff", "rewrite"):

@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "1024 MB, 64 processes, 8192 output bytes, 1 CPU)")
     box.add_argument("--sandbox", help="auto (default: the strongest that works here: docker, bwrap, process), "
                      "process, bwrap (namespaces: no network, read-only root), docker (containers)")
+    p.add_argument("--live-interval", type=float, metavar="SEC", help="while the search runs, refresh every SEC "
+                   "seconds a read-only copy of its archive (archive.live.duckdb) that `python -m engine.runs`, the "
+                   "plots, the report and the live page read (default: 2; 0: no copy, readers wait for the end)")
     box.add_argument("--compile-check", help="a task in a compiled language (C, C++, Rust, Go, Fortran): auto "
                      "(default: each child that parses also goes through its compiler, g++ -fsyntax-only, rustc "
                      "--emit=metadata, go vet or gfortran -fsyntax-only, inside the sandbox, where installed), on "

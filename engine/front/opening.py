@@ -21,7 +21,7 @@ BREAKER_FLAGS = ("max_failed_expansions", "max_failing_time")
 ARENA_FLAGS = ("arena", "arena_round", "arena_population", "arena_proposals")
 # What may change when a stopped run goes on: how much to spend, how fast, how much failure to bear.
 RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency", "executor",
-                    "ray_address", "gateway_listen", "gateway_tls", *BREAKER_FLAGS)
+                    "ray_address", "gateway_listen", "gateway_tls", "live_interval", *BREAKER_FLAGS)
 
 
 def new_run_folder(config: RunConfig) -> tuple[str, Path]:

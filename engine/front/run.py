@@ -20,7 +20,7 @@ def _config_from_args(args) -> RunConfig:
                                            "workers", "seed", "run_dir",
                                            "time_limit", "agent", "instances", "sandbox", "image", "task_python",
                                            "executor", "ray_address", "gateway_listen", "gateway_tls",
-                                           "compile_check", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS,
+                                           "compile_check", "live_interval", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS,
                                            *ARENA_FLAGS)}
     if args.model and not args.mutator:
         given["mutator"] = "llm"
@@ -41,7 +41,8 @@ def _replay_config(args) -> RunConfig:
         raise UserError(f"{args.replay} made no model calls (offline mutator): there is nothing to replay")
     return stored.with_overrides(replay=path, run_dir=args.run_dir, workers=args.workers, executor=args.executor,
                                  ray_address=args.ray_address, task_python=args.task_python,
-                                 gateway_listen=args.gateway_listen, gateway_tls=args.gateway_tls).validate()
+                                 gateway_listen=args.gateway_listen, gateway_tls=args.gateway_tls,
+                                 live_interval=args.live_interval).validate()
 
 
 def _create(config: RunConfig, llm_mock=None):
@@ -179,6 +180,8 @@ def run_from_args(args, llm_mock=None) -> int:
 
             shutil.rmtree(Path(archive.path).parent, ignore_errors=True)
         raise
+    if config.live_interval > 0:  # readers (runs, plots, report, the live page) see the search as it runs
+        archive.start_live_copy(config.live_interval)
     try:
         return _carry(archive, task, config, console, resumed=bool(args.resume or args.resume_from), quiet=args.quiet,
                       llm_mock=llm_mock, box=box, checks=checks)

@@ -22,9 +22,15 @@ def _run_folder(path: str) -> Path:
     return p if p.is_dir() else p.parent
 
 
-def _report(written: list[tuple[Path, bool]], seconds: float) -> None:
+def _report(written: list[tuple[Path, bool]], seconds: float, runs: Sequence[str] = ()) -> None:
+    from engine.runinfo.reading import live_status
+
     for path, replaced in written:
         print(f"wrote {path}" + (" (replaced the previous plot)" if replaced else ""))
+    for run in runs:  # a running search's plot is of its live copy: say how old
+        said = live_status(run)
+        if said:
+            print(said)
     print(f"({seconds:.1f} s)")
 
 
@@ -84,7 +90,7 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
     data, planned = done
     final = f", final node {data.final_node}" if data.final_node is not None else ", no final node yet"
     print(f"lineage of {data.run_id}: {len(data.nodes)} nodes{final}")
-    _report(planned, time.perf_counter() - started)
+    _report(planned, time.perf_counter() - started, [args.run])
     return 0
 
 
@@ -134,7 +140,7 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
     for g in groups:
         if len(g.members) > 1:
             print(f"group {g.label}: mean and band over {len(g.evals)} evaluations")
-    _report(planned, time.perf_counter() - started)
+    _report(planned, time.perf_counter() - started, args.runs)
     return 0
 
 
@@ -172,5 +178,5 @@ def arena_main(argv: Sequence[str] | None = None) -> int:
     scores = ", ".join(f"{k} {'-' if v is None else f'{100 * v:.1f}%'}" for k, v in said.items())
     print(f"arena of {info.run_id}: {len(info.rounds)} rounds; round {last.round} champion node {last.champion}: "
           f"{scores}; dev set {last.dev_instances} instances")
-    _report(planned, time.perf_counter() - started)
+    _report(planned, time.perf_counter() - started, [args.run])
     return 0

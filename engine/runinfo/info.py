@@ -54,16 +54,17 @@ class RunInfo:
     spend: Spend = field(default_factory=Spend)
     wall_s: float | None = None  # engine time summed over sessions (reading.wall_seconds)
     used: dict = field(default_factory=dict)  # what the last session ran with (workers, sandbox): its event
+    live_as_of: datetime | None = None  # read from a running search's live copy (archive/live.py), made then
 
     @property
     def shown_status(self) -> str:
-        """The status to print (every RunInfo was read from an archive that opened read-only)."""
-        return shown_status(self.status)
+        """The status to print: `running (live, as of 3 s ago)` for a running search."""
+        return shown_status(self.status, self.live_as_of)
 
     @property
     def resume_command(self) -> str | None:
-        """The command that continues the run, for any run not finished (interrupted, killed, ...)."""
-        if self.status == "finished":
+        """The command that continues the run, for any run not finished (interrupted, killed, ...) nor running."""
+        if self.status == "finished" or self.live_as_of is not None:
             return None
         return f"python -m engine.search --resume {shlex.quote(str(Path(self.archive).parent))}"
 
@@ -124,7 +125,7 @@ def run_info(path: str | Path) -> RunInfo:
         final_node=final, final_rule=choice[1] if choice else "",
         final_dev=(s.mean, s.n) if s else (None, 0), final_holdout=final_hold, final_description=description,
         spend=Spend(float(money[0]), int(money[1]), int(money[2]), int(money[3]), int(money[4])),
-        wall_s=wall, used=used,
+        wall_s=wall, used=used, live_as_of=archive.live_as_of,
     )
 
 

@@ -9,25 +9,36 @@ live here, once:
 - the *best mean* is the highest mean among nodes evaluated on every dev
   instance of the run (so a lucky node with one evaluation does not win);
 - a stored `running` read from an archive no search holds is shown as
-  `stopped (killed?)`;
+  `stopped (killed?)`; read from a running search's live copy, as `running
+  (live, as of 3 s ago)`;
 - the *wall time* is how long the engine ran, summed over the run's sessions.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from archive import Archive, ArchiveError, archive_path
+from archive.live import copy_age
 
 
 KILLED = "stopped (killed?)"
 
 
-def shown_status(stored: str) -> str:
-    """The run's status as a reader says it. A running search holds its archive for writing, so an archive
-    that opened read-only has no live search: a stored `running` means the search died without writing its
-    end (kill -9, a crash, a power cut)."""
-    return KILLED if stored == "running" else stored
+def shown_status(stored: str, live_as_of: datetime | None = None) -> str:
+    """The run's status as a reader says it. A running search holds its archive for writing, and readers
+    then read its live copy (archive/live.py, `live_as_of` its time): `running (live, as of 3 s ago)`. An
+    archive that opened itself read-only has no live search: a stored `running` means the search died
+    without writing its end (kill -9, a crash, a power cut)."""
+    if stored == "running":
+        return f"running ({live_note(live_as_of)})" if live_as_of is not None else KILLED
+    return stored
+
+
+def live_note(live_as_of: datetime) -> str:
+    """'live, as of 3 s ago': how fresh a running search's figures are."""
+    return f"live, as of {copy_age(live_as_of)} ago"
 
 
 def open_read_only(path: str | Path) -> Archive:
@@ -41,6 +52,15 @@ def open_read_only(path: str | Path) -> Archive:
             if fh.read(12)[8:12] != b"DUCK":  # every DuckDB file has its magic bytes here
                 raise ArchiveError(f"{file} is not an archive (not a DuckDB file)")
     return Archive.open(p, read_only=True)
+
+
+def live_status(path: str | Path) -> str | None:
+    """'<run> is running: live, as of 3 s ago' when `path` is a running search read from its live copy, else
+    None: what a reader prints beside figures that will have moved on."""
+    with open_read_only(path) as archive:
+        if archive.live_as_of is None:
+            return None
+        return f"{archive.run_id} is running: drawn from its {live_note(archive.live_as_of)}"
 
 
 @dataclass(frozen=True)

@@ -64,8 +64,12 @@ def connect(path: str | Path):
         archive = open_read_only(path)  # checks it is a DuckDB file and a Clade archive, and not held
     except ArchiveLocked as exc:
         raise ArchiveLocked(f"{exc} (or query a copy of the run folder)") from None
-    file = archive.path
+    file, live_as_of = archive.read_from, archive.live_as_of
     archive.close()
+    if live_as_of is not None:  # on stderr: stdout stays the query's rows (csv, pipes)
+        from engine.runinfo.reading import live_note
+
+        print(f"{archive.run_id} is running: {live_note(live_as_of)} (its live copy)", file=sys.stderr)
     try:
         return duckdb.connect(str(file), read_only=True)
     except duckdb.Error as exc:
