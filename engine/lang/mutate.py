@@ -34,6 +34,7 @@ from engine.mutators.numeric import DIGITS, MIN_SCALE, SIGMA_MAX, SIGMA_MIN, ste
 NUMBER_NODES = frozenset({"number_literal", "float_literal", "int_literal", "integer_literal"})
 BINARY_NODES = frozenset({"binary_expression", "math_expression", "relational_expression"})
 BLOCK_NODES = frozenset({"compound_statement", "block", "statement_list"})
+TYPE_NODES = frozenset({"kind"})  # Fortran's kind and len selectors: part of a type
 ARITHMETIC = ("+", "-", "*", "/")
 COMPARISON = ("<", "<=", ">", ">=")
 _NUMBER = re.compile(r"^(?P<num>(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][+-]?\d+)?)(?P<suffix>[A-Za-z_][\w]*)?$")
@@ -78,6 +79,16 @@ def _apply(data: bytes, edits: tuple[list[tuple[int, int, str]], str]) -> tuple[
     return data.decode("utf-8"), said
 
 
+def _in_type(node) -> bool:
+    """Is the literal part of a type (Fortran's `real(8)`, `character(len=5)`)? Then it is no constant to tune:
+    another kind number makes another, usually missing, type."""
+    while node.parent is not None:
+        node = node.parent
+        if node.type in TYPE_NODES:
+            return True
+    return False
+
+
 def _sites(root, region: Region | None) -> dict[str, list]:
     found: dict[str, list] = {"number": [], "float": [], "operator": [], "statements": []}
 
@@ -85,7 +96,7 @@ def _sites(root, region: Region | None) -> dict[str, list]:
         return region is None or region.start_line < node.start_point[0] and node.end_point[0] < region.end_line
 
     def walk(node) -> None:
-        if node.type in NUMBER_NODES and inside(node):
+        if node.type in NUMBER_NODES and inside(node) and not _in_type(node):
             found["number"].append(node)
             if _float_literal(node) is not None:
                 found["float"].append(node)

@@ -33,14 +33,28 @@ FORMATS = {
 PROGRAM_STEMS = {"openevolve": "initial_program", "shinkaevolve": "initial"}
 
 
-def program_file(root: Path, stem: str) -> str | None:
-    """The folder's program: `<stem>.py`, else `<stem>.<ext>` in a language Clade parses (engine/lang)."""
-    if (root / f"{stem}.py").is_file():
-        return f"{stem}.py"
-    from engine.lang.registry import LANGUAGES
+def program_file(root: Path, stem: str, language: str | None = None) -> str | None:
+    """The folder's program: `<stem>.py`, else `<stem>.<ext>` in a language Clade parses (engine/lang).
 
-    found = sorted(p.name for p in root.glob(f"{stem}.*")
-                   if p.is_file() and any(p.name.lower() == stem + ext for lang in LANGUAGES for ext in lang.extensions))
+    `language`: the one the folder's config names (OpenEvolve's `language:`), which picks among several
+    programs (`initial_program.py` beside `initial_program.rs`); a ValueError when the folder holds no
+    program in it. A language Clade does not know (OpenEvolve's `text`, ...) is left to the extension."""
+    from engine.lang.registry import LANGUAGES, language_of
+
+    wanted = None
+    if language and language.lower() in ("python", "py"):
+        wanted = (".py",)
+    elif language and language_of("", named=language) is not None:
+        wanted = language_of("", named=language).extensions
+    known = (".py", *(ext for lang in LANGUAGES for ext in lang.extensions))
+    found = sorted((p.name for p in root.glob(f"{stem}.*") if p.is_file() and p.suffix.lower() in known
+                    and p.name[:-len(p.suffix)] == stem), key=lambda name: (not name.endswith(".py"), name))
+    if wanted is not None:
+        chosen = [name for name in found if name[len(stem):].lower() in wanted]
+        if not chosen:
+            held = ", ".join(found) or f"no {stem}.<ext>"
+            raise ValueError(f"{root}: its config names the language {language!r}, but the folder holds {held}")
+        return chosen[0]
     return found[0] if found else None
 
 

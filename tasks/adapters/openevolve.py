@@ -1,8 +1,10 @@
 """OpenEvolve and ShinkaEvolve task folders.
 
-OpenEvolve: `initial_program.py` (only the EVOLVE-BLOCK is mutable) and
-`evaluator.py` with `evaluate(program_path) -> dict`, optionally the cascade
-`evaluate_stage1/2/3`; an optional `config.yaml` may set
+OpenEvolve: `initial_program.py` (only the EVOLVE-BLOCK is mutable; or
+`initial_program.<ext>` in a language engine/lang knows) and `evaluator.py`
+with `evaluate(program_path) -> dict`, optionally the cascade
+`evaluate_stage1/2/3`; an optional `config.yaml` may set `language` (which
+program of the folder is the candidate, when it names one Clade knows),
 `evaluator.cascade_evaluation` (default true), `evaluator.cascade_thresholds`
 (default [0.5, 0.75, 0.9], OpenEvolve's), `evaluator.timeout` (the sandbox's
 wall limit here, default 60 s), `database.feature_dimensions` and
@@ -11,7 +13,8 @@ The metric is OpenEvolve's fitness: `combined_score` when the evaluator
 returns it, else the mean of the numeric metrics that are not MAP-Elites
 feature dimensions (its `get_fitness_score`); higher is better.
 
-ShinkaEvolve: `initial.py` and `evaluate.py`, run as
+ShinkaEvolve: `initial.py` (or `initial.<ext>`; a `shinka.yaml` naming
+`evo.language` picks among several) and `evaluate.py`, run as
 `python evaluate.py --program_path P --results_dir D`, writing
 `metrics.json` (the metric is its `combined_score`, higher is better) and
 `correct.json` (`{"correct": bool, "error": ...}`: an incorrect program is
@@ -91,9 +94,10 @@ class OpenEvolveTask(FolderTask):
     def __init__(self, root, instances_path=None, target=None) -> None:
         from tasks.adapters import program_file
 
-        super().__init__(root, program_file(Path(root), "initial_program") or "initial_program.py", instances_path,
-                         target)
-        config = yaml_config(self.root / "config.yaml")
+        config = yaml_config(Path(root) / "config.yaml")
+        named = config.get("language") if isinstance(config.get("language"), str) else None
+        super().__init__(root, program_file(Path(root), "initial_program", named) or "initial_program.py",
+                         instances_path, target)
         evaluator = config.get("evaluator") or {}
         database = config.get("database") or {}
         self.runner_settings = {
@@ -148,6 +152,19 @@ class OpenEvolveTask(FolderTask):
         return Grade(True, out, feedback)
 
 
+SHINKA_CONFIGS = ("shinka.yaml", "shinka.yml")  # a ShinkaEvolve folder's config, either spelling
+
+
+def shinka_language(root: Path) -> str | None:
+    """The language a ShinkaEvolve folder's config names (`evo.language` of shinka.yaml, its EvolutionConfig
+    field), if any."""
+    for name in SHINKA_CONFIGS:
+        evo = yaml_config(root / name).get("evo")
+        if isinstance(evo, dict) and isinstance(evo.get("language"), str):
+            return evo["language"]
+    return None
+
+
 class ShinkaEvolveTask(FolderTask):
     format = "shinkaevolve"
     runner = "shinka_runner.py"
@@ -156,7 +173,8 @@ class ShinkaEvolveTask(FolderTask):
     def __init__(self, root, instances_path=None, target=None) -> None:
         from tasks.adapters import program_file
 
-        super().__init__(root, program_file(Path(root), "initial") or "initial.py", instances_path, target)
+        super().__init__(root, program_file(Path(root), "initial", shinka_language(Path(root))) or "initial.py",
+                         instances_path, target)
         readme = self.root / "README.md"
         self.description = read_text(readme) if readme.is_file() else (
             f"Improve the program {self.entry_file}: the task's evaluate.py (ShinkaEvolve format) runs it and "

@@ -23,10 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tasks.adapters.folder import FolderTask, folder_files, read_text
-from tasks.adapters.openevolve import ShinkaEvolveTask, yaml_config
+from tasks.adapters.openevolve import SHINKA_CONFIGS, ShinkaEvolveTask, yaml_config
 
 REPO_DIR = "repo"
-CONFIG_NAMES = ("shinka.yaml", "shinka.yml")
+CONFIG_NAMES = SHINKA_CONFIGS
 
 
 def repo_config(root: Path) -> tuple[Path, dict] | None:

@@ -81,29 +81,4 @@ def test_the_llm_mutator_edits_the_cpp_program_with_the_languages_fences(tmp_pat
     assert best > 0.5 > seed[0][0]  # a slope near 0.7 with intercept 1 is close to the hidden line
 
 
-def test_a_cpp_run_resumes_and_an_llm_cpp_run_replays_at_no_cost(tmp_path):
-    argv = ["--task", str(FOLDER), "--budget", "6", "--run-dir", str(tmp_path / "runs"), "--quiet"]
-    assert run_from_args(build_parser().parse_args(argv)) == 0
-    run = only_run(tmp_path / "runs")
-    assert run_from_args(build_parser().parse_args(["--resume", str(run), "--budget", "10", "--quiet"])) == 0
-    assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == 10
-    assert read(run, "SELECT status FROM runs")[0][0] == "finished"
-
-    asked = []
-
-    def model(name, messages, attempt):
-        line = re.search(r"^    return [^\n]*x[^\n]*;$", messages[-1]["content"], re.M).group(0)
-        asked.append(line)
-        return (f"Change: steeper.\n\ninitial.cpp\n<<<<<<< SEARCH\n{line}\n=======\n"
-                f"    return 0.{50 + len(asked)} * x + 1.0;\n>>>>>>> REPLACE\n")
-
-    argv = ["--task", str(FOLDER), "--budget", "6", "--workers", "1", "--model", "openai/gpt-4o-mini",
-            "--run-dir", str(tmp_path / "llm"), "--quiet"]
-    assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
-    original = only_run(tmp_path / "llm")
-    replay = ["--replay", str(original), "--run-dir", str(tmp_path / "replayed"), "--quiet"]
-    assert run_from_args(build_parser().parse_args(replay)) == 0  # no mock: every answer from the archive
-    replayed = only_run(tmp_path / "replayed")
-    tree = "SELECT id, parent_id, status, code_hash FROM nodes ORDER BY id"
-    assert read(replayed, tree) == read(original, tree)
-    assert read(replayed, "SELECT count(*) FROM llm_calls")[0][0] == 0
+# Resume and replay: tests/tasks/test_folder_languages_all.py, for this folder and the seven others.
