@@ -72,7 +72,7 @@ def _run_part(archive: Archive, clip: Clipper) -> dict[str, Any]:
              else json.dumps(v, sort_keys=True), "config")) for k, v in sorted(config.items())}
     started, updated = row.get("created_at"), row.get("updated_at")
     wall = wall_seconds(archive)
-    return {"id": row["id"], "status": shown_status(row["status"]), "seed": row["seed"],
+    return {"id": row["id"], "status": shown_status(row["status"], archive.live_as_of), "seed": row["seed"],
             "schema_version": row["schema_version"],
             "created_at": _iso(started), "updated_at": _iso(updated), "wall_s": wall, "config": shown,
             "task": config.get("task"), "policy": config.get("policy"), "budget": config.get("budget")}
@@ -92,9 +92,10 @@ def _spend_part(archive: Archive) -> dict[str, Any]:
             "sandbox_s": float(sum(t for *_, t in evals)) + float(refs[1])}
 
 
-def _calls_by_node(archive: Archive, clip: Clipper) -> dict[int, list[dict[str, Any]]]:
+def _calls_by_node(archive: Archive, clip: Clipper, about: list[int] | None = None) -> dict[int, list[dict[str, Any]]]:
     """Each node's model calls: those of the expansion that made it (matched by the expansion key of
-    its `expand` event); calls whose child was never stored stay with the parent they were about."""
+    its `expand` event); calls whose child was never stored stay with the parent they were about.
+    `about`: only the calls whose node_id is one of these (a node and its parent hold all of the node's)."""
     child_of_key = {}
     for _, _, _, detail in archive.events("expand"):
         if detail.get("key") and detail.get("child") is not None:
@@ -103,7 +104,7 @@ def _calls_by_node(archive: Archive, clip: Clipper) -> dict[int, list[dict[str, 
     columns = {r[0] for r in archive.query("DESCRIBE llm_calls")}
     instance = "instance_id" if "instance_id" in columns else "NULL"  # an agent's own calls name their instance
     rows = archive.query("SELECT id, node_id, purpose, model, request, response, tokens_in, tokens_out, cost_usd, "
-                         f"latency_s, error, created_at, {instance} FROM llm_calls ORDER BY id")
+                         f"latency_s, error, created_at, {instance} FROM llm_calls {_among('node_id', about)} ORDER BY id")
     for cid, node, purpose, model, request, response, t_in, t_out, cost, latency, error, created, inst in rows:
         request, response = _json(request) or {}, _json(response) or {}
         key = str(request.get("key", "")) if isinstance(request, dict) else ""
@@ -125,12 +126,17 @@ def _calls_by_node(archive: Archive, clip: Clipper) -> dict[int, list[dict[str, 
     return out
 
 
-def _evals_by_node(archive: Archive, clip: Clipper) -> dict[int, list[dict[str, Any]]]:
+def _among(column: str, ids: list[int] | None) -> str:
+    """`WHERE column IN (ids)` (ints only), or nothing when ids is None: one node's part of a query."""
+    return "" if ids is None else f"WHERE {column} IN ({', '.join(str(int(i)) for i in ids) or 'NULL'})"
+
+
+def _evals_by_node(archive: Archive, clip: Clipper, about: list[int] | None = None) -> dict[int, list[dict[str, Any]]]:
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
     rows = archive.query('SELECT e.node_id, e.instance_id, e.split, e."repeat", e.score, e.status, e.runtime_s, '
                          "e.feedback, e.stdout_tail, e.stderr_tail, e.metrics, e.worker, e.finished_at "
                          "FROM evaluations e LEFT JOIN instances i ON i.id = e.instance_id "
-                         "ORDER BY e.node_id, e.split, i.rowid, e.instance_id, e.\"repeat\"")
+                         f"{_among('e.node_id', about)} ORDER BY e.node_id, e.split, i.rowid, e.instance_id, e.\"repeat\"")
     for node, inst, split, rep, score, status, runtime, feedback, out_tail, err_tail, metrics, worker, at in rows:
         out[int(node)].append({
             "instance": inst, "split": split, "repeat": rep, "score": score, "status": status, "runtime_s": runtime,
@@ -141,14 +147,14 @@ def _evals_by_node(archive: Archive, clip: Clipper) -> dict[int, list[dict[str, 
     return out
 
 
-def _attach_steps(archive: Archive, nodes: list[dict[str, Any]], clip: Clipper) -> bool:
+def _attach_steps(archive: Archive, nodes: list[dict[str, Any]], clip: Clipper, node: int | None = None) -> bool:
     """Give each evaluation its agent's steps (`steps`, `steps_more`: how many are not shown) and each node
     the steps its parent took while making it (`expansion_steps`, `expansion_more`); at most STEPS_SHOWN
     steps per trajectory, STEP_CHARS characters per action or result, TOTAL_STEPS over the report.
     False when the run has no trajectory (an older archive has no table for them)."""
     from engine.runinfo.reading import trajectories
 
-    found = trajectories(archive)
+    found = trajectories(archive, node)
     if not found:
         return False
     left = TOTAL_STEPS
@@ -184,23 +190,9 @@ def report_data(archive: Archive) -> dict[str, Any]:
     final = final_choice(archive)
     evals = _evals_by_node(archive, clip)
     calls = _calls_by_node(archive, clip)
-    rows = archive.query("SELECT id, parent_id, depth, status, mutator, model, description, reason, diff, created_at "
-                         "FROM nodes ORDER BY id")
-    children: dict[int, list[int]] = defaultdict(list)
-    for row in rows:
-        if row[1] is not None:
-            children[int(row[1])].append(int(row[0]))
-    nodes = []
-    for nid, parent, depth, status, mutator, model, description, reason, diff, created in rows:
-        s = stats.get(int(nid))
-        nodes.append({
-            "id": int(nid), "parent": None if parent is None else int(parent), "depth": int(depth),
-            "status": status, "mutator": mutator, "model": model, "created_at": _iso(created),
-            "description": clip(description or "", "description"), "reason": clip(reason or None, "reason"),
-            "diff": clip(diff or "", "diff"), "children": children.get(int(nid), []),
-            "mean": None if s is None else s.mean, "n_dev": 0 if s is None else s.n,
-            "evaluations": evals.get(int(nid), []), "llm_calls": calls.get(int(nid), []),
-        })
+    nodes = node_rows(archive, clip, stats)
+    for node in nodes:
+        node["evaluations"], node["llm_calls"] = evals.get(node["id"], []), calls.get(node["id"], [])
     notes = node_notes(archive)
     for node in nodes:
         node["note"] = clip(notes[node["id"]], "description") if node["id"] in notes else None
@@ -210,6 +202,60 @@ def report_data(archive: Archive) -> dict[str, Any]:
     return {"run": run, "spend": spend, "nodes": nodes, "n_dev_instances": n_dev, "has_steps": has_steps,
             "final": None if final is None else {"node": final[0], "rule": final[1]},
             "clipped": clip.clipped, "arena": arena, "workers": _workers_part(archive)}
+
+
+def node_rows(archive: Archive, clip: Clipper, stats: dict | None = None, about: list[int] | None = None,
+              diff: bool = True) -> list[dict[str, Any]]:
+    """The nodes (or those in `about`) as the report's tree and panel know them, without their evaluations
+    and calls: id, parent, children, status, how made, description, diff (`diff=False`: ""; the live page's
+    tree polls without them), and own dev mean and count."""
+    from engine.runinfo.reading import dev_node_stats
+
+    stats = dev_node_stats(archive) if stats is None else stats
+    text = "diff" if diff else "''"
+    rows = archive.query("SELECT id, parent_id, depth, status, mutator, model, description, reason, "
+                         f"{text}, created_at FROM nodes {_among('id', about)} ORDER BY id")
+    children: dict[int, list[int]] = defaultdict(list)
+    for nid, parent in archive.query("SELECT id, parent_id FROM nodes WHERE parent_id IS NOT NULL ORDER BY id"):
+        children[int(parent)].append(int(nid))
+    nodes = []
+    for nid, parent, depth, status, mutator, model, description, reason, change, created in rows:
+        s = stats.get(int(nid))
+        nodes.append({
+            "id": int(nid), "parent": None if parent is None else int(parent), "depth": int(depth),
+            "status": status, "mutator": mutator, "model": model, "created_at": _iso(created),
+            "description": clip(description or "", "description"), "reason": clip(reason or None, "reason"),
+            "diff": clip(change or "", "diff"), "children": children.get(int(nid), []),
+            "mean": None if s is None else s.mean, "n_dev": 0 if s is None else s.n,
+        })
+    return nodes
+
+
+def node_detail(archive: Archive, node: int) -> dict[str, Any] | None:
+    """One node as the report's panel shows it (its evaluations, calls, note, steps) and what the panel needs
+    beside it (its parent's evaluations, the final node...), read for this node only: what the live page
+    fetches when a node is clicked. None when the run has no such node."""
+    from engine.runinfo.reading import final_choice, has_table, node_notes
+
+    clip = Clipper()
+    found = node_rows(archive, clip, about=[node])
+    if not found:
+        return None
+    this = found[0]
+    parent = this["parent"]
+    about = [node] if parent is None else [node, parent]
+    evals = _evals_by_node(archive, clip, about)
+    this["evaluations"], this["llm_calls"] = evals.get(node, []), _calls_by_node(archive, clip, about).get(node, [])
+    note = node_notes(archive, node).get(node)
+    this["note"] = None if note is None else clip(note, "description")
+    _attach_steps(archive, [this], clip, node)
+    _arena_part(archive, [this])
+    final = final_choice(archive)
+    has_steps = has_table(archive, "trajectory_steps") and bool(
+        archive.query("SELECT count(*) FROM trajectory_steps")[0][0])
+    n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
+    return {"node": this, "parent_evaluations": [] if parent is None else evals.get(parent, []),
+            "n_dev_instances": n_dev, "has_steps": has_steps, "final": None if final is None else final[0]}
 
 
 def _workers_part(archive: Archive) -> dict[str, Any] | None:

@@ -16,6 +16,8 @@ from typing import Any
 from engine.report.tree import legend_html, render_tree
 
 _HERE = Path(__file__).resolve().parent
+STATIC = _HERE  # report.css and the scripts, also served as files by the live page (engine/live)
+SCRIPTS = ("panel.js", "report.js")  # panel.js: the node panel and zoom, shared with the live page
 
 
 def embed_json(data: Any) -> str:
@@ -133,7 +135,7 @@ def render_page(data: dict[str, Any]) -> str:
     clipped = (f'<p class="note">{data["clipped"]:,} long texts were cut to keep this file small; '
                "the archive holds them whole.</p>" if data["clipped"] else "")
     css = (_HERE / "report.css").read_text()
-    js = (_HERE / "report.js").read_text()
+    js = "\n".join((_HERE / name).read_text() for name in SCRIPTS)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

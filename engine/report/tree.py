@@ -49,8 +49,19 @@ def _dark(fill: str) -> bool:
     return 0.299 * r + 0.587 * g + 0.114 * b < 140
 
 
-def render_tree(nodes: list[dict[str, Any]], final: int | None) -> str:
-    """The tree as one `<svg id="tree">` element (no external references)."""
+def path_to(nodes: list[dict[str, Any]], node: int | None) -> set[int]:
+    """`node` and its ancestors up to the root (empty for None): the final path the live page highlights."""
+    parent = {n["id"]: n["parent"] for n in nodes}
+    out: set[int] = set()
+    while node is not None and node in parent and node not in out:
+        out.add(node)
+        node = parent[node]
+    return out
+
+
+def render_tree(nodes: list[dict[str, Any]], final: int | None, path: set[int] | frozenset = frozenset()) -> str:
+    """The tree as one `<svg id="tree">` element (no external references); the edges into the nodes of
+    `path` (see path_to) are drawn thick and gold."""
     from engine.plots.layout import tidy_tree
 
     if not nodes:
@@ -73,14 +84,15 @@ def render_tree(nodes: list[dict[str, Any]], final: int | None) -> str:
         x, y = pos[node]
         return round(MARGIN + (x - x0) * x_step, 1), round(MARGIN - y * y_step, 1)
 
-    edges, circles = [], []
+    edges, on_path, circles = [], [], []  # the path's edges last: drawn over the grey ones they share
     for n in nodes:
         x, y = at(n["id"])
         if n["parent"] is not None and n["parent"] in pos:
             px, py = at(n["parent"])
             mid = round((py + y) / 2, 1)
             dash = ' stroke-dasharray="4 3"' if n["status"] != "valid" else ""
-            edges.append(f'<path d="M{px} {py}V{mid}H{x}V{y}"{dash}/>')
+            on = f' class="path" stroke="{FINAL_RING}" stroke-width="3.5"' if n["id"] in path else ""
+            (on_path if on else edges).append(f'<path d="M{px} {py}V{mid}H{x}V{y}"{dash}{on}/>')
         status = n["status"]
         if status == "valid":
             fill = UNEVALUATED if n["mean"] is None else colour((n["mean"] - lo) / (hi - lo))
@@ -103,7 +115,7 @@ def render_tree(nodes: list[dict[str, Any]], final: int | None) -> str:
             f'<circle class="dot" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"{dash}/>{label}</g>')
     return (f'<svg id="tree" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
             f'aria-label="lineage tree, root on top">'
-            f'<g class="edges" fill="none" stroke="#9a9a9a" stroke-width="1.2">{"".join(edges)}</g>'
+            f'<g class="edges" fill="none" stroke="#9a9a9a" stroke-width="1.2">{"".join(edges + on_path)}</g>'
             f'<g class="nodes">{"".join(circles)}</g></svg>')
 
 

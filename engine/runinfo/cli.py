@@ -6,6 +6,7 @@
     python -m engine.runs best RUN                # the final node: id, score, description, code
     python -m engine.runs compare RUN RUN [RUN..] # side by side
     python -m engine.runs sql RUN ["SELECT .."]   # SQL on the archive: QUERY, stdin, or a `sql> ` prompt
+    python -m engine.runs serve [RUN ...]         # a live page on localhost (the `live` extra; engine/live)
 
 RUN is a run folder, its archive.duckdb, or a run id under --run-dir. Archives
 are opened read-only. A run left `running` by a search that died is shown as
@@ -43,12 +44,18 @@ def _node_id(text: str) -> int:
     return int(text)
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535; 0: any free one)")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m engine.runs",
                       description="Look at finished (or stopped) runs through their archives, read-only.")
     p.add_argument("--run-dir", default="runs", help="folder that holds run folders, for RUN given as an id "
                    "(default: runs)")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,show,best,compare,sql}",
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,show,best,compare,sql,serve}",
                            parser_class=OneLineParser)
     ls = sub.add_parser("list", help="every run in a folder: id, task, policy, status, budget, evaluations, "
                         "best mean, final node's holdout score, created")
@@ -73,7 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--csv", action="store_true", help="plain CSV (a header line, then every row), for other tools")
     sql.add_argument("--max-rows", type=_rows, default=200, metavar="N",
                      help="rows shown per table (default 200; 0: all); --csv prints every row")
-    for command in (show, best, cmp_, sql):  # also accepted after the command
+    serve = sub.add_parser("serve", help="a page on localhost that follows running searches (and finished ones): "
+                           "the runs list, each run's tree, scores, worker lanes and spend; needs the live extra")
+    serve.add_argument("runs", nargs="*", metavar="RUN", help="run folders or folders of runs (default: --run-dir)")
+    serve.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    for command in (show, best, cmp_, sql, serve):  # also accepted after the command
         command.add_argument("--run-dir", default=argparse.SUPPRESS, help="as before the command")
     return p
 
@@ -160,6 +172,10 @@ def run_command(args, console) -> int:
 
         return sql.main(resolve_run(args.run, args.run_dir), sql.query_of(args.query, args.file), console,
                         as_csv=args.csv, max_rows=args.max_rows)
+    elif args.command == "serve":
+        from engine.live.server import serve
+
+        return serve(args.runs, args.run_dir, args.host, args.port)
     elif args.command == "compare":
         if len(args.runs) < 2:
             from archive import ArchiveError

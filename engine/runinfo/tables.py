@@ -50,23 +50,38 @@ def resume_lines(rows: Sequence[RunInfo | Unreadable], one: bool = False) -> lis
             if isinstance(r, RunInfo) and r.resume_command]
 
 
+# The columns of `runs list` (name, justify), and below each row's cells as plain text: the terminal's table
+# and the live page's index (engine/live) both show these, so they never disagree.
+LIST_COLUMNS = (("run", "left"), ("task", "left"), ("policy", "left"), ("status", "left"), ("budget", "right"),
+                ("dev evals", "right"), ("best mean", "right"), ("final", "right"), ("final holdout", "right"),
+                ("created", "left"))
+LIST_STATUS = 3  # the column an unreadable run's reason goes in
+
+
+def list_cells(r: RunInfo | Unreadable) -> list[str]:
+    """One run's row of `runs list`, one plain string per LIST_COLUMNS entry."""
+    if isinstance(r, Unreadable):
+        cells = [r.name] + [""] * (len(LIST_COLUMNS) - 1)
+        cells[LIST_STATUS] = r.reason
+        return cells
+    c = r.config
+    return [r.run_id, str(c.get("task", "-")), str(c.get("policy", "-")), r.shown_status,
+            str(c.get("budget", "-")), str(r.dev_evals), _best(r),
+            "-" if r.final_node is None else f"#{r.final_node}", _num(r.final_holdout[0]), _when(r.created_at)]
+
+
 def list_table(rows: Sequence[RunInfo | Unreadable], title: str):
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title, title_justify="left")
-    for name, justify in (("run", "left"), ("task", "left"), ("policy", "left"), ("status", "left"),
-                          ("budget", "right"), ("dev evals", "right"), ("best mean", "right"),
-                          ("final", "right"), ("final holdout", "right"), ("created", "left")):
+    for name, justify in LIST_COLUMNS:
         table.add_column(name, justify=justify, no_wrap=name in ("run", "created"))
     for r in rows:
+        cells: list = list_cells(r)
         if isinstance(r, Unreadable):
-            table.add_row(r.name, "", "", f"[yellow]{r.reason}[/yellow]", "", "", "", "", "", "")
-            continue
-        c = r.config
-        table.add_row(r.run_id, str(c.get("task", "-")), str(c.get("policy", "-")), r.shown_status,
-                      str(c.get("budget", "-")), str(r.dev_evals), _best(r),
-                      "-" if r.final_node is None else f"#{r.final_node}", _num(r.final_holdout[0]),
-                      _when(r.created_at))
+            cells[LIST_STATUS] = Text(cells[LIST_STATUS], style="yellow")
+        table.add_row(*cells)
     return table
 
 

@@ -1,0 +1,119 @@
+"""The live page in a real headless Chromium while a real search runs in a subprocess: it loads, its
+evaluation count grows without a reload, a click on a node shows its diff, and the console stays clean.
+Drives Debian's chromium through playwright (never downloads a browser), as tests/scripts/test_report.py."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO
+from tests.scripts.test_report import chromium_path
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+LIVE_COPY = (REPO / "archive" / "live.py").exists()  # the engine keeps a live copy readers can open
+DOCS_COPY = REPO / "docs" / "live-page.png"
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_for(check, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.25)
+
+
+def test_the_live_page_follows_a_running_search(tmp_path):
+    browser_path = chromium_path()
+    if browser_path is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright not installed (pip install -e '.[browser]')")
+    pytest.importorskip("starlette", reason="the live extra is not installed (pip install -e '.[live]')")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    search = start("engine.search", "--task", "binpack", "--budget", "60", "--workers", "2", "--run-dir", str(runs),
+                   "--quiet")
+    server = start("engine.runs", "serve", str(runs), "--port", "0")
+    problems: list[str] = []
+    shot = tmp_path / "live-page.png"
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)
+        run = wait_for(lambda: next((p for p in runs.iterdir() if (p / "archive.duckdb").is_file()), None), 60,
+                       "the run's archive")
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=browser_path)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+                        if m.type in ("error", "warning") else None)
+                page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+                page.on("request", lambda req: problems.append(f"request: {req.url}")
+                        if not req.url.startswith(url) else None)
+                page.goto(f"{url}run/{run.name}")
+                assert search.poll() is None, "the search ended before the page loaded"
+                if not LIVE_COPY:  # the engine keeps no copy to read yet: the page says so and does not break
+                    wait_for(lambda: "in use by a running search" in page.inner_text("#state"), 30, "the lock note")
+                    page.screenshot(path=str(shot))
+                    return
+
+                def count() -> int | None:
+                    text = page.inner_text("#eval-count").strip()
+                    return int(text) if text.isdigit() else None
+
+                first = wait_for(lambda: count() is not None and count(), 45, "an evaluation count") or 0
+                assert "live, as of" in page.inner_text("#freshness") or search.poll() is not None
+                # it grows without a reload (no navigation happens: the same document keeps polling)
+                marker = page.evaluate("window.__clade_marker = Math.random()")
+                wait_for(lambda: (count() or 0) > first, 30, f"the count to grow past {first}")
+                assert page.evaluate("window.__clade_marker") == marker
+                # a click on a child opens its panel with its diff against its parent
+                page.locator('#tree .node[data-id="1"]').wait_for(timeout=30_000)
+                page.click('#tree .node[data-id="1"]')
+                page.locator("#panel pre.diff").wait_for(timeout=10_000)
+                panel = page.inner_text("#panel")
+                assert "Node #1" in panel and "Diff against parent #0" in panel and "+++ b/agent.py" in panel
+                assert "Evaluation logs" in panel
+                page.screenshot(path=str(shot))  # during the run, the panel open
+                # the open panel stays open while the page keeps updating
+                page.wait_for_timeout(4500)
+                assert "Node #1" in page.inner_text("#panel")
+                assert page.locator('#tree .node.selected[data-id="1"]').count() == 1
+                # after the search ends, the page says so (and stays useful)
+                search.wait(timeout=180)
+                wait_for(lambda: page.inner_text("#state").strip() == "finished", 30, "the finished state")
+                assert page.inner_text("#eval-count").strip() == "60"
+            finally:
+                browser.close()
+    finally:
+        stop(server)
+        stop(search)
+    assert problems == []
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+    if os.environ.get("CLADE_KEEP_SCREENSHOT") == "1":
+        shutil.copyfile(shot, DOCS_COPY)
+
