@@ -1,10 +1,11 @@
 """What readers cost a running search: its throughput alone, with `runs show` every second, with the live page open.
 
-    python scripts/bench_live.py                 # binpack, budget 64, 2 workers, 3 rounds of every setting
+    python scripts/bench_live.py                 # binpack, budget 96, 2 workers, 3 rounds of every setting
+    python scripts/bench_live.py --workers 1     # a core left to the readers: what the mechanism itself costs
     python scripts/bench_live.py --budget 32 --rounds 1
 
 Each setting runs the same real search (`python -m engine.search --task binpack
---budget B --workers 2 --seed S --quiet`, offline mutator, the default sandbox)
+--budget B --workers W --seed S --quiet`, offline mutator, the default sandbox)
 in a fresh folder:
 
 - `no copy`: `--live-interval 0`, no live copy kept, nobody reads (what Clade was);
@@ -64,7 +65,7 @@ def keep_polling(port: int, run_dir: Path, stop: threading.Event, counter: list[
     base = f"http://127.0.0.1:{port}"
     while not stop.is_set():
         runs = [p for p in run_dir.iterdir() if (p / "archive.duckdb").is_file()] if run_dir.is_dir() else []
-        for url in [f"{base}/api/runs"] + [f"{base}/api/run/{runs[0].name}"] * bool(runs):
+        for url in [f"{base}/api/runs"] + [f"{base}/api/run/{run.name}" for run in runs[:1]]:
             try:
                 with urllib.request.urlopen(url, timeout=30) as answer:
                     answer.read()
@@ -74,13 +75,13 @@ def keep_polling(port: int, run_dir: Path, stop: threading.Event, counter: list[
         stop.wait(2.0)
 
 
-def one_search(setting: str, folder: Path, budget: int, seed: int) -> tuple[float, int]:
+def one_search(setting: str, folder: Path, budget: int, seed: int, workers: int) -> tuple[float, int]:
     """(dev evaluations per second, reader requests made) of one search under `setting`."""
     from engine.runinfo.info import run_info
 
     run_dir = folder / "runs"
     run_dir.mkdir(parents=True)
-    argv = [sys.executable, "-m", "engine.search", "--task", "binpack", "--budget", str(budget), "--workers", "2",
+    argv = [sys.executable, "-m", "engine.search", "--task", "binpack", "--budget", str(budget), "--workers", str(workers),
             "--seed", str(seed), "--run-dir", str(run_dir), "--quiet"]
     if setting == "no copy":
         argv += ["--live-interval", "0"]
@@ -109,9 +110,11 @@ def one_search(setting: str, folder: Path, budget: int, seed: int) -> tuple[floa
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--budget", type=int, default=64)
+    p.add_argument("--budget", type=int, default=96)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=2, help="the search's workers (default 2: every core of this "
+                   "machine busy, so a reader's CPU is taken from the search; 1 leaves a core to the readers)")
     p.add_argument("--settings", default=",".join(SETTINGS), help="comma-separated, from: " + ", ".join(SETTINGS))
     args = p.parse_args(argv)
     settings = [s.strip() for s in args.settings.split(",") if s.strip()]
@@ -120,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown settings {unknown}")
     rates: dict[str, list[float]] = {s: [] for s in settings}
     requests: dict[str, int] = {s: 0 for s in settings}
-    print(f"binpack, budget {args.budget}, 2 workers, seed {args.seed}, {args.rounds} rounds; "
+    print(f"binpack, budget {args.budget}, {args.workers} workers, seed {args.seed}, {args.rounds} rounds, "
+          f"{os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.2f}")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="clade-bench-live-") as tmp:
@@ -128,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             order = settings[k % len(settings):] + settings[:k % len(settings)]
             for setting in order:
                 rate, made = one_search(setting, Path(tmp) / f"{k}-{setting.replace(' ', '_').replace('/', '')}",
-                                        args.budget, args.seed)
+                                        args.budget, args.seed, args.workers)
                 rates[setting].append(rate)
                 requests[setting] += made
                 print(f"  round {k + 1} {setting:12s} {rate:6.3f} dev evaluations/s ({made} reader requests)")
