@@ -29,7 +29,8 @@ def _parser(grammar: str):
 
         module = importlib.import_module(grammar)
     except ImportError as exc:
-        raise GrammarMissing(f"{exc.name or grammar} is not installed: pip install -e '.[languages]'") from None
+        raise GrammarMissing(f"{exc.name or grammar} is not installed: "
+                             "pip install -c constraints.txt -e '.[languages]'") from None
     return tree_sitter.Parser(tree_sitter.Language(module.language()))
 
 
