@@ -65,6 +65,7 @@ class CompileCheck:
     args: tuple[str, ...]
     sandbox_name: str
     _cache: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
+    _sandbox: object | None = field(default=None, repr=False)  # built once: its checks need not repeat per child
 
     @property
     def said(self) -> str:
@@ -72,10 +73,13 @@ class CompileCheck:
 
     def problem(self, files: Mapping[str, str], entry_file: str) -> str | None:
         """The compiler's first error on the child (one line), or None when it compiles."""
-        from engine.sandbox import make_sandbox
         from engine.sandbox.base import SandboxJob
 
-        sandbox = make_sandbox(self.sandbox_name)
+        if self._sandbox is None:
+            from engine.sandbox import make_sandbox
+
+            self._sandbox = make_sandbox(self.sandbox_name)
+        sandbox = self._sandbox
         with tempfile.TemporaryDirectory(prefix="clade-compile-check-") as workdir:
             for path, text in files.items():
                 target = os.path.join(workdir, path)
