@@ -20,6 +20,7 @@ import ast
 import re
 from pathlib import Path
 
+from engine import pyast
 from engine.errors import UserError
 
 TRIES = 3
@@ -86,7 +87,7 @@ def seed_problem(source: str, task) -> str | None:
     reason = check_child({task.entry_file: source}, task.entry_file, "main", ())
     if reason:
         return reason
-    if not _calls_main(ast.parse(source)):
+    if not _calls_main(pyast.parse(source)):
         return 'it never calls main(): end it with if __name__ == "__main__": main()'
     return None
 

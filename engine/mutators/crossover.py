@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from engine import pyast
 from engine.mutators.base import MutationError
 from engine.mutators.region import find_region
 from engine.mutators.scope import loaded_names, module_bindings, numpy_alias
@@ -45,7 +46,7 @@ def donor_grafts(donors: Sequence[Mapping[str, str]], entry_file: str, entry_fun
         if not isinstance(source, str):
             continue
         try:
-            tree = ast.parse(source)
+            tree = pyast.parse(source)
             region = find_region(source, tree, entry_function)
         except (SyntaxError, ValueError, RecursionError, MutationError):   # an unreadable donor offers nothing
             continue

@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from engine import pyast
+
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -29,7 +31,7 @@ def name_problems(source: str, path: str) -> list[tuple[str, str, int]]:
     from pyflakes import checker, messages
 
     try:
-        tree = ast.parse(source, filename=path)
+        tree = pyast.parse(source, filename=path)
     except (SyntaxError, ValueError, RecursionError):
         return []  # compile errors are check_child's to report
     found = []

@@ -45,6 +45,8 @@ import zlib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from engine import pyast
+
 SHINGLE = 5
 NUM_PERM = 64
 SEED = 1
@@ -66,7 +68,7 @@ def normalized_source(files: Mapping[str, str], entry_file: str) -> str:
 
 def _normalized_python(text: str) -> str:
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return " ".join(text.split())
     bound: set[str] = set()

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine import pyast
 from engine.mutators.ast_ops import op_const, op_insert, op_prune, op_swap, op_wrap
 from engine.mutators.base import MutationContext, MutationError, Proposal
 from engine.mutators.crossover import donor_grafts, op_crossover
@@ -133,7 +134,7 @@ class OfflineMutator:
         if language is not None:  # another language: the same kinds of operators on its tree-sitter tree
             return _propose_in(language, parent_files, context, rng)
         try:
-            tree = ast.parse(source, filename=context.entry_file)
+            tree = pyast.parse(source, filename=context.entry_file)
         except SyntaxError as exc:
             raise MutationError(f"parent's {context.entry_file} does not parse (line {exc.lineno}: {exc.msg})") from None
         region = find_region(source, tree, context.entry_function)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
+from engine import pyast
 from engine.mutators.scope import module_bindings, undefined_names
 
 MAX_SOURCE_CHARS = 1_000_000
@@ -50,7 +51,7 @@ def check_child(files: Mapping[str, str], entry_file: str, entry_function: str,
         reason = _compile_error(path, files[path])
         if reason:
             return reason
-    tree = ast.parse(files[entry_file], filename=entry_file)
+    tree = pyast.parse(files[entry_file], filename=entry_file)
     func = _entry_def(tree, entry_function)
     if func is None:
         return f"entry function {entry_function} missing from {entry_file} (no top-level def)"

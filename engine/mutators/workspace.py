@@ -10,6 +10,7 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
+from engine import pyast
 from engine.mutators.region import Region
 from engine.mutators.scope import BUILTIN_NAMES, function_bindings, loaded_names
 from engine.mutators.sites import FuncDef, Sites, collect
@@ -76,7 +77,7 @@ class Workspace:
 
 def fresh(node: ast.expr) -> ast.expr:
     """A new, unshared copy of an expression, exactly as it will read once unparsed."""
-    return ast.parse(ast.unparse(node), mode="eval").body
+    return pyast.parse(ast.unparse(node), mode="eval").body
 
 
 def short(node: ast.AST, limit: int = 40) -> str:

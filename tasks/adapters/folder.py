@@ -23,6 +23,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from engine import pyast
 from engine.errors import UserError
 from engine.sandbox.base import SandboxLimits
 from tasks.adapters.scoring import anchored_score
@@ -69,7 +70,7 @@ def _block_lines(lines: list[str]) -> tuple[int, int] | None:
 def entry_point(source: str, filename: str) -> tuple[str, tuple[str, ...]]:
     """(function name, required positional parameters) of the seed program's entry (module docstring)."""
     try:
-        tree = ast.parse(source, filename=filename)
+        tree = pyast.parse(source, filename=filename)
     except SyntaxError as exc:
         raise ValueError(f"{filename} does not parse (line {exc.lineno}: {exc.msg})") from None
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]

@@ -25,6 +25,8 @@ import ast
 import math
 from pathlib import Path
 
+from engine import pyast
+
 from tasks.adapters.folder import FolderTask, folder_files, read_text, short
 from tasks.base import Grade, Instance
 
@@ -33,7 +35,7 @@ from tasks.base import Grade, Instance
 def read_config(path: Path) -> dict:
     """The literal top-level assignments of config.py (no code runs)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = pyast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as exc:
         raise ValueError(f"{path} does not parse (line {exc.lineno}: {exc.msg})") from None
     out = {}
