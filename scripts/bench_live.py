@@ -21,8 +21,10 @@ the order rotated each round, so the machine's drift spreads over all of them;
 the median over rounds is compared with `alone` (the ratio; the issue's goal:
 readers cost less than 5 %, ratio >= 0.95) and `alone` with `no copy` (what
 keeping the copy costs). The load average before and after is printed:
-searches and readers share the same cores, so a reader's CPU is the engine's
-loss on a 2-core machine.
+searches and readers share the same cores. Readers of a running search run at
+the lowest priority (engine/runinfo/yielding.py), so on a busy machine they
+wait rather than the search: the median seconds one `runs show` and one page
+request took are printed beside the ratios.
 """
 from __future__ import annotations
 
@@ -50,33 +52,39 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def keep_showing(run_dir: Path, stop: threading.Event, counter: list[int]) -> None:
+def keep_showing(run_dir: Path, stop: threading.Event, counter: list[int], waits: dict) -> None:
     while not stop.is_set():
         runs = [p for p in run_dir.iterdir() if (p / "archive.duckdb").is_file()] if run_dir.is_dir() else []
         if runs:
+            began = time.perf_counter()
             subprocess.run([sys.executable, "-m", "engine.runs", "show", str(runs[0])], cwd=REPO,
                            capture_output=True, timeout=60)
+            waits["show"].append(time.perf_counter() - began)
             counter[0] += 1
         stop.wait(1.0)
 
 
-def keep_polling(port: int, run_dir: Path, stop: threading.Event, counter: list[int]) -> None:
+def keep_polling(port: int, run_dir: Path, stop: threading.Event, counter: list[int], waits: dict) -> None:
     """What an open tab of the live page asks for every 2 s (engine/live/app.py): the runs, and the run's data."""
     base = f"http://127.0.0.1:{port}"
     while not stop.is_set():
         runs = [p for p in run_dir.iterdir() if (p / "archive.duckdb").is_file()] if run_dir.is_dir() else []
         for url in [f"{base}/api/runs"] + [f"{base}/api/run/{run.name}" for run in runs[:1]]:
             try:
+                began = time.perf_counter()
                 with urllib.request.urlopen(url, timeout=30) as answer:
                     answer.read()
+                waits["page"].append(time.perf_counter() - began)
                 counter[0] += 1
             except OSError:
                 pass  # the server is starting, or the run folder is not there yet
         stop.wait(2.0)
 
 
-def one_search(setting: str, folder: Path, budget: int, seed: int, workers: int) -> tuple[float, int]:
-    """(dev evaluations per second, reader requests made) of one search under `setting`."""
+def one_search(setting: str, folder: Path, budget: int, seed: int, workers: int,
+               waits: dict) -> tuple[float, int]:
+    """(dev evaluations per second, reader requests made) of one search under `setting`; each reader request's
+    seconds are appended to `waits` ('show': one `runs show` process, 'page': one request to the page)."""
     from engine.runinfo.info import run_info
 
     run_dir = folder / "runs"
@@ -90,9 +98,9 @@ def one_search(setting: str, folder: Path, budget: int, seed: int, workers: int)
         port = free_port()
         server = subprocess.Popen([sys.executable, "-m", "engine.runs", "serve", str(run_dir), "--port", str(port)],
                                   cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        threads.append(threading.Thread(target=keep_polling, args=(port, run_dir, stop, counter)))
+        threads.append(threading.Thread(target=keep_polling, args=(port, run_dir, stop, counter, waits)))
     if "show" in setting:
-        threads.append(threading.Thread(target=keep_showing, args=(run_dir, stop, counter)))
+        threads.append(threading.Thread(target=keep_showing, args=(run_dir, stop, counter, waits)))
     for t in threads:
         t.start()
     try:
@@ -123,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown settings {unknown}")
     rates: dict[str, list[float]] = {s: [] for s in settings}
     requests: dict[str, int] = {s: 0 for s in settings}
+    waits: dict[str, dict[str, list[float]]] = {s: {"show": [], "page": []} for s in settings}
     print(f"binpack, budget {args.budget}, {args.workers} workers, seed {args.seed}, {args.rounds} rounds, "
           f"{os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.2f}")
@@ -132,18 +141,21 @@ def main(argv: list[str] | None = None) -> int:
             order = settings[k % len(settings):] + settings[:k % len(settings)]
             for setting in order:
                 rate, made = one_search(setting, Path(tmp) / f"{k}-{setting.replace(' ', '_').replace('/', '')}",
-                                        args.budget, args.seed, args.workers)
+                                        args.budget, args.seed, args.workers, waits[setting])
                 rates[setting].append(rate)
                 requests[setting] += made
                 print(f"  round {k + 1} {setting:12s} {rate:6.3f} dev evaluations/s ({made} reader requests)")
     base = statistics.median(rates["alone"]) if rates.get("alone") else None
-    print(f"\n{'setting':12s} {'median evals/s':>15s} {'vs alone':>9s}  runs")
+    print(f"\n{'setting':12s} {'median evals/s':>15s} {'vs alone':>9s} {'show s':>7s} {'page s':>7s}  runs")
     for setting in settings:
         median = statistics.median(rates[setting])
         ratio = f"{median / base:9.3f}" if base else f"{'-':>9s}"
-        print(f"{setting:12s} {median:15.3f} {ratio}  {', '.join(f'{r:.3f}' for r in rates[setting])}")
+        took = [f"{statistics.median(waits[setting][k]):7.2f}" if waits[setting][k] else f"{'-':>7s}"
+                for k in ("show", "page")]
+        print(f"{setting:12s} {median:15.3f} {ratio} {' '.join(took)}  {', '.join(f'{r:.3f}' for r in rates[setting])}")
     print(f"({time.perf_counter() - started:.0f} s; load average now {os.getloadavg()[0]:.2f}; evals/s = dev "
-          "evaluations / the search's wall time from its session events)")
+          "evaluations / the search's wall time from its session events; show s / page s = median seconds a "
+          "reader waited for one `runs show` / one page request)")
     return 0
 
 

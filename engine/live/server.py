@@ -61,6 +61,8 @@ def serve(runs: list[str], run_dir: str = "runs", host: str = "127.0.0.1", port:
 
     from archive import ArchiveError
     from engine.live.app import build_app
+    from engine.errors import EXIT_INTERRUPTED
+    from engine.runinfo.yielding import yielding
 
     try:
         sources = _sources(runs, run_dir)
@@ -72,11 +74,17 @@ def serve(runs: list[str], run_dir: str = "runs", host: str = "127.0.0.1", port:
     print(f"Serving {', '.join(map(str, sources.paths))} at http://{where}:{shown}/ (Ctrl-C stops)", flush=True)
     server = uvicorn.Server(uvicorn.Config(build_app(sources), log_level="warning", lifespan="off",
                                            timeout_graceful_shutdown=2))
-    try:
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
+
+    def run_server() -> int:
+        try:
+            server.run(sockets=[sock])
+        except KeyboardInterrupt:
+            pass
+        print("Stopped.", flush=True)
+        return 0
+
+    try:  # started (imports, socket) at the usual priority, then serves at the lowest: the search goes first
+        code = yielding(run_server)
+        return 0 if code == EXIT_INTERRUPTED else code  # a Ctrl-C before the server had started: stopped too
     finally:
         sock.close()
-    print("Stopped.", flush=True)
-    return 0

@@ -187,18 +187,30 @@ def run_command(args, console) -> int:
     return 0
 
 
-def _print_lines(console, lines: list[str]) -> None:
-    for line in lines:  # soft_wrap: a command stays one line, to copy whole
-        console.print(line, soft_wrap=True, highlight=False, markup=False)
+def reads_a_running_search(args) -> bool:
+    """Does this command read a search that is running (its live copy is there)? Then it yields the CPU to it
+    (engine/runinfo/yielding.py). `serve` yields by itself, once it has started (engine/live/server.py)."""
+    from archive import ArchiveError, archive_path
+    from archive.live import LIVE_FILE, live_file
+
+    if args.command == "serve":
+        return False
+    if args.command == "list":
+        return any(Path(args.folder or args.run_dir).glob(f"*/{LIVE_FILE}"))
+    names = args.runs if args.command == "compare" else [args.run]
+    for name in names:
+        try:
+            if live_file(archive_path(resolve_run(name, args.run_dir))).is_file():
+                return True
+        except (ArchiveError, OSError):
+            continue  # the command itself says what is wrong with the name
+    return False
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _run_reporting(args, console) -> int:
+    """run_command, its user errors in one line (in the yielding child too: its exceptions never reach main)."""
     from archive import ArchiveError
 
-    from engine.front.console import make_console
-
-    console = make_console()
     try:
         return run_command(args, console)
     except ArchiveError as exc:
@@ -206,3 +218,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER_ERROR
     except BrokenPipeError:  # `... | head`
         return 0
+
+
+def _print_lines(console, lines: list[str]) -> None:
+    for line in lines:  # soft_wrap: a command stays one line, to copy whole
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from engine.front.console import make_console
+
+    console = make_console()
+    if reads_a_running_search(args):
+        from engine.runinfo.yielding import yielding
+
+        return yielding(lambda: _run_reporting(args, console))
+    return _run_reporting(args, console)
