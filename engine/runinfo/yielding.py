@@ -26,7 +26,7 @@ from pathlib import Path
 
 AUTOGROUP = Path("/proc/self/autogroup")
 LOWEST = 19
-PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+PASSED_ON = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 

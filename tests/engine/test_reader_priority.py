@@ -121,7 +121,7 @@ def test_the_pages_server_ends_when_its_command_is_killed(tmp_path: Path):
 
 def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
     """`runs serve FOLDER` started, and the pid of the process it serves from."""
-    server = subprocess.Popen([sys.executable, "-m", "engine.runs", "serve", str(folder), "--port", str(_free_port())],
+    server = subprocess.Popen([sys.executable, "-m", "engine.runs", "serve", str(folder), "--port", "0"],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert "Serving" in server.stdout.readline()
     deadline = time.monotonic() + 20  # it forks once started: the line comes first
@@ -138,10 +138,3 @@ def _state(pid: str) -> str:
     except FileNotFoundError:
         return "gone"
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
