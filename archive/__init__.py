@@ -1,4 +1,5 @@
 """The DuckDB archive: the single source of truth of a run (DESIGN.md, The archive)."""
+
 from __future__ import annotations
 
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError

@@ -1,4 +1,5 @@
 """Errors a user can cause by pointing at the wrong archive; each says what to do in one line."""
+
 from __future__ import annotations
 
 

@@ -30,6 +30,7 @@ copy: readers then read the archive itself. A copy left by a killed engine
 is never read (the archive is not locked any more) and the next session
 replaces or removes it.
 """
+
 from __future__ import annotations
 
 import logging

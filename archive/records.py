@@ -1,4 +1,5 @@
 """Frozen records that cross the boundary between the engine and the archive."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

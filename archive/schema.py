@@ -21,6 +21,7 @@ proposed and the task's oracle confirmed) with its provenance
 `arena_proposals` (every proposal, accepted or not, with the oracle's word).
 A tester's run is an evaluation of split 'arena' (instance `round-R`).
 """
+
 from __future__ import annotations
 
 SCHEMA_VERSION = 1
@@ -55,7 +56,8 @@ CREATE TABLE IF NOT EXISTS arena_proposals (
 """
 OPTIONAL_TABLES = frozenset({"trajectory_steps", "arena_proposals"})
 
-TABLES = """
+TABLES = (
+    """
 CREATE TABLE IF NOT EXISTS runs (
     id VARCHAR PRIMARY KEY,
     config JSON NOT NULL,
@@ -150,7 +152,10 @@ CREATE TABLE IF NOT EXISTS events (
     node_id BIGINT,
     detail JSON
 );
-""" + TRAJECTORY_TABLE + ARENA_TABLE
+"""
+    + TRAJECTORY_TABLE
+    + ARENA_TABLE
+)
 
 # Additive, idempotent changes run on an archive opened for writing (no change of meaning: no version bump).
 MIGRATIONS = (

@@ -15,6 +15,7 @@ count and sha256. A snapshot of a newer schema, or a damaged one (a file
 missing, a checksum or a row count that does not match), is refused with one
 line before anything is written.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -102,8 +103,10 @@ def export_snapshot(run: str | Path, dest: str | Path) -> dict[str, Any]:
                     continue
                 file = work / f"{table}.parquet"
                 rows = int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-                con.execute(f"COPY (SELECT * FROM {table} ORDER BY {order}) TO {_sql_path(file)} "
-                            "(FORMAT parquet, COMPRESSION zstd)")
+                con.execute(
+                    f"COPY (SELECT * FROM {table} ORDER BY {order}) TO {_sql_path(file)} "
+                    "(FORMAT parquet, COMPRESSION zstd)"
+                )
                 tables[table] = {"file": file.name, "rows": rows, "sha256": file_sha256(file)}
             manifest = {
                 "format": FORMAT,
@@ -143,8 +146,10 @@ def verify_snapshot(folder: str | Path) -> dict[str, Any]:
     if not isinstance(version, int) or version < 1:
         raise SnapshotError(f"{folder} is damaged: {MANIFEST} has no valid schema_version")
     if version > SCHEMA_VERSION:
-        raise SnapshotError(f"{folder} has schema version {version}, newer than this Clade's {SCHEMA_VERSION}; "
-                            "upgrade Clade to restore it")
+        raise SnapshotError(
+            f"{folder} has schema version {version}, newer than this Clade's {SCHEMA_VERSION}; "
+            "upgrade Clade to restore it"
+        )
     if not isinstance(manifest.get("run_id"), str):
         raise SnapshotError(f"{folder} is damaged: {MANIFEST} names no run_id")
     tables = manifest.get("tables")
@@ -152,8 +157,10 @@ def verify_snapshot(folder: str | Path) -> dict[str, Any]:
         raise SnapshotError(f"{folder} is damaged: {MANIFEST} lists no tables")
     unknown = sorted(set(tables) - set(TABLE_ORDER))
     if unknown:
-        raise SnapshotError(f"{folder} holds table(s) {', '.join(unknown)}, unknown to schema version "
-                            f"{SCHEMA_VERSION}: damaged, or not made by Clade")
+        raise SnapshotError(
+            f"{folder} holds table(s) {', '.join(unknown)}, unknown to schema version "
+            f"{SCHEMA_VERSION}: damaged, or not made by Clade"
+        )
     absent = [t for t in TABLE_ORDER if t not in tables and t not in OPTIONAL_TABLES]
     if absent:
         raise SnapshotError(f"{folder} is damaged: {MANIFEST} lists no {', '.join(absent)}")
@@ -161,8 +168,12 @@ def verify_snapshot(folder: str | Path) -> dict[str, Any]:
         entry = tables.get(table)
         if entry is None:
             continue
-        if (not isinstance(entry, dict) or entry.get("file") != f"{table}.parquet"
-                or not isinstance(entry.get("rows"), int) or not isinstance(entry.get("sha256"), str)):
+        if (
+            not isinstance(entry, dict)
+            or entry.get("file") != f"{table}.parquet"
+            or not isinstance(entry.get("rows"), int)
+            or not isinstance(entry.get("sha256"), str)
+        ):
             raise SnapshotError(f"{folder} is damaged: {MANIFEST}'s entry for {table} is malformed")
         path = folder / entry["file"]
         if not path.is_file():
@@ -194,8 +205,9 @@ def snapshot_run_row(folder: str | Path) -> dict[str, Any]:
 
 
 # ----- restore --------------------------------------------------------------
-def restore_snapshot(folder: str | Path, target: str | Path, run_id: str | None = None,
-                     config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def restore_snapshot(
+    folder: str | Path, target: str | Path, run_id: str | None = None, config: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Write a new archive file `target` holding exactly the snapshot's rows; returns the manifest.
 
     Without `run_id` the restore is exact (the second export is byte-identical). With it, the
@@ -222,20 +234,27 @@ def restore_snapshot(folder: str | Path, target: str | Path, run_id: str | None 
                 continue
             source = _sql_path(folder / entry["file"])
             try:
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * EXCLUDE (file_row_number) "
-                            f"FROM read_parquet({source}, file_row_number = true) ORDER BY file_row_number")
+                con.execute(
+                    f"INSERT INTO {table} BY NAME SELECT * EXCLUDE (file_row_number) "
+                    f"FROM read_parquet({source}, file_row_number = true) ORDER BY file_row_number"
+                )
             except duckdb.Error as exc:
-                raise SnapshotError(f"{folder} cannot be restored: {entry['file']} does not fit table {table} "
-                                    f"({str(exc).splitlines()[0]})") from None
+                raise SnapshotError(
+                    f"{folder} cannot be restored: {entry['file']} does not fit table {table} "
+                    f"({str(exc).splitlines()[0]})"
+                ) from None
             rows = int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
             if rows != entry["rows"]:
-                raise SnapshotError(f"{folder} is damaged: {entry['file']} holds {rows} rows, "
-                                    f"{MANIFEST} says {entry['rows']}")
+                raise SnapshotError(
+                    f"{folder} is damaged: {entry['file']} holds {rows} rows, {MANIFEST} says {entry['rows']}"
+                )
         if run_id is not None:
             now = datetime.now(UTC).replace(tzinfo=None)
-            con.execute("UPDATE runs SET id = ?, config = ?, schema_version = ?, created_at = ?, updated_at = ?, "
-                        "status = 'running'",
-                        [run_id, json.dumps(dict(config or {}), sort_keys=True), SCHEMA_VERSION, now, now])
+            con.execute(
+                "UPDATE runs SET id = ?, config = ?, schema_version = ?, created_at = ?, updated_at = ?, "
+                "status = 'running'",
+                [run_id, json.dumps(dict(config or {}), sort_keys=True), SCHEMA_VERSION, now, now],
+            )
         con.execute("COMMIT")
     except BaseException:
         con.close()

@@ -5,15 +5,17 @@ own committed transaction (a node with its files is one), so a crash loses at
 most what was in flight. Reads return plain tuples and dicts: the archive
 knows nothing of policies, LLMs or sandboxes.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
 from archive.live import INTERVAL_S as LIVE_INTERVAL_S
@@ -27,7 +29,7 @@ Event = tuple[str, "int | None", "Mapping[str, Any] | None"]  # (kind, node_id, 
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def content_hash(text: str) -> str:
@@ -77,7 +79,7 @@ class Archive:
 
     # ----- opening -------------------------------------------------------
     @classmethod
-    def create(cls, path: str | Path, run_id: str, config: Mapping[str, Any], seed: int) -> "Archive":
+    def create(cls, path: str | Path, run_id: str, config: Mapping[str, Any], seed: int) -> Archive:
         path = Path(path)
         if path.exists():
             raise ArchiveError(f"{path} already exists; refusing to overwrite it")
@@ -93,7 +95,7 @@ class Archive:
         return cls(con, path, run_id)
 
     @classmethod
-    def open(cls, path: str | Path, read_only: bool = False) -> "Archive":
+    def open(cls, path: str | Path, read_only: bool = False) -> Archive:
         file = archive_path(path)
         if not file.is_file():
             raise ArchiveError(f"{path} is not an archive (no {ARCHIVE_FILE} there)")
@@ -128,17 +130,18 @@ class Archive:
         return cls(con, file, str(row[0]))
 
     @classmethod
-    def _open_live(cls, file: Path) -> "Archive":
+    def _open_live(cls, file: Path) -> Archive:
         """A running search holds `file`: its live copy, read-only, if the engine keeps one (archive/live.py)."""
         import duckdb
 
         copy = live_file(file)
         try:
-            as_of = datetime.fromtimestamp(copy.stat().st_mtime, timezone.utc)
+            as_of = datetime.fromtimestamp(copy.stat().st_mtime, UTC)
             con = duckdb.connect(str(copy), read_only=True)
         except (OSError, duckdb.Error):  # no copy yet (the first is made within seconds), or an older engine
-            raise ArchiveLocked(f"{file} is held by another running search that keeps no live copy yet; "
-                                "try again in a few seconds") from None
+            raise ArchiveLocked(
+                f"{file} is held by another running search that keeps no live copy yet; try again in a few seconds"
+            ) from None
         row = con.execute("SELECT id FROM runs LIMIT 1").fetchone()
         if row is None:
             con.close()
@@ -159,7 +162,7 @@ class Archive:
             self._live = None
         self._con.close()
 
-    def __enter__(self) -> "Archive":
+    def __enter__(self) -> Archive:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -169,8 +172,10 @@ class Archive:
     def set_config(self, config: Mapping[str, Any]) -> None:
         """The run's configuration as last set (a resume may raise its budget): what a later resume reads."""
         self.writes += 1
-        self._con.execute("UPDATE runs SET config = ?, updated_at = ? WHERE id = ?",
-                          [json.dumps(dict(config), sort_keys=True), utcnow(), self.run_id])
+        self._con.execute(
+            "UPDATE runs SET config = ?, updated_at = ? WHERE id = ?",
+            [json.dumps(dict(config), sort_keys=True), utcnow(), self.run_id],
+        )
 
     def set_status(self, status: str) -> None:
         self.writes += 1
@@ -178,23 +183,43 @@ class Archive:
 
     def add_instances(self, rows: list[tuple[str, str, dict]]) -> None:
         with self._transaction() as con:
-            con.executemany("INSERT INTO instances (id, split, data) VALUES (?, ?, ?)",
-                            [(i, s, json.dumps(d)) for i, s, d in rows])
+            con.executemany(
+                "INSERT INTO instances (id, split, data) VALUES (?, ?, ?)", [(i, s, json.dumps(d)) for i, s, d in rows]
+            )
 
-    def add_arena_proposals(self, tester_id: int, arena_round: int, rows: Sequence[tuple[int, Any, str | None]],
-                            instance: tuple[str, dict] | None, event: Event | None = None) -> None:
+    def add_arena_proposals(
+        self,
+        tester_id: int,
+        arena_round: int,
+        rows: Sequence[tuple[int, Any, str | None]],
+        instance: tuple[str, dict] | None,
+        event: Event | None = None,
+    ) -> None:
         """A tester's proposals of one round (item, proposal, why refused or None) and, when the oracle
         confirmed any, the dev instance they make, with its provenance; one transaction."""
         with self._transaction(event) as con:
             instance_id = instance[0] if instance else None
             con.executemany(
                 "INSERT INTO arena_proposals VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(tester_id, arena_round, item, json.dumps(proposal, default=repr), reason is None, reason,
-                  instance_id if reason is None else None) for item, proposal, reason in rows])
+                [
+                    (
+                        tester_id,
+                        arena_round,
+                        item,
+                        json.dumps(proposal, default=repr),
+                        reason is None,
+                        reason,
+                        instance_id if reason is None else None,
+                    )
+                    for item, proposal, reason in rows
+                ],
+            )
             if instance is not None:
-                con.execute("INSERT INTO instances (id, split, data, origin, tester_id, arena_round) "
-                            "VALUES (?, 'dev', ?, 'arena', ?, ?)",
-                            [instance_id, json.dumps(instance[1]), tester_id, arena_round])
+                con.execute(
+                    "INSERT INTO instances (id, split, data, origin, tester_id, arena_round) "
+                    "VALUES (?, 'dev', ?, 'arena', ?, ?)",
+                    [instance_id, json.dumps(instance[1]), tester_id, arena_round],
+                )
 
     @contextmanager
     def _transaction(self, event: Event | None = None) -> Iterator[Any]:
@@ -212,8 +237,13 @@ class Archive:
             self._reload_seq()
             raise
 
-    def add_node(self, node: NodeRecord, files: Mapping[str, str], event: Event | None = None,
-                 steps: Sequence[Mapping[str, Any]] = ()) -> None:
+    def add_node(
+        self,
+        node: NodeRecord,
+        files: Mapping[str, str],
+        event: Event | None = None,
+        steps: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
         """Store a node with its files (and the event that made it) in one transaction;
         unchanged files are stored once. `steps`: the parent agent's trajectory while it made this node
         (a self-improving agent), stored as trajectory_steps of kind 'expansion'."""
@@ -222,9 +252,22 @@ class Archive:
             con.execute(
                 "INSERT INTO nodes (id, run_id, parent_id, depth, status, created_at, mutator, model, diff, code_hash, "
                 "reason, description, note, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [node.id, self.run_id, node.parent_id, node.depth, node.status, utcnow(), node.mutator,
-                 node.model, node.diff, node.code_hash, node.reason, node.description, node.note or None,
-                 node.role],
+                [
+                    node.id,
+                    self.run_id,
+                    node.parent_id,
+                    node.depth,
+                    node.status,
+                    utcnow(),
+                    node.mutator,
+                    node.model,
+                    node.diff,
+                    node.code_hash,
+                    node.reason,
+                    node.description,
+                    node.note or None,
+                    node.role,
+                ],
             )
             for path in sorted(files):
                 text = files[path]
@@ -232,15 +275,17 @@ class Archive:
                 con.execute("INSERT INTO blobs VALUES (?, ?) ON CONFLICT DO NOTHING", [digest, text])
                 con.execute("INSERT INTO node_files VALUES (?, ?, ?)", [node.id, path, digest])
 
-    def add_evaluation(self, ev: EvaluationRecord, event: Event | None = None,
-                       steps: Sequence[Mapping[str, Any]] = ()) -> None:
+    def add_evaluation(
+        self, ev: EvaluationRecord, event: Event | None = None, steps: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
         """Store a finished evaluation (and its event, and the agent's trajectory) in one transaction."""
         with self._transaction(event):
             self._insert_evaluation(ev)
             self._insert_steps(ev.node_id, "evaluation", ev.instance_id, ev.repeat, steps)
 
-    def _insert_steps(self, node_id: int, kind: str, instance_id: str | None, repeat: int,
-                      steps: Sequence[Mapping[str, Any]]) -> None:
+    def _insert_steps(
+        self, node_id: int, kind: str, instance_id: str | None, repeat: int, steps: Sequence[Mapping[str, Any]]
+    ) -> None:
         rows = [[node_id, kind, instance_id, repeat, *step_row(i, step)] for i, step in enumerate(steps)]
         if rows:
             self._con.executemany("INSERT INTO trajectory_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
@@ -248,17 +293,38 @@ class Archive:
     def _insert_evaluation(self, ev: EvaluationRecord) -> None:
         self._con.execute(
             "INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [ev.node_id, ev.instance_id, ev.split, ev.repeat, float(ev.score), json.dumps(ev.metrics),
-             ev.status, ev.runtime_s, ev.stdout_tail, ev.stderr_tail, ev.feedback, ev.worker,
-             ev.started_at, ev.finished_at],
+            [
+                ev.node_id,
+                ev.instance_id,
+                ev.split,
+                ev.repeat,
+                float(ev.score),
+                json.dumps(ev.metrics),
+                ev.status,
+                ev.runtime_s,
+                ev.stdout_tail,
+                ev.stderr_tail,
+                ev.feedback,
+                ev.worker,
+                ev.started_at,
+                ev.finished_at,
+            ],
         )
 
     def add_reference(self, ref: ReferenceEvaluation) -> None:
         self.writes += 1
         self._con.execute(
             "INSERT INTO reference_evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [ref.agent, ref.instance_id, ref.split, float(ref.score), json.dumps(ref.metrics), ref.status,
-             ref.runtime_s, ref.feedback],
+            [
+                ref.agent,
+                ref.instance_id,
+                ref.split,
+                float(ref.score),
+                json.dumps(ref.metrics),
+                ref.status,
+                ref.runtime_s,
+                ref.feedback,
+            ],
         )
 
     def add_llm_call(self, call: LLMCallRecord) -> None:
@@ -268,9 +334,22 @@ class Archive:
             "INSERT INTO llm_calls (id, node_id, purpose, model, request_hash, request, response, tokens_in, "
             "tokens_out, cost_usd, latency_s, error, created_at, instance_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [call.id, call.node_id, call.purpose, call.model, call.request_hash, json.dumps(call.request),
-             None if call.response is None else json.dumps(call.response), call.tokens_in, call.tokens_out,
-             call.cost_usd, call.latency_s, call.error, utcnow(), call.instance_id],
+            [
+                call.id,
+                call.node_id,
+                call.purpose,
+                call.model,
+                call.request_hash,
+                json.dumps(call.request),
+                None if call.response is None else json.dumps(call.response),
+                call.tokens_in,
+                call.tokens_out,
+                call.cost_usd,
+                call.latency_s,
+                call.error,
+                utcnow(),
+                call.instance_id,
+            ],
         )
 
     def next_llm_call_id(self) -> int:
@@ -281,7 +360,9 @@ class Archive:
         row = self._con.execute(
             "SELECT id, node_id, purpose, model, request_hash, request, response, tokens_in, tokens_out, "
             "cost_usd, latency_s, error FROM llm_calls WHERE request_hash = ? AND error IS NULL "
-            "ORDER BY id LIMIT 1", [request_hash]).fetchone()
+            "ORDER BY id LIMIT 1",
+            [request_hash],
+        ).fetchone()
         if row is None:
             return None
         return LLMCallRecord(*row[:5], json.loads(row[5]), json.loads(row[6]) if row[6] else None, *row[7:])
@@ -292,7 +373,9 @@ class Archive:
         rows = self._con.execute(
             "SELECT id, node_id, purpose, model, request_hash, request, response, tokens_in, tokens_out, "
             "cost_usd, latency_s, error FROM llm_calls WHERE request->>'key' = ? AND error IS NULL "
-            "ORDER BY id", [key]).fetchall()
+            "ORDER BY id",
+            [key],
+        ).fetchall()
         texts = {json.loads(r[6]).get("text") if r[6] else None for r in rows}
         if len(texts) != 1:
             return None
@@ -303,7 +386,8 @@ class Archive:
         """(dollars, tokens in, tokens out, calls) spent so far."""
         row = self._con.execute(
             "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), "
-            "count(*) FROM llm_calls").fetchone()
+            "count(*) FROM llm_calls"
+        ).fetchone()
         return float(row[0]), int(row[1]), int(row[2]), int(row[3])
 
     def add_event(self, kind: str, node_id: int | None = None, detail: Mapping[str, Any] | None = None) -> int:
@@ -348,7 +432,8 @@ class Archive:
         """Every valid node's files, in node order (one query, for indexes rebuilt on resume)."""
         rows = self._con.execute(
             "SELECT f.node_id, f.path, b.content FROM node_files f JOIN blobs b ON b.hash = f.hash "
-            "JOIN nodes n ON n.id = f.node_id WHERE n.status = 'valid' ORDER BY f.node_id, f.path").fetchall()
+            "JOIN nodes n ON n.id = f.node_id WHERE n.status = 'valid' ORDER BY f.node_id, f.path"
+        ).fetchall()
         out: dict[int, dict[str, str]] = {}
         for node, path, content in rows:
             out.setdefault(int(node), {})[path] = content
@@ -380,9 +465,7 @@ class Archive:
             sql += " WHERE split = ?"
             params.append(split)
         rows = self._con.execute(sql + " ORDER BY finished_at, node_id, instance_id", params).fetchall()
-        return [
-            EvaluationRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else {}, *r[6:]) for r in rows
-        ]
+        return [EvaluationRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else {}, *r[6:]) for r in rows]
 
     def references(self) -> list[ReferenceEvaluation]:
         rows = self._con.execute(
@@ -409,6 +492,7 @@ STEP_TEXT = 2000  # characters of a step's action and result kept
 
 def step_row(index: int, step: Mapping[str, Any]) -> list[Any]:
     """A trajectory step as the agent reported it (untrusted: every field coerced and bounded)."""
+
     def number(key: str, kind=int):
         try:
             value = kind(step.get(key) or 0)
@@ -422,8 +506,15 @@ def step_row(index: int, step: Mapping[str, Any]) -> list[Any]:
         value = step.get(key, "")
         return (value if isinstance(value, str) else json.dumps(value, default=str))[:STEP_TEXT]
 
-    return [index, text("tool")[:64], text("action"), number("tokens_in"), number("tokens_out"),
-            number("time_s", float), text("result")]
+    return [
+        index,
+        text("tool")[:64],
+        text("action"),
+        number("tokens_in"),
+        number("tokens_out"),
+        number("time_s", float),
+        text("result"),
+    ]
 
 
 def record_dict(record: object) -> dict:

@@ -1,10 +1,12 @@
 """A run's configuration: what the user asked for, stored as JSON in `runs.config`."""
+
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 from engine.errors import UserError
 
@@ -79,8 +81,10 @@ class RunConfig:
             return None
         host, colon, port = self.gateway_listen.rpartition(":")
         if not colon or not port.isdigit() or int(port) > 65535:
-            raise UserError(f"--gateway-listen takes HOST:PORT (e.g. 0.0.0.0:8765, or 127.0.0.1:0 for any free "
-                            f"port), not {self.gateway_listen!r}")
+            raise UserError(
+                f"--gateway-listen takes HOST:PORT (e.g. 0.0.0.0:8765, or 127.0.0.1:0 for any free "
+                f"port), not {self.gateway_listen!r}"
+            )
         return host.strip("[]"), int(port)
 
     def _validate_arena(self) -> None:
@@ -107,8 +111,12 @@ class RunConfig:
         """The search policy this configuration names, with its stages and final rule."""
         from search import make_policy
 
-        return make_policy(self.policy, stages=None if self.stages == "default" else self.stages,
-                           final=self.final, final_k=self.final_k)
+        return make_policy(
+            self.policy,
+            stages=None if self.stages == "default" else self.stages,
+            final=self.final,
+            final_k=self.final_k,
+        )
 
     def resolved_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
@@ -117,24 +125,26 @@ class RunConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
         known = {f.name for f in fields(cls)}
         stored = {k: v for k, v in data.items() if k in known}
         stored.setdefault("stages", "none")  # archives from before staged defaults ran every policy unstaged
         stored.setdefault("answer_format", "diff")  # and before --answer-format auto, diff answers only
         return cls(**stored)
 
-    def with_overrides(self, **changes: Any) -> "RunConfig":
+    def with_overrides(self, **changes: Any) -> RunConfig:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
-    def validate(self) -> "RunConfig":
+    def validate(self) -> RunConfig:
         from search import POLICIES
         from tasks import TASKS
 
         if self.task not in TASKS:
             if not os.path.isdir(self.task):
-                raise UserError(f"unknown task {self.task!r}; choose one of: {', '.join(TASKS)}, or give a task "
-                                "folder (OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)")
+                raise UserError(
+                    f"unknown task {self.task!r}; choose one of: {', '.join(TASKS)}, or give a task "
+                    "folder (OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)"
+                )
             from tasks.adapters import detect
 
             try:
@@ -168,14 +178,20 @@ class RunConfig:
         if self.image is not None and self.sandbox not in ("docker", "auto"):
             raise UserError(f"--image is for --sandbox docker, not {self.sandbox}")
         if self.task_python is not None and (self.sandbox == "docker" or self.image is not None):
-            raise UserError("--task-python is for --sandbox process or bwrap: under docker the image holds its own "
-                            "Python (give one that has what the task needs as --image)")
+            raise UserError(
+                "--task-python is for --sandbox process or bwrap: under docker the image holds its own "
+                "Python (give one that has what the task needs as --image)"
+            )
         if self.executor not in ("local", "ray"):
             raise UserError(f"unknown executor {self.executor!r}; choose one of: local, ray")
         if self.ray_address is not None and self.executor != "ray":
             raise UserError("--ray-address needs --executor ray")
-        for flag, value in (("--memory-mb", self.memory_mb), ("--cpu-time", self.cpu_time),
-                            ("--max-procs", self.max_procs), ("--cpus", self.cpus)):
+        for flag, value in (
+            ("--memory-mb", self.memory_mb),
+            ("--cpu-time", self.cpu_time),
+            ("--max-procs", self.max_procs),
+            ("--cpus", self.cpus),
+        ):
             if value is not None and not value > 0:
                 raise UserError(f"{flag} must be a positive number, not {value}")
         if self.output_bytes is not None and self.output_bytes < 0:
@@ -185,14 +201,18 @@ class RunConfig:
         if self.mutator in ("llm", "self") and not self.model:
             raise UserError(f"the {self.mutator} mutator needs --model (for example openai/gpt-5-mini)")
         if self.mutator == "self" and self.embedding_model:
-            raise UserError("--embedding-model checks the llm mutator's children; --mutator self uses the offline "
-                            "near-duplicate check")
+            raise UserError(
+                "--embedding-model checks the llm mutator's children; --mutator self uses the offline "
+                "near-duplicate check"
+            )
         if self.utility is not None or self.cost_cap is not None or self.time_cap is not None:
             from engine.loop.utility import Utility
 
             if self.utility is None:
-                raise UserError("--cost-cap and --time-cap set the caps of --utility: give --utility too, e.g. "
-                                "--utility score=0.5,cost=0.25,time=0.25")
+                raise UserError(
+                    "--cost-cap and --time-cap set the caps of --utility: give --utility too, e.g. "
+                    "--utility score=0.5,cost=0.25,time=0.25"
+                )
             try:
                 Utility.parse(self.utility, self.cost_cap, self.time_cap)
             except ValueError as exc:
@@ -214,8 +234,10 @@ class RunConfig:
             if len(parse_models(self.overseer)) != 1:
                 raise UserError(f"--overseer takes one model, not {self.overseer!r}")
         if self.embedding_model and not self.model:
-            raise UserError("--embedding-model needs --model: it checks the LLM mutator's children (the offline "
-                            "mutator's near-duplicate check needs no model)")
+            raise UserError(
+                "--embedding-model needs --model: it checks the LLM mutator's children (the offline "
+                "mutator's near-duplicate check needs no model)"
+            )
         if self.max_cost is not None and self.max_cost <= 0:
             raise UserError(f"--max-cost must be a positive number of dollars, not {self.max_cost}")
         if self.max_tokens is not None and self.max_tokens <= 0:

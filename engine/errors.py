@@ -1,4 +1,5 @@
 """Errors a user can cause: the CLI prints their one line and exits with code 2."""
+
 from __future__ import annotations
 
 EXIT_USER_ERROR = 2

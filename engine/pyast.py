@@ -10,6 +10,7 @@ lost a whole search to it. Parses made here take one lock, so the engine's own t
 meet; a parse that still meets a foreign one is done again: the counter is reset at the start
 of every parse, and the tree of a source does not depend on it.
 """
+
 from __future__ import annotations
 
 import ast

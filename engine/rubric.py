@@ -8,6 +8,7 @@ The calls go through engine.llm's LLMClient (purpose 'rubric') on a
 throw-away archive, so they are retried and priced like a run's. Bad input
 ends in one line and exit code 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,8 @@ SYSTEM = (
     "You write grading rubrics. Turn the reference facts of a customer-support question into boolean fact "
     "checks a grader can verify in an answer, each phrased as 'the answer says ...', one fact per check, "
     "with a weight from 1 (detail) to 3 (essential). "
-    'Reply with JSON only: {"checks": [{"check": "the answer says ...", "weight": 2}, ...]}.')
+    'Reply with JSON only: {"checks": [{"check": "the answer says ...", "weight": 2}, ...]}.'
+)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -36,8 +38,9 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m engine.rubric", description="Rubric task folders: draft their fact checks.")
     sub = p.add_subparsers(dest="command", required=True, metavar="{generate}", parser_class=OneLineParser)
-    gen = sub.add_parser("generate", help="write FOLDER/rubric_checks.json from the questions' test_cases, "
-                         "with a model, for review")
+    gen = sub.add_parser(
+        "generate", help="write FOLDER/rubric_checks.json from the questions' test_cases, with a model, for review"
+    )
     gen.add_argument("folder")
     gen.add_argument("--model", required=True, help="the model that writes the checks (any litellm model)")
     gen.add_argument("--api-base", help="an OpenAI-compatible server for the model")
@@ -47,8 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def prompt(question: dict) -> list[dict]:
     facts = "\n".join(f"- {fact}" for fact in question["test_cases"])
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Question:\n{question['question']}\n\nReference facts:\n{facts}"}]
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"Question:\n{question['question']}\n\nReference facts:\n{facts}"},
+    ]
 
 
 def read_checks(text: str) -> list[dict] | str:
@@ -79,25 +84,38 @@ async def _draft(client, model: str, questions: list[dict]) -> dict[str, list[di
         messages = prompt(question)
         why = ""
         for attempt in range(TRIES):
-            reply = await client.complete(messages, model=model, purpose="rubric", node_id=None,
-                                          key=f"rubric {question['id']}" + (f" retry {attempt}" if attempt else ""),
-                                          temperature=0.0)
+            reply = await client.complete(
+                messages,
+                model=model,
+                purpose="rubric",
+                node_id=None,
+                key=f"rubric {question['id']}" + (f" retry {attempt}" if attempt else ""),
+                temperature=0.0,
+            )
             found = read_checks(reply.text)
             if not isinstance(found, str):
                 checks[question["id"]] = found
                 break
             why = found
-            messages = [*messages, {"role": "assistant", "content": reply.text},
-                        {"role": "user", "content": f"Your answer could not be read: {why}. Reply with only the "
-                                                    'JSON object {"checks": [{"check": ..., "weight": ...}]}.'}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply.text},
+                {
+                    "role": "user",
+                    "content": f"Your answer could not be read: {why}. Reply with only the "
+                    'JSON object {"checks": [{"check": ..., "weight": ...}]}.',
+                },
+            ]
         else:
-            raise ValueError(f"the model's checks for question {question['id']!r} could not be read after "
-                             f"{TRIES} tries: {why}")
+            raise ValueError(
+                f"the model's checks for question {question['id']!r} could not be read after {TRIES} tries: {why}"
+            )
     return checks
 
 
-def generate(folder: str | Path, model: str, llm_mock=None, *, api_base: str | None = None,
-             force: bool = False) -> Path:
+def generate(
+    folder: str | Path, model: str, llm_mock=None, *, api_base: str | None = None, force: bool = False
+) -> Path:
     """Write FOLDER/rubric_checks.json from the questions' test_cases; its path. ValueError (one line) on bad input.
     `llm_mock`: as LLMClient's `mock` (litellm's mock_response path), for tests."""
     from archive.store import Archive
@@ -110,8 +128,9 @@ def generate(folder: str | Path, model: str, llm_mock=None, *, api_base: str | N
     out = root / "rubric_checks.json"
     if out.exists() and not force:
         raise ValueError(f"{out} exists; not overwritten (review it, or give --force to write a new one)")
-    questions = [q for q in read_questions(root / "questions.json")
-                 if isinstance(q.get("test_cases"), list) and q["test_cases"]]
+    questions = [
+        q for q in read_questions(root / "questions.json") if isinstance(q.get("test_cases"), list) and q["test_cases"]
+    ]
     if not questions:
         raise ValueError(f"{root / 'questions.json'}: no question has test_cases to write checks from")
     api_key = None

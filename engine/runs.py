@@ -2,6 +2,7 @@
 
 Only the command-line entry; the work is in engine/runinfo/ (reading, data, rich tables).
 """
+
 from __future__ import annotations
 
 import sys

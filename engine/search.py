@@ -1,4 +1,5 @@
 """`python -m engine.search`: parse the command line, build the run, start it."""
+
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,5 @@
 """`python -m engine.snapshot`: export, verify or restore a run's snapshot (engine/front/snapshot.py)."""
+
 from __future__ import annotations
 
 import sys

@@ -17,6 +17,7 @@ Printed per policy over the seeds: mean +- sample sd of each figure, the
 mean number of nodes and the mean wall time of one search, then the exact
 command of every search.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,12 +44,18 @@ def split_figures(archive: Path) -> dict:
 
     con = duckdb.connect(str(archive), read_only=True)
     try:
-        final = con.execute("SELECT node_id FROM events WHERE kind = 'select_final' "
-                            "ORDER BY seq DESC LIMIT 1").fetchone()[0]
-        query = (f"SELECT avg(score), avg({TASK.metric_sql}) FROM evaluations "
-                 "WHERE split = ? AND node_id = ? AND status = 'ok'")
-        out = {f"{who}_{split}": con.execute(query, [split, node]).fetchone()
-               for who, node in (("final", final), ("seed", 0)) for split in ("dev", "holdout")}
+        final = con.execute(
+            "SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1"
+        ).fetchone()[0]
+        query = (
+            f"SELECT avg(score), avg({TASK.metric_sql}) FROM evaluations "
+            "WHERE split = ? AND node_id = ? AND status = 'ok'"
+        )
+        out = {
+            f"{who}_{split}": con.execute(query, [split, node]).fetchone()
+            for who, node in (("final", final), ("seed", 0))
+            for split in ("dev", "holdout")
+        }
         out["nodes"] = con.execute("SELECT count(*) FROM nodes").fetchone()[0]
     finally:
         con.close()
@@ -63,24 +70,44 @@ def mean_sd(values: list[float]) -> str:
 
 
 def command_of(policy: str, seed: int, budget: int) -> str:
-    return shlex.join(["python", "-m", "engine.search", "--task", TASK.name, "--policy", policy, "--seed", str(seed),
-                       "--budget", str(budget), "--quiet"])
+    return shlex.join(
+        [
+            "python",
+            "-m",
+            "engine.search",
+            "--task",
+            TASK.name,
+            "--policy",
+            policy,
+            "--seed",
+            str(seed),
+            "--budget",
+            str(budget),
+            "--quiet",
+        ]
+    )
 
 
 def table(rows: dict[str, list[dict]]) -> list[str]:
     """Markdown rows: the seed agent first, then one per policy (mean ± sd over its seeds)."""
-    head = ["| agent | dev score | holdout score | dev excess % | holdout excess % | final node | nodes | wall s |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    head = [
+        "| agent | dev score | holdout score | dev excess % | holdout excess % | final node | nodes | wall s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     first = next(iter(rows.values()))[0]
-    head.append(f"| seed agent | {first['seed_dev'][0]:.3f} | {first['seed_holdout'][0]:.3f} | "
-                f"{first['seed_dev'][1]:.3f} | {first['seed_holdout'][1]:.3f} | 0 | 1 | |")
+    head.append(
+        f"| seed agent | {first['seed_dev'][0]:.3f} | {first['seed_holdout'][0]:.3f} | "
+        f"{first['seed_dev'][1]:.3f} | {first['seed_holdout'][1]:.3f} | 0 | 1 | |"
+    )
     for policy, runs in rows.items():
         dev, hold = [r["final_dev"] for r in runs], [r["final_holdout"] for r in runs]
-        head.append(f"| `{policy}` | {mean_sd([d[0] for d in dev])} | {mean_sd([h[0] for h in hold])} | "
-                    f"{mean_sd([d[1] for d in dev])} | {mean_sd([h[1] for h in hold])} | "
-                    f"{sum(r['final_node'] for r in runs) / len(runs):.1f} | "
-                    f"{sum(r['nodes'] for r in runs) / len(runs):.1f} | "
-                    f"{sum(r['wall'] for r in runs) / len(runs):.1f} |")
+        head.append(
+            f"| `{policy}` | {mean_sd([d[0] for d in dev])} | {mean_sd([h[0] for h in hold])} | "
+            f"{mean_sd([d[1] for d in dev])} | {mean_sd([h[1] for h in hold])} | "
+            f"{sum(r['final_node'] for r in runs) / len(runs):.1f} | "
+            f"{sum(r['nodes'] for r in runs) / len(runs):.1f} | "
+            f"{sum(r['wall'] for r in runs) / len(runs):.1f} |"
+        )
     return head
 
 
@@ -94,8 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     unknown = [p for p in args.policies if p not in KNOWN]
     if unknown or args.seeds < 1 or args.budget < 1:
-        print(f"error: unknown policy {', '.join(unknown)} (known: {', '.join(KNOWN)})" if unknown else
-              "error: --seeds and --budget must be 1 or more", file=sys.stderr)
+        print(
+            f"error: unknown policy {', '.join(unknown)} (known: {', '.join(KNOWN)})"
+            if unknown
+            else "error: --seeds and --budget must be 1 or more",
+            file=sys.stderr,
+        )
         return 2
     started = time.perf_counter()
     rows: dict[str, list[dict]] = {}
@@ -110,12 +141,17 @@ def main(argv: list[str] | None = None) -> int:
                 (run,) = list((Path(tmp) / f"{TASK.name}-{policy}-{seed}").iterdir())
                 figures = {**split_figures(run / "archive.duckdb"), "wall": wall}
                 rows.setdefault(policy, []).append(figures)
-                print(f"  {policy} seed {seed}: final node {figures['final_node']}, dev score "
-                      f"{figures['final_dev'][0]:.3f}, holdout score {figures['final_holdout'][0]:.3f}, holdout "
-                      f"excess {figures['final_holdout'][1]:.3f} %, {wall:.1f} s "
-                      f"({time.perf_counter() - started:.0f} s in)", flush=True)
-    print(f"\n## binpack_cpp: budget {args.budget} dev evaluations, seeds 0..{args.seeds - 1}, offline mutator "
-          "(mean ± sd over seeds; excess over L1 in %, lower is better)")
+                print(
+                    f"  {policy} seed {seed}: final node {figures['final_node']}, dev score "
+                    f"{figures['final_dev'][0]:.3f}, holdout score {figures['final_holdout'][0]:.3f}, holdout "
+                    f"excess {figures['final_holdout'][1]:.3f} %, {wall:.1f} s "
+                    f"({time.perf_counter() - started:.0f} s in)",
+                    flush=True,
+                )
+    print(
+        f"\n## binpack_cpp: budget {args.budget} dev evaluations, seeds 0..{args.seeds - 1}, offline mutator "
+        "(mean ± sd over seeds; excess over L1 in %, lower is better)"
+    )
     print("\n".join(table(rows)))
     print("\nCommands:")
     for policy in args.policies:

@@ -37,6 +37,7 @@ the engine process and o is the per-evaluation overhead of the executor from b)
 results per second, which the engine can record while W / (T + o) <= 1 / c).
 Wall-clock times on whatever else the machine is doing; its load average is printed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,10 +78,10 @@ class InstantSandbox:
 def instant_task(syn, seed: int):
     """binpack (entry point, seed, limits, command as they are) whose grade and score return at once."""
     import numpy as np
+    from bench_scheduler import score
 
     from tasks.base import Grade
     from tasks.binpack.task import BinPackTask
-    from bench_scheduler import score
 
     class InstantTask(BinPackTask):
         def __init__(self) -> None:
@@ -140,8 +141,8 @@ class SeedFiles(dict):
 
 def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: int) -> dict:
     import numpy as np
-
     from bench_scheduler import grow, prefilled_archive
+
     from engine.loop.scheduler import Scheduler
     from engine.loop.state import RunState
     from engine.mutators import OfflineMutator
@@ -173,8 +174,15 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
         sandbox = InstantSandbox()
 
         nodes_before, done_before = tree.n, tree.evaluations_done
-        scheduler = Scheduler(state, policy, OfflineMutator(), sandbox, budget=done_before + evaluations,
-                              workers=workers, rng=np.random.default_rng(seed + 3))
+        scheduler = Scheduler(
+            state,
+            policy,
+            OfflineMutator(),
+            sandbox,
+            budget=done_before + evaluations,
+            workers=workers,
+            rng=np.random.default_rng(seed + 3),
+        )
         record = scheduler._record
 
         def recorded(launch, outcome):  # the stub scorer draws from the quality of the node being recorded
@@ -196,20 +204,36 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
     done = tree.evaluations_done - done_before
     decision = view.seconds + decide.seconds
     writes = write.seconds + node_write.seconds
-    return {"nodes": n, "grown_s": grown_s, "prefill_s": prefill_s, "build_s": build_s, "stop": stop,
-            "evaluations": done, "stored": rows, "expansions": tree.n - nodes_before, "decisions": decide.calls,
-            "wall": wall, "rate": done / wall if wall else float("nan"),
-            "decision_ms": 1e3 * decision / done, "write_ms": 1e3 * writes / done,
-            "rest_ms": 1e3 * (wall - decision - writes) / done, "total_ms": 1e3 * wall / done,
-            "evaluations_before": done_before}
+    return {
+        "nodes": n,
+        "grown_s": grown_s,
+        "prefill_s": prefill_s,
+        "build_s": build_s,
+        "stop": stop,
+        "evaluations": done,
+        "stored": rows,
+        "expansions": tree.n - nodes_before,
+        "decisions": decide.calls,
+        "wall": wall,
+        "rate": done / wall if wall else float("nan"),
+        "decision_ms": 1e3 * decision / done,
+        "write_ms": 1e3 * writes / done,
+        "rest_ms": 1e3 * (wall - decision - writes) / done,
+        "total_ms": 1e3 * wall / done,
+        "evaluations_before": done_before,
+    }
 
 
 # ----- b) Ray's per-evaluation overhead ------------------------------------------------
 def sleep_job():
     from engine.sandbox import SandboxJob, SandboxLimits
 
-    return SandboxJob(files={}, command=[sys.executable, "-c", SLEEP_COMMAND], answer_file="answer.json",
-                      limits=SandboxLimits(timeout_s=30.0))
+    return SandboxJob(
+        files={},
+        command=[sys.executable, "-c", SLEEP_COMMAND],
+        answer_file="answer.json",
+        limits=SandboxLimits(timeout_s=30.0),
+    )
 
 
 async def run_jobs(sandbox, jobs: int, concurrency: int) -> tuple[float, int]:
@@ -253,7 +277,6 @@ def executor_overhead(jobs: int, concurrency: int) -> dict:
 def machine(folder: Path) -> list[str]:
     import duckdb
     import numpy as np
-
     from bench_scheduler import filesystem
 
     try:
@@ -264,9 +287,11 @@ def machine(folder: Path) -> list[str]:
         ray_version = "not installed"
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return [f"machine: {platform.platform()}, nproc {os.cpu_count()} (usable {usable}), load average {load}",
-            f"python {platform.python_version()}, numpy {np.__version__}, duckdb {duckdb.__version__}, ray {ray_version}",
-            f"archive files in {folder}: {filesystem(folder)}"]
+    return [
+        f"machine: {platform.platform()}, nproc {os.cpu_count()} (usable {usable}), load average {load}",
+        f"python {platform.python_version()}, numpy {np.__version__}, duckdb {duckdb.__version__}, ray {ray_version}",
+        f"archive files in {folder}: {filesystem(folder)}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,13 +299,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1k and 10k nodes, 150 evaluations, 12 sleep jobs")
     parser.add_argument("--sizes", type=int, nargs="+", help="tree sizes (default 1000 10000 100000)")
     parser.add_argument("--evaluations", type=int, help="evaluations timed per tree size (default 1000)")
-    parser.add_argument("--engine-workers", type=int, default=8,
-                        help="the scheduler's workers in a) (evaluations in flight; default 8)")
+    parser.add_argument(
+        "--engine-workers", type=int, default=8, help="the scheduler's workers in a) (evaluations in flight; default 8)"
+    )
     parser.add_argument("--jobs", type=int, help="sleep jobs per executor in b) (default 40)")
     parser.add_argument("--concurrency", type=int, default=2, help="jobs at once in b) (default 2)")
     parser.add_argument("--skip-ray", action="store_true", help="leave out b)")
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()),
-                        help="where the temporary archives go (default: the system temp dir)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()),
+        help="where the temporary archives go (default: the system temp dir)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     args.sizes = args.sizes or ([1000, 10000] if args.quick else [1000, 10000, 100000])
@@ -291,35 +321,48 @@ def main(argv: list[str] | None = None) -> int:
     for line in machine(args.dir):
         print("  " + line)
     print()
-    print(f"a) Engine ceiling: real Scheduler + HGMPolicy + DuckDB archive (one commit per evaluation), instant "
-          f"sandbox and grader, {args.engine_workers} workers, {args.evaluations} evaluations timed per tree "
-          f"(synthetic 'mixed' tree, 16 dev instances)")
+    print(
+        f"a) Engine ceiling: real Scheduler + HGMPolicy + DuckDB archive (one commit per evaluation), instant "
+        f"sandbox and grader, {args.engine_workers} workers, {args.evaluations} evaluations timed per tree "
+        f"(synthetic 'mixed' tree, 16 dev instances)"
+    )
     results = []
     for n in args.sizes:
         r = engine_ceiling(n, args.evaluations, args.engine_workers, args.dir, args.seed)
-        print(f"  [{n} nodes] tree grown in {r['grown_s']:.1f} s, archive prefilled with {r['evaluations_before']} "
-              f"evaluation + event rows in {r['prefill_s']:.1f} s, bounds built in {r['build_s'] * 1e3:.0f} ms; "
-              f"{r['evaluations']} evaluations ({r['stored']} rows stored), {r['expansions']} expansions, "
-              f"{r['decisions']} policy decisions; stop: {r['stop']}", flush=True)
+        print(
+            f"  [{n} nodes] tree grown in {r['grown_s']:.1f} s, archive prefilled with {r['evaluations_before']} "
+            f"evaluation + event rows in {r['prefill_s']:.1f} s, bounds built in {r['build_s'] * 1e3:.0f} ms; "
+            f"{r['evaluations']} evaluations ({r['stored']} rows stored), {r['expansions']} expansions, "
+            f"{r['decisions']} policy decisions; stop: {r['stop']}",
+            flush=True,
+        )
         results.append(r)
-    head = (f"  {'nodes':>7} | {'evals/s':>8} | {'ms per evaluation:':>18} {'decision':>8} {'write':>7} "
-            f"{'rest':>7} {'total':>7}")
+    head = (
+        f"  {'nodes':>7} | {'evals/s':>8} | {'ms per evaluation:':>18} {'decision':>8} {'write':>7} "
+        f"{'rest':>7} {'total':>7}"
+    )
     print(head)
     print("  " + "-" * (len(head) - 2))
     for r in results:
-        print(f"  {r['nodes']:>7} | {r['rate']:8.0f} | {'':>18} {r['decision_ms']:8.3f} {r['write_ms']:7.3f} "
-              f"{r['rest_ms']:7.3f} {r['total_ms']:7.3f}")
-    print("  decision = tree.view + HGMPolicy.decide; write = Archive.add_evaluation (+ add_node of expansions), "
-          "committed; rest = wall - both (job building, asyncio, grading stubs, tree bookkeeping, inline "
-          "expansions' mutation)")
+        print(
+            f"  {r['nodes']:>7} | {r['rate']:8.0f} | {'':>18} {r['decision_ms']:8.3f} {r['write_ms']:7.3f} "
+            f"{r['rest_ms']:7.3f} {r['total_ms']:7.3f}"
+        )
+    print(
+        "  decision = tree.view + HGMPolicy.decide; write = Archive.add_evaluation (+ add_node of expansions), "
+        "committed; rest = wall - both (job building, asyncio, grading stubs, tree bookkeeping, inline "
+        "expansions' mutation)"
+    )
     print()
     overhead = {}
     if args.skip_ray:
         print("b) skipped (--skip-ray)")
     else:
-        print(f"b) Executor overhead: {args.jobs} jobs sleeping {SLEEP_S} s (python -c ...), {args.concurrency} "
-              f"at a time, after {args.concurrency} warm-up jobs; wall per evaluation = {args.concurrency} x wall / "
-              f"jobs")
+        print(
+            f"b) Executor overhead: {args.jobs} jobs sleeping {SLEEP_S} s (python -c ...), {args.concurrency} "
+            f"at a time, after {args.concurrency} warm-up jobs; wall per evaluation = {args.concurrency} x wall / "
+            f"jobs"
+        )
         b = executor_overhead(args.jobs, args.concurrency)
         for name, label in (("local", "local process"), ("ray", "ray/process")):
             if name not in b:
@@ -327,23 +370,31 @@ def main(argv: list[str] | None = None) -> int:
             wall, good = b[name]
             per = args.concurrency * wall / args.jobs
             overhead[name] = per - SLEEP_S
-            print(f"  {label:<14} wall {wall:6.2f} s, {good}/{args.jobs} ok, per evaluation {per * 1e3:7.1f} ms, "
-                  f"overhead {overhead[name] * 1e3:+7.1f} ms")
+            print(
+                f"  {label:<14} wall {wall:6.2f} s, {good}/{args.jobs} ok, per evaluation {per * 1e3:7.1f} ms, "
+                f"overhead {overhead[name] * 1e3:+7.1f} ms"
+            )
         if "ray_skipped" in b:
             print(f"  ray skipped: {b['ray_skipped']}")
         else:
             print(f"  (local Ray started in {b['ray_start_s']:.1f} s, not counted)")
             ratio = (overhead["ray"] + SLEEP_S) / (overhead["local"] + SLEEP_S)
-            print(f"  ray/local: wall per evaluation ratio {ratio:.2f}x, overhead ratio "
-                  f"{overhead['ray'] / overhead['local']:.2f}x" if overhead["local"] > 0 else
-                  f"  ray/local: wall per evaluation ratio {ratio:.2f}x")
+            print(
+                f"  ray/local: wall per evaluation ratio {ratio:.2f}x, overhead ratio "
+                f"{overhead['ray'] / overhead['local']:.2f}x"
+                if overhead["local"] > 0
+                else f"  ray/local: wall per evaluation ratio {ratio:.2f}x"
+            )
     print()
-    print("Workers one engine keeps busy: W = (T + o) / c, c = 1 / (evaluations/s from a)) the engine's cost "
-          "per evaluation, o = the executor's overhead per evaluation from b), T = evaluation time. Beyond W "
-          "the engine is the bottleneck (it records at most 1 / c results per second).")
+    print(
+        "Workers one engine keeps busy: W = (T + o) / c, c = 1 / (evaluations/s from a)) the engine's cost "
+        "per evaluation, o = the executor's overhead per evaluation from b), T = evaluation time. Beyond W "
+        "the engine is the bottleneck (it records at most 1 / c results per second)."
+    )
     executors = [name for name in ("local", "ray") if name in overhead] or ["none"]
     head = f"  {'nodes':>7} {'c (ms)':>7} | " + " | ".join(
-        f"{name + ' T=' + f'{t:g} s':>14}" for name in executors for t in EVAL_TIMES)
+        f"{name + ' T=' + f'{t:g} s':>14}" for name in executors for t in EVAL_TIMES
+    )
     print(head)
     print("  " + "-" * (len(head) - 2))
     for r in results:

@@ -1,4 +1,5 @@
-"""Every search policy on the single-instance continuous tasks with the offline mutator: the final node's raw holdout metric.
+"""Every search policy on the single-instance continuous tasks with the offline mutator: the final node's raw
+holdout metric.
 
     python scripts/bench_continuous.py                    # every policy, five tasks, seeds 0..4
     python scripts/bench_continuous.py --tasks circle_packing shinka_spread --policies hgm greedy --seeds 3
@@ -31,6 +32,7 @@ seed agent's raw metric comes first. With `--jobs J` > 1, J searches share
 the machine, so the wall times grow. The tables go to docs/bench_continuous.md
 unless `--no-markdown` (or `--quick`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,7 +52,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # `python scripts/bench_continuous.py` puts scripts/, not the checkout, on the path
     sys.path.insert(0, str(REPO))
 
-from scripts.bench_tasks import TASKS as BUILTIN, TaskBench, interval, read_run  # noqa: E402
+from scripts.bench_tasks import TASKS as BUILTIN  # noqa: E402
+from scripts.bench_tasks import TaskBench, interval, read_run
 
 FIXTURES = REPO / "tests" / "fixtures" / "tasks"
 FOLDERS = ("metric_value_sine", "openevolve_minimize", "public_private_regression", "shinka_spread")
@@ -67,8 +70,9 @@ def bench_task(name: str) -> tuple[TaskBench, str]:
 
     folder = str(FIXTURES / name)
     task = make_task(folder)
-    return TaskBench(name, budget, quick, "CAST(metrics->>'metric' AS DOUBLE)", task.raw_metric,
-                     bool(task.higher_is_better)), folder
+    return TaskBench(
+        name, budget, quick, "CAST(metrics->>'metric' AS DOUBLE)", task.raw_metric, bool(task.higher_is_better)
+    ), folder
 
 
 def read_extra(archive: Path) -> dict:
@@ -77,10 +81,12 @@ def read_extra(archive: Path) -> dict:
 
     con = duckdb.connect(str(archive), read_only=True)
     try:
-        errors, dev = con.execute("SELECT count(*) FILTER (WHERE status = 'error'), count(*) FROM evaluations "
-                                  "WHERE split = 'dev'").fetchone()
-        invalid, children = con.execute("SELECT count(*) FILTER (WHERE status = 'invalid'), count(*) FROM nodes "
-                                        "WHERE id <> 0").fetchone()
+        errors, dev = con.execute(
+            "SELECT count(*) FILTER (WHERE status = 'error'), count(*) FROM evaluations WHERE split = 'dev'"
+        ).fetchone()
+        invalid, children = con.execute(
+            "SELECT count(*) FILTER (WHERE status = 'invalid'), count(*) FROM nodes WHERE id <> 0"
+        ).fetchone()
     finally:
         con.close()
     return {"errors": errors / dev if dev else 0.0, "rejected": invalid / children if children else 0.0}
@@ -88,11 +94,31 @@ def read_extra(archive: Path) -> dict:
 
 def run_search(task: TaskBench, arg: str, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
     runs = folder / f"{task.name}-{policy}-{seed}"
-    command = [sys.executable, "-m", "engine.search", "--task", arg, "--policy", policy, "--seed", str(seed),
-               "--budget", str(budget), "--run-dir", str(runs), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "engine.search",
+        "--task",
+        arg,
+        "--policy",
+        policy,
+        "--seed",
+        str(seed),
+        "--budget",
+        str(budget),
+        "--run-dir",
+        str(runs),
+        "--quiet",
+    ]
     start = time.perf_counter()
-    out = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True,
-                         env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"))
+    out = subprocess.run(
+        command,
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"),
+    )
     wall = time.perf_counter() - start
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
@@ -113,11 +139,19 @@ def summarize(task: TaskBench, policy: str, results: list[tuple[dict, float]]) -
     metrics = [r["final"][1] for r, _ in results if r["final"][1] is not None]
     mean, half = interval(metrics) if metrics else (None, None)
     best = (max(metrics) if task.higher_is_better else min(metrics)) if metrics else None
-    return {"policy": policy, "metric": mean, "half": half, "best": best, "measured": len(metrics),
-            "beat": sum(beats(task, r["final"][1], r["seed"][1]) for r, _ in results), "runs": n,
-            "errors": sum(r["errors"] for r, _ in results) / n,
-            "rejected": sum(r["rejected"] for r, _ in results) / n,
-            "final": sum(r["final_node"] for r, _ in results) / n, "wall": sum(w for _, w in results) / n}
+    return {
+        "policy": policy,
+        "metric": mean,
+        "half": half,
+        "best": best,
+        "measured": len(metrics),
+        "beat": sum(beats(task, r["final"][1], r["seed"][1]) for r, _ in results),
+        "runs": n,
+        "errors": sum(r["errors"] for r, _ in results) / n,
+        "rejected": sum(r["rejected"] for r, _ in results) / n,
+        "final": sum(r["final_node"] for r, _ in results) / n,
+        "wall": sum(w for _, w in results) / n,
+    }
 
 
 def number(value: float | None) -> str:
@@ -129,21 +163,29 @@ def number(value: float | None) -> str:
 def table(task: TaskBench, rows: list[dict], seed_metric: float | None) -> list[str]:
     """Markdown rows, the seed agent first; also what is printed."""
     name = task.metric_name
-    lines = [(f"| policy | mean {name} [95% interval] | best {name} | beat seed | dev errors | rejected "
-              "| final node (mean id) | wall s per search |"),
-             "| --- | --- | --- | --- | --- | --- | --- | --- |",
-             f"| seed agent | {number(seed_metric)} | {number(seed_metric)} | | | | 0 | |"]
+    lines = [
+        (
+            f"| policy | mean {name} [95% interval] | best {name} | beat seed | dev errors | rejected "
+            "| final node (mean id) | wall s per search |"
+        ),
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| seed agent | {number(seed_metric)} | {number(seed_metric)} | | | | 0 | |",
+    ]
     for row in rows:
         if row["metric"] is None:
             mean = "n/a"
         else:
-            mean = (f"{number(row['metric'])} [{number(row['metric'] - row['half'])}, "
-                    f"{number(row['metric'] + row['half'])}]")
+            mean = (
+                f"{number(row['metric'])} [{number(row['metric'] - row['half'])}, "
+                f"{number(row['metric'] + row['half'])}]"
+            )
             if row["measured"] < row["runs"]:
                 mean += f" ({row['measured']} measured)"
-        lines.append(f"| `{row['policy']}` | {mean} | {number(row['best'])} | {row['beat']}/{row['runs']} | "
-                     f"{100 * row['errors']:.1f}% | {100 * row['rejected']:.1f}% | {row['final']:.1f} | "
-                     f"{row['wall']:.1f} |")
+        lines.append(
+            f"| `{row['policy']}` | {mean} | {number(row['best'])} | {row['beat']}/{row['runs']} | "
+            f"{100 * row['errors']:.1f}% | {100 * row['rejected']:.1f}% | {row['final']:.1f} | "
+            f"{row['wall']:.1f} |"
+        )
     return lines
 
 
@@ -162,8 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     unknown = [t for t in args.tasks if t not in TASK_NAMES] + [p for p in args.policies or () if p not in POLICIES]
     if unknown:
-        print(f"error: unknown task or policy {', '.join(unknown)}; tasks: {', '.join(TASK_NAMES)}; "
-              f"policies: {', '.join(POLICIES)}", file=sys.stderr)
+        print(
+            f"error: unknown task or policy {', '.join(unknown)}; tasks: {', '.join(TASK_NAMES)}; "
+            f"policies: {', '.join(POLICIES)}",
+            file=sys.stderr,
+        )
         return 2
     if any(v is not None and v < 1 for v in (args.seeds, args.budget, args.jobs)):
         print("error: --seeds, --budget and --jobs must be 1 or more", file=sys.stderr)
@@ -176,14 +221,21 @@ def main(argv: list[str] | None = None) -> int:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     command = "python3 scripts/bench_continuous.py" + "".join(" " + shlex.quote(a) for a in (argv or sys.argv[1:]))
-    out = ["# Search policies on the single-instance continuous tasks\n", (f"Produced by `{command}` (its docstring "
-           "says what is measured and how).\n"), (f"Run {stamp} on {platform.platform()}, {os.cpu_count()} cpus, "
-           f"load {load} at the start; seeds 0..{seeds - 1}; offline mutator; default workers and sandbox; "
-           f"{args.jobs} search{'es' if args.jobs > 1 else ''} at once.\n")]
+    out = [
+        "# Search policies on the single-instance continuous tasks\n",
+        (f"Produced by `{command}` (its docstring says what is measured and how).\n"),
+        (
+            f"Run {stamp} on {platform.platform()}, {os.cpu_count()} cpus, "
+            f"load {load} at the start; seeds 0..{seeds - 1}; offline mutator; default workers and sandbox; "
+            f"{args.jobs} search{'es' if args.jobs > 1 else ''} at once.\n"
+        ),
+    ]
     total = len(args.tasks) * len(policies) * seeds
     done = 0
-    with tempfile.TemporaryDirectory(prefix="clade-bench-continuous-") as tmp, \
-            ThreadPoolExecutor(max_workers=args.jobs) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="clade-bench-continuous-") as tmp,
+        ThreadPoolExecutor(max_workers=args.jobs) as pool,
+    ):
         for name in args.tasks:
             task, arg = bench_task(name)
             budget = args.budget or (task.quick_budget if args.quick else task.budget)
@@ -204,15 +256,20 @@ def main(argv: list[str] | None = None) -> int:
                 results[policy].append((figures, wall))
                 seed_metric = figures["seed"][1] if seed_metric is None else seed_metric
                 done += 1
-                print(f"  [{done}/{total}] {name} {policy} seed {seed}: node {figures['final_node']}, "
-                      f"{task.metric_name} {number(figures['final'][1])} (seed agent "
-                      f"{number(figures['seed'][1])}), dev errors {100 * figures['errors']:.0f}%, "
-                      f"rejected {100 * figures['rejected']:.0f}%, {wall:.1f} s "
-                      f"({time.perf_counter() - started:.0f} s in)", flush=True)
+                print(
+                    f"  [{done}/{total}] {name} {policy} seed {seed}: node {figures['final_node']}, "
+                    f"{task.metric_name} {number(figures['final'][1])} (seed agent "
+                    f"{number(figures['seed'][1])}), dev errors {100 * figures['errors']:.0f}%, "
+                    f"rejected {100 * figures['rejected']:.0f}%, {wall:.1f} s "
+                    f"({time.perf_counter() - started:.0f} s in)",
+                    flush=True,
+                )
             rows = [summarize(task, policy, results[policy]) for policy in policies]
             lines = table(task, rows, seed_metric)
-            title = (f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
-                     f"({'higher' if task.higher_is_better else 'lower'} is better)")
+            title = (
+                f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
+                f"({'higher' if task.higher_is_better else 'lower'} is better)"
+            )
             print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
             out += [title + "\n", *lines, ""]
     wall = time.perf_counter() - started

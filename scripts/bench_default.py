@@ -8,6 +8,7 @@ over L1 beside the seed's (first fit) and the reference's (best fit).
     python scripts/bench_default.py            # seeds 0..4, budget 200
     python scripts/bench_default.py --seeds 3 --budget 100
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,13 @@ def holdout_figures(archive: Path) -> dict:
 
     con = duckdb.connect(str(archive), read_only=True)
     try:
-        final = con.execute("SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1").fetchone()[0]
-        q = ("SELECT avg(score), 100 * avg(CAST(metrics->>'excess' AS DOUBLE)) FROM {table} "
-             "WHERE split = 'holdout' AND {who}")
+        final = con.execute(
+            "SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1"
+        ).fetchone()[0]
+        q = (
+            "SELECT avg(score), 100 * avg(CAST(metrics->>'excess' AS DOUBLE)) FROM {table} "
+            "WHERE split = 'holdout' AND {who}"
+        )
         seed = con.execute(q.format(table="evaluations", who="node_id = 0")).fetchone()
         best = con.execute(q.format(table="evaluations", who=f"node_id = {int(final)}")).fetchone()
         ref = con.execute(q.format(table="reference_evaluations", who="agent = 'best_fit'")).fetchone()
@@ -44,18 +49,38 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=200)
     parser.add_argument("--policy", default="hgm")
     args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} cores; command: python -m engine.search --budget {args.budget} "
-          f"--policy {args.policy} --seed S (default workers and sandbox: auto)")
-    print(f"{'seed':>4} {'wall s':>7} {'final':>6} {'nodes v/i':>9} | {'holdout score':>13} "
-          f"{'(seed)':>7} | {'excess %':>8} {'(seed)':>7} {'(best fit)':>10}")
+    print(
+        f"machine: {os.cpu_count()} cores; command: python -m engine.search --budget {args.budget} "
+        f"--policy {args.policy} --seed S (default workers and sandbox: auto)"
+    )
+    print(
+        f"{'seed':>4} {'wall s':>7} {'final':>6} {'nodes v/i':>9} | {'holdout score':>13} "
+        f"{'(seed)':>7} | {'excess %':>8} {'(seed)':>7} {'(best fit)':>10}"
+    )
     wins, walls = 0, []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.seeds):
             runs = Path(tmp) / f"s{seed}"
             start = time.perf_counter()
-            out = subprocess.run([sys.executable, "-m", "engine.search", "--budget", str(args.budget),
-                                  "--policy", args.policy, "--seed", str(seed), "--run-dir", str(runs), "--quiet"],
-                                 cwd=REPO, capture_output=True, text=True)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "engine.search",
+                    "--budget",
+                    str(args.budget),
+                    "--policy",
+                    args.policy,
+                    "--seed",
+                    str(seed),
+                    "--run-dir",
+                    str(runs),
+                    "--quiet",
+                ],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+            )
             wall = time.perf_counter() - start
             if out.returncode != 0:
                 print(f"seed {seed}: exit {out.returncode}\n{out.stderr}")
@@ -67,10 +92,14 @@ def main() -> int:
             better = fig["final_fig"][1] < fig["seed"][1]
             wins += better
             walls.append(wall)
-            print(f"{seed:>4} {wall:>7.1f} {fig['final']:>6} {valid:>4}/{invalid:<4} | {fig['final_fig'][0]:>13.3f} "
-                  f"{fig['seed'][0]:>7.3f} | {fig['final_fig'][1]:>8.3f} {fig['seed'][1]:>7.3f} {fig['ref'][1]:>10.3f}")
-    print(f"final beats the seed on holdout excess in {wins}/{args.seeds} seeds; "
-          f"wall time mean {sum(walls) / len(walls):.1f} s, max {max(walls):.1f} s")
+            print(
+                f"{seed:>4} {wall:>7.1f} {fig['final']:>6} {valid:>4}/{invalid:<4} | {fig['final_fig'][0]:>13.3f} "
+                f"{fig['seed'][0]:>7.3f} | {fig['final_fig'][1]:>8.3f} {fig['seed'][1]:>7.3f} {fig['ref'][1]:>10.3f}"
+            )
+    print(
+        f"final beats the seed on holdout excess in {wins}/{args.seeds} seeds; "
+        f"wall time mean {sum(walls) / len(walls):.1f} s, max {max(walls):.1f} s"
+    )
     return 0
 
 

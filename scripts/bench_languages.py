@@ -17,6 +17,7 @@ everything else the default (policy hgm, sandbox auto, workers one per core, the
 default syntax and compile checks), read back from its archive afterwards (docs: ../shared/DESIGN.md,
 tables `nodes` and `evaluations`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -115,8 +116,9 @@ def read_run(run: Path) -> Figures:
                     out.duplicates += 1
                 else:
                     out.other_invalid += 1
-        for status, n in archive.query("SELECT status, count(*) FROM evaluations WHERE node_id > 0 AND "
-                                       "split = 'dev' GROUP BY status"):
+        for status, n in archive.query(
+            "SELECT status, count(*) FROM evaluations WHERE node_id > 0 AND split = 'dev' GROUP BY status"
+        ):
             out.evaluations += n
             out.evaluations_ok += n if status == "ok" else 0
             out.statuses[status] = n
@@ -125,8 +127,10 @@ def read_run(run: Path) -> Figures:
         best = archive.query(f"SELECT max({metric}) FROM evaluations WHERE split = 'dev' AND status = 'ok'")[0][0]
         final = archive.query("SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1")
         if final:
-            held = archive.query(f"SELECT avg({metric}) FROM evaluations WHERE node_id = {final[0][0]} "
-                                 "AND split = 'holdout' AND status = 'ok'")[0][0]
+            held = archive.query(
+                f"SELECT avg({metric}) FROM evaluations WHERE node_id = {final[0][0]} "
+                "AND split = 'holdout' AND status = 'ok'"
+            )[0][0]
             out.final_holdout = float("nan") if held is None else held
     out.seed_score = float("nan") if seed is None else seed
     out.best_score = float("nan") if best is None else best
@@ -135,8 +139,20 @@ def read_run(run: Path) -> Figures:
 
 def run_search(folder: Path, budget: int, seed: int, run_dir: Path) -> tuple[Path, float]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    argv = [sys.executable, "-m", "engine.search", "--task", str(folder), "--budget", str(budget), "--seed",
-            str(seed), "--run-dir", str(run_dir), "--quiet"]
+    argv = [
+        sys.executable,
+        "-m",
+        "engine.search",
+        "--task",
+        str(folder),
+        "--budget",
+        str(budget),
+        "--seed",
+        str(seed),
+        "--run-dir",
+        str(run_dir),
+        "--quiet",
+    ]
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
@@ -181,9 +197,11 @@ def percent(part: int, whole: int) -> str:
 
 
 def table(rows: list[tuple[str, list[Figures], float | None]]) -> str:
-    head = (f"{'language':<9} | {'runs':>4} | {'children':>8} | {'parse':>7} | {'compile ok':>10} | {'dups':>4} | "
-            f"{'failed':>6} | {'evals':>5} | {'evals ok':>8} | {'seed':>6} | {'best':>6} | {'final ho':>8} | "
-            f"{'1-try parse':>11} | {'wall s':>6}")
+    head = (
+        f"{'language':<9} | {'runs':>4} | {'children':>8} | {'parse':>7} | {'compile ok':>10} | {'dups':>4} | "
+        f"{'failed':>6} | {'evals':>5} | {'evals ok':>8} | {'seed':>6} | {'best':>6} | {'final ho':>8} | "
+        f"{'1-try parse':>11} | {'wall s':>6}"
+    )
     lines = [head, "-" * len(head)]
     for name, runs, one_try in rows:
         children = sum(f.children for f in runs)
@@ -204,7 +222,8 @@ def table(rows: list[tuple[str, list[Figures], float | None]]) -> str:
             f"{mean([f.seed_score for f in runs])} | {mean([f.best_score for f in runs])} | "
             f"{mean([f.final_holdout for f in runs]):>8} | "
             f"{'-' if one_try is None else f'{100 * one_try:5.1f} %':>11} | "
-            f"{sum(f.wall_s for f in runs) / len(runs):6.1f}")
+            f"{sum(f.wall_s for f in runs) / len(runs):6.1f}"
+        )
     return "\n".join(lines)
 
 
@@ -217,8 +236,9 @@ compile check), then its archive read back:
   parse        the share of those not refused by the tree-sitter syntax check (reason `FILE: line L, column C:
                ...` or an EVOLVE-BLOCK marker problem); the offline mutator retries until its child parses,
                so a refusal here would be the check disagreeing with the mutator;
-  compile ok   of those that parse and are no duplicate, the share not refused by the compile check (reason `g++ -fsyntax-only
-               (in bwrap): ...`, `rustc --emit=metadata ...`, `go vet ...`, `gfortran -fsyntax-only ...`);
+  compile ok   of those that parse and are no duplicate, the share not refused by the compile check (reason
+               `g++ -fsyntax-only (in bwrap): ...`, `rustc --emit=metadata ...`, `go vet ...`,
+               `gfortran -fsyntax-only ...`);
   dups, failed children refused as duplicates of a stored node; expansions whose mutator made no child;
   evals ok     the share of the children's dev evaluations with status ok (built, ran, printed 20 numbers,
                correct.json true); the others are bad_output (incorrect: the build failed, ...) or errors;
@@ -234,8 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=30, help="dev evaluations per search (default 30)")
     parser.add_argument("--seeds", type=int, default=1, help="searches per language, seeds 0..N-1 (default 1)")
-    parser.add_argument("--languages", default="cpp,rust,go,fortran,c,julia",
-                        help="comma-separated: cpp, rust, go, fortran, c, julia (default all)")
+    parser.add_argument(
+        "--languages",
+        default="cpp,rust,go,fortran,c,julia",
+        help="comma-separated: cpp, rust, go, fortran, c, julia (default all)",
+    )
     parser.add_argument("--draws", type=int, default=200, help="single operator applications per language")
     args = parser.parse_args(argv)
     wanted = [w.strip() for w in args.languages.split(",") if w.strip()]
@@ -251,9 +274,10 @@ def main(argv: list[str] | None = None) -> int:
             if name not in wanted:
                 continue
             if fixture is None and name != "c":
-                skipped.append(f"{name}: no fixture folder for it (tests/fixtures/tasks has none)"
-                               + ("" if shutil.which(compiler) else f"; {compiler} is not installed (Debian: "
-                                  f"{debian})"))
+                skipped.append(
+                    f"{name}: no fixture folder for it (tests/fixtures/tasks has none)"
+                    + ("" if shutil.which(compiler) else f"; {compiler} is not installed (Debian: {debian})")
+                )
                 continue
             if shutil.which(compiler, path=SYSTEM_PATH) is None:  # a rustup toolchain in ~ is not a sandbox's
                 skipped.append(f"{name}: {compiler} is not installed in {SYSTEM_PATH} (Debian: {debian})")
@@ -267,16 +291,24 @@ def main(argv: list[str] | None = None) -> int:
                 figures = read_run(run)
                 figures.wall_s = wall
                 runs.append(figures)
-                print(f"  {name} seed {seed}: {figures.children} children, evaluations {figures.statuses}, "
-                      f"{wall:.1f} s", flush=True)
+                print(
+                    f"  {name} seed {seed}: {figures.children} children, evaluations {figures.statuses}, {wall:.1f} s",
+                    flush=True,
+                )
             rows.append((name, runs, one_try_parse_share(folder, args.draws)))
     print()
     print(table(rows))
     for line in skipped:
         print(f"skipped {line}")
     print()
-    print(HOW.format(budget=args.budget, seeds=", ".join(str(s) for s in range(args.seeds)), draws=args.draws,
-                     last=args.draws - 1))
+    print(
+        HOW.format(
+            budget=args.budget,
+            seeds=", ".join(str(s) for s in range(args.seeds)),
+            draws=args.draws,
+            last=args.draws - 1,
+        )
+    )
     print(f"Machine: {os.cpu_count()} cores, load average {', '.join(f'{v:.2f}' for v in os.getloadavg())}.")
     return 0
 

@@ -26,6 +26,7 @@ the lowest priority (engine/runinfo/yielding.py), so on a busy machine they
 wait rather than the search: the median seconds one `runs show` and one page
 request took are printed beside the ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,9 @@ def keep_showing(run_dir: Path, stop: threading.Event, counter: list[int], waits
         runs = [p for p in run_dir.iterdir() if (p / "archive.duckdb").is_file()] if run_dir.is_dir() else []
         if runs:
             began = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "engine.runs", "show", str(runs[0])], cwd=REPO,
-                           capture_output=True, timeout=60)
+            subprocess.run(
+                [sys.executable, "-m", "engine.runs", "show", str(runs[0])], cwd=REPO, capture_output=True, timeout=60
+            )
             waits["show"].append(time.perf_counter() - began)
             counter[0] += 1
         stop.wait(1.0)
@@ -81,23 +83,40 @@ def keep_polling(port: int, run_dir: Path, stop: threading.Event, counter: list[
         stop.wait(2.0)
 
 
-def one_search(setting: str, folder: Path, budget: int, seed: int, workers: int,
-               waits: dict) -> tuple[float, int]:
+def one_search(setting: str, folder: Path, budget: int, seed: int, workers: int, waits: dict) -> tuple[float, int]:
     """(dev evaluations per second, reader requests made) of one search under `setting`; each reader request's
     seconds are appended to `waits` ('show': one `runs show` process, 'page': one request to the page)."""
     from engine.runinfo.info import run_info
 
     run_dir = folder / "runs"
     run_dir.mkdir(parents=True)
-    argv = [sys.executable, "-m", "engine.search", "--task", "binpack", "--budget", str(budget), "--workers", str(workers),
-            "--seed", str(seed), "--run-dir", str(run_dir), "--quiet"]
+    argv = [
+        sys.executable,
+        "-m",
+        "engine.search",
+        "--task",
+        "binpack",
+        "--budget",
+        str(budget),
+        "--workers",
+        str(workers),
+        "--seed",
+        str(seed),
+        "--run-dir",
+        str(run_dir),
+        "--quiet",
+    ]
     if setting == "no copy":
         argv += ["--live-interval", "0"]
     stop, counter, threads, server = threading.Event(), [0], [], None
     if "page" in setting:
         port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "engine.runs", "serve", str(run_dir), "--port", str(port)],
-                                  cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "engine.runs", "serve", str(run_dir), "--port", str(port)],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         threads.append(threading.Thread(target=keep_polling, args=(port, run_dir, stop, counter, waits)))
     if "show" in setting:
         threads.append(threading.Thread(target=keep_showing, args=(run_dir, stop, counter, waits)))
@@ -121,8 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=96)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=2, help="the search's workers (default 2: every core of this "
-                   "machine busy, so a reader's CPU is taken from the search; 1 leaves a core to the readers)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="the search's workers (default 2: every core of this "
+        "machine busy, so a reader's CPU is taken from the search; 1 leaves a core to the readers)",
+    )
     p.add_argument("--settings", default=",".join(SETTINGS), help="comma-separated, from: " + ", ".join(SETTINGS))
     args = p.parse_args(argv)
     settings = [s.strip() for s in args.settings.split(",") if s.strip()]
@@ -132,16 +156,24 @@ def main(argv: list[str] | None = None) -> int:
     rates: dict[str, list[float]] = {s: [] for s in settings}
     requests: dict[str, int] = {s: 0 for s in settings}
     waits: dict[str, dict[str, list[float]]] = {s: {"show": [], "page": []} for s in settings}
-    print(f"binpack, budget {args.budget}, {args.workers} workers, seed {args.seed}, {args.rounds} rounds, "
-          f"{os.cpu_count()} cores; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"binpack, budget {args.budget}, {args.workers} workers, seed {args.seed}, {args.rounds} rounds, "
+        f"{os.cpu_count()} cores; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="clade-bench-live-") as tmp:
         for k in range(args.rounds):
-            order = settings[k % len(settings):] + settings[:k % len(settings)]
+            order = settings[k % len(settings) :] + settings[: k % len(settings)]
             for setting in order:
-                rate, made = one_search(setting, Path(tmp) / f"{k}-{setting.replace(' ', '_').replace('/', '')}",
-                                        args.budget, args.seed, args.workers, waits[setting])
+                rate, made = one_search(
+                    setting,
+                    Path(tmp) / f"{k}-{setting.replace(' ', '_').replace('/', '')}",
+                    args.budget,
+                    args.seed,
+                    args.workers,
+                    waits[setting],
+                )
                 rates[setting].append(rate)
                 requests[setting] += made
                 print(f"  round {k + 1} {setting:12s} {rate:6.3f} dev evaluations/s ({made} reader requests)")
@@ -150,12 +182,16 @@ def main(argv: list[str] | None = None) -> int:
     for setting in settings:
         median = statistics.median(rates[setting])
         ratio = f"{median / base:9.3f}" if base else f"{'-':>9s}"
-        took = [f"{statistics.median(waits[setting][k]):7.2f}" if waits[setting][k] else f"{'-':>7s}"
-                for k in ("show", "page")]
+        took = [
+            f"{statistics.median(waits[setting][k]):7.2f}" if waits[setting][k] else f"{'-':>7s}"
+            for k in ("show", "page")
+        ]
         print(f"{setting:12s} {median:15.3f} {ratio} {' '.join(took)}  {', '.join(f'{r:.3f}' for r in rates[setting])}")
-    print(f"({time.perf_counter() - started:.0f} s; load average now {os.getloadavg()[0]:.2f}; evals/s = dev "
-          "evaluations / the search's wall time from its session events; show s / page s = median seconds a "
-          "reader waited for one `runs show` / one page request)")
+    print(
+        f"({time.perf_counter() - started:.0f} s; load average now {os.getloadavg()[0]:.2f}; evals/s = dev "
+        "evaluations / the search's wall time from its session events; show s / page s = median seconds a "
+        "reader waited for one `runs show` / one page request)"
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ reference as what a short diff answer costs.
     python scripts/bench_llm_tokens.py                  # budget 100, openai/gpt-4o-mini's tokenizer
     python scripts/bench_llm_tokens.py --budget 200 --model openai/gpt-5-mini
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,10 @@ def diff_answer(model: str, messages: list[dict], attempt: int) -> str:
     code = PARENT.search(messages[1]["content"]).group(1)
     line = [x for x in code.splitlines() if x.strip().startswith("return ")][-1]
     weight = (len(messages[1]["content"]) % 17 + 1) / 10
-    return (f"Change: prefer bins the item fills best (weight {weight}).\n\nagent.py\n<<<<<<< SEARCH\n{line}\n"
-            f"=======\n    return ({line.strip()[7:]}) - {weight} * (bins - item)\n>>>>>>> REPLACE\n")
+    return (
+        f"Change: prefer bins the item fills best (weight {weight}).\n\nagent.py\n<<<<<<< SEARCH\n{line}\n"
+        f"=======\n    return ({line.strip()[7:]}) - {weight} * (bins - item)\n>>>>>>> REPLACE\n"
+    )
 
 
 def main() -> int:
@@ -50,8 +53,9 @@ def main() -> int:
     from engine.front.run import run_from_args
 
     with tempfile.TemporaryDirectory() as tmp:
-        cli = build_parser().parse_args(["--model", args.model, "--budget", str(args.budget), "--run-dir", tmp,
-                                         "--quiet", "--seed", "0"])
+        cli = build_parser().parse_args(
+            ["--model", args.model, "--budget", str(args.budget), "--run-dir", tmp, "--quiet", "--seed", "0"]
+        )
         if run_from_args(cli, llm_mock=diff_answer) != 0:
             return 1
         (run,) = list(Path(tmp).iterdir())
@@ -63,11 +67,15 @@ def main() -> int:
     answer = [litellm.token_counter(model=args.model, text=text) for _, _, text in rows]
     chars = [sum(len(m["content"]) for m in json.loads(req)["messages"]) for _, req, _ in rows]
     print(f"binpack, HGM, budget {args.budget}: {expansions} expansions, {len(rows)} calls; tokenizer of {args.model}")
-    print(f"prompt tokens per call: mean {sum(prompt) / len(prompt):.0f}, min {min(prompt)}, max {max(prompt)} "
-          f"({sum(chars) / len(chars):.0f} characters on average)")
+    print(
+        f"prompt tokens per call: mean {sum(prompt) / len(prompt):.0f}, min {min(prompt)}, max {max(prompt)} "
+        f"({sum(chars) / len(chars):.0f} characters on average)"
+    )
     print(f"answer tokens per call (the mock's one-block diff): mean {sum(answer) / len(answer):.0f}")
-    print(f"tokens per expansion: {(sum(prompt) + sum(answer)) / max(expansions, 1):.0f} "
-          f"({sum(prompt) / max(expansions, 1):.0f} in, {sum(answer) / max(expansions, 1):.0f} out)")
+    print(
+        f"tokens per expansion: {(sum(prompt) + sum(answer)) / max(expansions, 1):.0f} "
+        f"({sum(prompt) / max(expansions, 1):.0f} in, {sum(answer) / max(expansions, 1):.0f} out)"
+    )
     return 0
 
 

@@ -16,6 +16,7 @@ the final nodes over the seeds (lower is better), how many beat the seed
 program's true error, and how many ended on a program with exactly the
 seed's true error (the seed or an equivalent child).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,11 @@ def noisy_folder(where: Path) -> Path:
     needle = 'print(f"error: {error:.8f}")'
     if needle not in text:
         raise SystemExit(f"error: {bench} no longer prints {needle!r}; update this script")
-    bench.write_text(text.replace("import math\n", "import math\nimport random\n")
-                     .replace(needle, f'print(f"error: {{error + random.uniform(0.0, {NOISE}):.8f}}")'))
+    bench.write_text(
+        text.replace("import math\n", "import math\nimport random\n").replace(
+            needle, f'print(f"error: {{error + random.uniform(0.0, {NOISE}):.8f}}")'
+        )
+    )
     return folder
 
 
@@ -70,8 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=15, help="seeds 0..N-1 (default 15)")
     parser.add_argument("--budget", type=int, default=60)
-    parser.add_argument("--checkouts", nargs="+", default=[str(REPO)],
-                        help="Clade checkouts to run the searches from (default: this one)")
+    parser.add_argument(
+        "--checkouts",
+        nargs="+",
+        default=[str(REPO)],
+        help="Clade checkouts to run the searches from (default: this one)",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))  # the archive reader, when run as `python scripts/bench_noisy.py`
     if args.seeds < 1 or args.budget < 2:
@@ -79,19 +87,41 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="clade-bench-noisy-") as tmp:
         folder = noisy_folder(Path(tmp))
-        print(f"noisy sine (error + U(0, {NOISE})), budget {args.budget}, seeds 0..{args.seeds - 1}, "
-              "default policy, workers and sandbox; true error of the final node (lower is better)")
+        print(
+            f"noisy sine (error + U(0, {NOISE})), budget {args.budget}, seeds 0..{args.seeds - 1}, "
+            "default policy, workers and sandbox; true error of the final node (lower is better)"
+        )
         for checkout in args.checkouts:
             errors, seed_error, same = [], None, 0
             for seed in range(args.seeds):
                 runs = Path(tmp) / f"runs-{Path(checkout).name}-{seed}"
-                command = [sys.executable, "-m", "engine.search", "--task", str(folder), "--seed", str(seed),
-                           "--budget", str(args.budget), "--run-dir", str(runs), "--quiet"]
-                out = subprocess.run(command, cwd=checkout, capture_output=True, text=True,
-                                     env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"))
+                command = [
+                    sys.executable,
+                    "-m",
+                    "engine.search",
+                    "--task",
+                    str(folder),
+                    "--seed",
+                    str(seed),
+                    "--budget",
+                    str(args.budget),
+                    "--run-dir",
+                    str(runs),
+                    "--quiet",
+                ]
+                out = subprocess.run(
+                    command,
+                    cwd=checkout,
+                    capture_output=True,
+                    text=True,
+                    env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"),
+                )
                 if out.returncode != 0:
-                    print(f"error: {' '.join(command[1:])} in {checkout} exited {out.returncode}: "
-                          f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}", file=sys.stderr)
+                    print(
+                        f"error: {' '.join(command[1:])} in {checkout} exited {out.returncode}: "
+                        f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}",
+                        file=sys.stderr,
+                    )
                     return 1
                 node, program, seed_program = final_program(runs)
                 seed_error = true_error(seed_program)
@@ -99,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
                 same += errors[-1] == seed_error
                 print(f"  {checkout} seed {seed}: final node {node}, true error {errors[-1]:.5f}", flush=True)
             beat = sum(e < seed_error for e in errors)
-            print(f"{checkout}: mean true error {statistics.mean(errors):.5f} (seed program {seed_error:.5f}); "
-                  f"{beat} of {len(errors)} beat the seed, {same} ended on the seed's error")
+            print(
+                f"{checkout}: mean true error {statistics.mean(errors):.5f} (seed program {seed_error:.5f}); "
+                f"{beat} of {len(errors)} beat the seed, {same} ended on the seed's error"
+            )
     return 0
 
 

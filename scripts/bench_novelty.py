@@ -10,6 +10,7 @@ search's is. Only check+add is timed (generating the programs is not). The
 last line compares with a brute-force exact Jaccard against every node, at
 2k nodes.
 """
+
 from __future__ import annotations
 
 import random
@@ -21,7 +22,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.mutators.novelty import (  # noqa: E402
-    NoveltyIndex, jaccard, normalized_source, numbers_key, shingle_hashes, tokens)
+    NoveltyIndex,
+    jaccard,
+    normalized_source,
+    numbers_key,
+    shingle_hashes,
+    tokens,
+)
 
 OPS = ["+", "-", "*", "/", "%", "//", "**"]
 CALLS = ["np.sqrt", "np.abs", "np.sin", "np.cos", "np.tanh", "abs", "float"]
@@ -48,7 +55,7 @@ def child(rng: random.Random, parent: list[str]) -> list[str]:
         i = rng.randrange(4, len(lines) - 1)
         if lines[i].lstrip().startswith("for "):
             continue
-        indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
         kind = rng.random()
         if kind < 0.4:
             lines[i] = indent + statement(rng, [f"w{j}" for j in range(8)]).lstrip()
@@ -97,13 +104,18 @@ def main(sizes: list[int]) -> None:
     for size in sizes:
         per_node, rejected = time_index(programs(size))
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{size:>7} nodes: check+add {per_node * 1e3:.2f} ms per node ({rejected} rejected; "
-              f"peak memory of the process {peak_mb:.0f} MB)", flush=True)
+        print(
+            f"{size:>7} nodes: check+add {per_node * 1e3:.2f} ms per node ({rejected} rejected; "
+            f"peak memory of the process {peak_mb:.0f} MB)",
+            flush=True,
+        )
     small = programs(2000)
     index_s, index_rejected = time_index(small)
     brute_s, brute_rejected = time_brute_force(small)
-    print(f"   2000 nodes: index {index_s * 1e3:.2f} ms, brute-force all-pairs Jaccard {brute_s * 1e3:.2f} ms "
-          f"per node ({brute_s / index_s:.0f}x slower; rejected {index_rejected} vs {brute_rejected})")
+    print(
+        f"   2000 nodes: index {index_s * 1e3:.2f} ms, brute-force all-pairs Jaccard {brute_s * 1e3:.2f} ms "
+        f"per node ({brute_s / index_s:.0f}x slower; rejected {index_rejected} vs {brute_rejected})"
+    )
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ expand event's time minus the event before it).
 Wall-clock times on whatever else the machine is doing; its load average is printed.
 Exit status 0 whether or not a goal is met (this reports); 1 on errors.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -122,8 +123,9 @@ def availability(name: str) -> tuple[bool, str]:
 
 
 # ----- part 1: overhead per evaluation -----------------------------------------------
-OVERHEAD_JOB = SandboxJob(files={"agent.py": b"x = 1\n"}, command=[sys.executable, "-c", "pass"],
-                          answer_file="answer.json")
+OVERHEAD_JOB = SandboxJob(
+    files={"agent.py": b"x = 1\n"}, command=[sys.executable, "-c", "pass"], answer_file="answer.json"
+)
 BARE = [sys.executable, "-c", "pass"]
 BARE_NO_SITE = [sys.executable, "-I", "-S", "-c", "pass"]  # for scale only: the start without site (.pth files)
 
@@ -159,8 +161,10 @@ def measure_overhead(names: list[str], repeats: int) -> dict[str, list[float]]:
             result = runner.run(sandboxes[name].run(OVERHEAD_JOB))
             elapsed = clock() - t0
             if result.status != "ok":
-                raise BenchError(f"{name}: the `python -c pass` job ended {result.status} ({result.reason}); "
-                                 f"stderr: {result.stderr_tail.strip()[-300:]}")
+                raise BenchError(
+                    f"{name}: the `python -c pass` job ended {result.status} ({result.reason}); "
+                    f"stderr: {result.stderr_tail.strip()[-300:]}"
+                )
             return elapsed
 
         try:
@@ -178,11 +182,15 @@ def measure_overhead(names: list[str], repeats: int) -> dict[str, list[float]]:
 
 def print_overhead(times: dict[str, list[float]]) -> list[str]:
     bare = ms(times["bare"])
-    print(f"  {'bare':<8} median {bare:7.2f} ms, p90 {ms(times['bare'], 90):7.2f} ms  "
-          "(subprocess.run([python, '-c', 'pass']))")
+    print(
+        f"  {'bare':<8} median {bare:7.2f} ms, p90 {ms(times['bare'], 90):7.2f} ms  "
+        "(subprocess.run([python, '-c', 'pass']))"
+    )
     no_site = times.pop("bare -I -S")
-    print(f"  {'':<8} for scale, not in any ratio: python -I -S -c pass median {ms(no_site):.2f} ms, so this "
-          f"interpreter spends {bare - ms(no_site):.1f} ms of a bare start in site (.pth files)")
+    print(
+        f"  {'':<8} for scale, not in any ratio: python -I -S -c pass median {ms(no_site):.2f} ms, so this "
+        f"interpreter spends {bare - ms(no_site):.1f} ms of a bare start in site (.pth files)"
+    )
     verdicts = []
     for name, values in times.items():
         if name == "bare":
@@ -197,8 +205,10 @@ def print_overhead(times: dict[str, list[float]]) -> list[str]:
             met = ratio < goal
             judged = f"goal < {goal:.1f}x: {'met' if met else 'NOT met'}"
             verdicts.append(f"{name} {ratio:.2f}x (goal < {goal:.1f}x, {'met' if met else 'not met'})")
-        print(f"  {name:<8} median {med:7.2f} ms, p90 {ms(values, 90):7.2f} ms, overhead {med - bare:+7.2f} ms, "
-              f"ratio {ratio:.2f}x; {judged}")
+        print(
+            f"  {name:<8} median {med:7.2f} ms, p90 {ms(values, 90):7.2f} ms, overhead {med - bare:+7.2f} ms, "
+            f"ratio {ratio:.2f}x; {judged}"
+        )
     return verdicts
 
 
@@ -211,27 +221,51 @@ def write_inputs(folder: Path) -> tuple[Path, Path]:
     data = {}
     for split, count in (("dev", N_DEV), ("holdout", N_HOLDOUT)):
         for i in range(count):
-            data[f"{split}{i}"] = {"capacity": 150, "items": rng.integers(20, 101, N_ITEMS).tolist(),
-                                   "split": split}
+            data[f"{split}{i}"] = {"capacity": 150, "items": rng.integers(20, 101, N_ITEMS).tolist(), "split": split}
     instances = folder / "instances.json"
     instances.write_text(json.dumps(data))
     return agent, instances
 
 
 def search_command(backend: str, budget: int, run_dir: Path, instances: Path, agent: Path) -> list[str]:
-    return [sys.executable, "-m", "engine.search", "--workers", str(WORKERS), "--budget", str(budget),
-            "--sandbox", backend, "--quiet", "--seed", "0", "--run-dir", str(run_dir),
-            "--instances", str(instances), "--agent", str(agent)]
+    return [
+        sys.executable,
+        "-m",
+        "engine.search",
+        "--workers",
+        str(WORKERS),
+        "--budget",
+        str(budget),
+        "--sandbox",
+        backend,
+        "--quiet",
+        "--seed",
+        "0",
+        "--run-dir",
+        str(run_dir),
+        "--instances",
+        str(instances),
+        "--agent",
+        str(agent),
+    ]
 
 
 def run_search(backend: str, budget: int, folder: Path, agent: Path, instances: Path) -> tuple[Path, float]:
     """Run the search as a user does; (its archive, wall seconds of the whole command)."""
     run_dir = folder / f"runs-{backend}"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-               COLUMNS="200")
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), COLUMNS="200"
+    )
     t0 = time.perf_counter()
-    out = subprocess.run(search_command(backend, budget, run_dir, instances, agent), cwd=REPO, env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
+    out = subprocess.run(
+        search_command(backend, budget, run_dir, instances, agent),
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     wall = time.perf_counter() - t0
     if out.returncode != 0:
         raise BenchError(f"the {backend} search exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
@@ -259,7 +293,8 @@ def read_archive(path: Path) -> tuple[list[Eval], list[tuple[float, str]]]:
         rows = archive.query(
             "SELECT node_id, instance_id, started_at, finished_at, runtime_s, status, worker FROM evaluations "
             "WHERE split = 'dev' AND started_at IS NOT NULL AND finished_at IS NOT NULL "
-            "ORDER BY started_at, finished_at")
+            "ORDER BY started_at, finished_at"
+        )
         events = archive.query('SELECT "at", kind, node_id, detail FROM events ORDER BY seq')
     if not rows:
         raise BenchError(f"{path} holds no dev evaluations")
@@ -273,8 +308,10 @@ def read_archive(path: Path) -> tuple[list[Eval], list[tuple[float, str]]]:
         if kind == "evaluate":
             instance = json.loads(detail or "{}").get("instance")
             commit.setdefault((node, instance), sec(at))
-    evals = [Eval(node, inst, sec(s), sec(f), rt, status, worker, commit.get((node, inst)))
-             for node, inst, s, f, rt, status, worker in rows]
+    evals = [
+        Eval(node, inst, sec(s), sec(f), rt, status, worker, commit.get((node, inst)))
+        for node, inst, s, f, rt, status, worker in rows
+    ]
     return evals, [(sec(at), kind) for at, kind, _, _ in events]
 
 
@@ -307,8 +344,9 @@ def analyse(evals: list[Eval], events: list[tuple[float, str]], workers: int) ->
     by_column: dict[str, list[Eval]] = {}
     for e in evals:
         by_column.setdefault(e.worker or "?", []).append(e)
-    column_gaps = [b.start - a.finish for a, b in gaps_of([sorted(v, key=lambda e: e.start)
-                                                            for v in by_column.values()])]
+    column_gaps = [
+        b.start - a.finish for a, b in gaps_of([sorted(v, key=lambda e: e.start) for v in by_column.values()])
+    ]
     # an expansion's own time: its event's time minus the previous event's (the loop runs it inline, no await)
     expansions = [(at, at - events[i - 1][0]) for i, (at, kind) in enumerate(events) if kind == "expand" and i]
     to_commit, after_plain, after_expand, expansions_in_gaps = [], [], [], set()
@@ -323,14 +361,24 @@ def analyse(evals: list[Eval], events: list[tuple[float, str]], workers: int) ->
     edges += sum(span for s in slots if not s)
     largest = max(pairs, key=lambda p: p[1].start - p[0].finish) if pairs else None
     return {
-        "n": len(evals), "ok": sum(e.status == "ok" for e in evals),
+        "n": len(evals),
+        "ok": sum(e.status == "ok" for e in evals),
         "slept": sum((e.runtime or 0.0) >= SLEEP_S for e in evals),
         "runtime": [e.runtime for e in evals if e.runtime is not None],
-        "span": span, "busy": busy, "utilization": busy / (workers * span) if span > 0 else float("nan"),
-        "idle": workers * span - busy, "gaps": gaps, "column_gaps": column_gaps, "edges": edges,
-        "to_commit": to_commit, "after_plain": after_plain, "after_expand": after_expand,
-        "expansions": [d for _, d in expansions], "expansions_in_gaps": expansions_in_gaps,
-        "largest": largest, "slots": slots,
+        "span": span,
+        "busy": busy,
+        "utilization": busy / (workers * span) if span > 0 else float("nan"),
+        "idle": workers * span - busy,
+        "gaps": gaps,
+        "column_gaps": column_gaps,
+        "edges": edges,
+        "to_commit": to_commit,
+        "after_plain": after_plain,
+        "after_expand": after_expand,
+        "expansions": [d for _, d in expansions],
+        "expansions_in_gaps": expansions_in_gaps,
+        "largest": largest,
+        "slots": slots,
     }
 
 
@@ -339,46 +387,67 @@ def print_utilization(backend: str, wall: float, events: list[tuple[float, str]]
         return f"{1e3 * float(np.mean(values)):.1f}" if values else "-"
 
     runtime = r["runtime"]
-    print(f"  [{backend}] search command took {wall:.1f} s; dev phase {r['span']:.2f} s: {r['n']} dev evaluations "
-          f"({r['ok']} ok), {r['slept']}/{r['n']} ({100 * r['slept'] / r['n']:.0f}%) slept (runtime >= {SLEEP_S} s), "
-          f"runtime median {ms(runtime):.0f} ms, p90 {ms(runtime, 90):.0f} ms; "
-          f"{sum(1 for _, k in events if k == 'expand')} expansions")
+    print(
+        f"  [{backend}] search command took {wall:.1f} s; dev phase {r['span']:.2f} s: {r['n']} dev evaluations "
+        f"({r['ok']} ok), {r['slept']}/{r['n']} ({100 * r['slept'] / r['n']:.0f}%) slept (runtime >= {SLEEP_S} s), "
+        f"runtime median {ms(runtime):.0f} ms, p90 {ms(runtime, 90):.0f} ms; "
+        f"{sum(1 for _, k in events if k == 'expand')} expansions"
+    )
     gaps = r["gaps"]
-    print(f"  [{backend}] idle {r['idle']:.3f} of {WORKERS * r['span']:.2f} slot-seconds: between evaluations on a "
-          f"slot {sum(gaps):.3f} s over {len(gaps)} gaps (mean {m(gaps)} ms, median {ms(gaps):.1f}, "
-          f"p90 {ms(gaps, 90):.1f}, max {max(gaps) * 1e3 if gaps else 0:.1f}; by the archive's worker column: mean "
-          f"{m(r['column_gaps'])} ms); before a slot's first / after its last evaluation {r['edges']:.3f} s "
-          f"(the last evaluation runs alone once the budget is spent)")
+    print(
+        f"  [{backend}] idle {r['idle']:.3f} of {WORKERS * r['span']:.2f} slot-seconds: between evaluations on a "
+        f"slot {sum(gaps):.3f} s over {len(gaps)} gaps (mean {m(gaps)} ms, median {ms(gaps):.1f}, "
+        f"p90 {ms(gaps, 90):.1f}, max {max(gaps) * 1e3 if gaps else 0:.1f}; by the archive's worker column: mean "
+        f"{m(r['column_gaps'])} ms); before a slot's first / after its last evaluation {r['edges']:.3f} s "
+        f"(the last evaluation runs alone once the budget is spent)"
+    )
     largest = r["largest"]
     note = ""
     if largest is not None:
         a, b = largest
-        what = "the seed's last instance -> first child evaluation" if a.node == 0 and b.node != 0 else \
-            f"node {a.node} {a.instance} -> node {b.node} {b.instance}"
+        what = (
+            "the seed's last instance -> first child evaluation"
+            if a.node == 0 and b.node != 0
+            else f"node {a.node} {a.instance} -> node {b.node} {b.instance}"
+        )
         note = f"; largest gap {1e3 * (b.start - a.finish):.1f} ms at {b.start:.2f} s ({what})"
-    with_expansions = (f"{m(r['after_expand'])} ms in {len(r['after_expand'])} with inline expansions "
-                       f"(holding {len(r['expansions_in_gaps'])} of the {len(r['expansions'])} expansions)" if r["after_expand"] else "none with an expansion")
+    with_expansions = (
+        f"{m(r['after_expand'])} ms in {len(r['after_expand'])} with inline expansions "
+        f"(holding {len(r['expansions_in_gaps'])} of the {len(r['expansions'])} expansions)"
+        if r["after_expand"]
+        else "none with an expansion"
+    )
     one_expansion = f"; an expansion takes mean {m(r['expansions'])} ms" if r["expansions"] else ""
-    print(f"  [{backend}] in a gap: finish -> its result committed (wake-up, grading, DuckDB write) mean "
-          f"{m(r['to_commit'])} ms; commit -> next start on the slot: mean {m(r['after_plain'])} ms in "
-          f"{len(r['after_plain'])} gaps without an expansion, {with_expansions}{one_expansion}{note}")
+    print(
+        f"  [{backend}] in a gap: finish -> its result committed (wake-up, grading, DuckDB write) mean "
+        f"{m(r['to_commit'])} ms; commit -> next start on the slot: mean {m(r['after_plain'])} ms in "
+        f"{len(r['after_plain'])} gaps without an expansion, {with_expansions}{one_expansion}{note}"
+    )
     met = r["utilization"] >= UTILIZATION_GOAL
-    print(f"  [{backend}] utilization {100 * r['utilization']:.1f}% (busy {r['busy']:.2f} s / ({WORKERS} x "
-          f"{r['span']:.2f} s)); goal >= {100 * UTILIZATION_GOAL:.0f}%: {'met' if met else 'NOT met'}; "
-          f"mean gap on a slot {m(gaps)} ms")
-    return (f"{backend} utilization {100 * r['utilization']:.1f}% (goal >= {100 * UTILIZATION_GOAL:.0f}%, "
-            f"{'met' if met else 'not met'})")
+    print(
+        f"  [{backend}] utilization {100 * r['utilization']:.1f}% (busy {r['busy']:.2f} s / ({WORKERS} x "
+        f"{r['span']:.2f} s)); goal >= {100 * UTILIZATION_GOAL:.0f}%: {'met' if met else 'NOT met'}; "
+        f"mean gap on a slot {m(gaps)} ms"
+    )
+    return (
+        f"{backend} utilization {100 * r['utilization']:.1f}% (goal >= {100 * UTILIZATION_GOAL:.0f}%, "
+        f"{'met' if met else 'not met'})"
+    )
 
 
 # ----- main --------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=30, help="timed jobs per backend and bare (default 30)")
-    parser.add_argument("--budget", type=int, default=60, help="dev evaluations of each utilization search "
-                        "(default 60)")
+    parser.add_argument(
+        "--budget", type=int, default=60, help="dev evaluations of each utilization search (default 60)"
+    )
     parser.add_argument("--skip-utilization", action="store_true", help="only the overhead part")
-    parser.add_argument("--backends", default=",".join(BACKENDS),
-                        help=f"comma-separated, of {', '.join(BACKENDS)} (default: all; absent ones are skipped)")
+    parser.add_argument(
+        "--backends",
+        default=",".join(BACKENDS),
+        help=f"comma-separated, of {', '.join(BACKENDS)} (default: all; absent ones are skipped)",
+    )
     args = parser.parse_args(argv)
     wanted = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = [b for b in wanted if b not in BACKENDS]
@@ -388,10 +457,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats and --budget must be at least 1")
 
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print("Clade sandbox benchmark: per-evaluation overhead of each backend against a bare `python -c pass`, and "
-          f"worker utilization of a real search with {WORKERS} workers on {SLEEP_S} s evaluations")
-    print(f"  machine: {platform.platform()}, os.cpu_count() {os.cpu_count()}, load average {load}; "
-          f"python {platform.python_version()} ({sys.executable})")
+    print(
+        "Clade sandbox benchmark: per-evaluation overhead of each backend against a bare `python -c pass`, and "
+        f"worker utilization of a real search with {WORKERS} workers on {SLEEP_S} s evaluations"
+    )
+    print(
+        f"  machine: {platform.platform()}, os.cpu_count() {os.cpu_count()}, load average {load}; "
+        f"python {platform.python_version()} ({sys.executable})"
+    )
     present = []
     for name in wanted:
         ok, why = availability(name)
@@ -402,30 +475,42 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = []
     try:
         print()
-        print(f"Overhead per evaluation: {args.repeats} jobs each, one at a time, round-robin "
-              f"(bare, bare -I -S, {', '.join(present)}) after {WARMUP} warm-up jobs each; backend job = "
-              "make_sandbox(name).run(SandboxJob(files={'agent.py': b'x = 1\\n'}, command=[python, '-c', 'pass'], "
-              "answer_file='answer.json')), one sandbox per backend, reused; wall time per call")
+        print(
+            f"Overhead per evaluation: {args.repeats} jobs each, one at a time, round-robin "
+            f"(bare, bare -I -S, {', '.join(present)}) after {WARMUP} warm-up jobs each; backend job = "
+            "make_sandbox(name).run(SandboxJob(files={'agent.py': b'x = 1\\n'}, command=[python, '-c', 'pass'], "
+            "answer_file='answer.json')), one sandbox per backend, reused; wall time per call"
+        )
         times = measure_overhead(present, args.repeats)
         verdicts += print_overhead(times)
         if not args.skip_utilization:
             searched = [b for b in present if b in ("process", "bwrap")]
             print()
-            print(f"Worker utilization: one search per backend ({', '.join(searched)}), command: "
-                  + " ".join(search_command("<backend>", args.budget, Path("<tmp>/runs"), Path("<tmp>/instances.json"),
-                                            Path("<tmp>/agent.py"))).replace(sys.executable, "python"))
-            print(f"  agent: binpack first fit sleeping {SLEEP_S} s at import; instances: {N_DEV} dev + {N_HOLDOUT} "
-                  f"holdout, {N_ITEMS} items each; utilization over dev evaluations only = sum(finished_at - "
-                  f"started_at) / ({WORKERS} x (last finished_at - first started_at)); slots by greedy interval "
-                  "assignment")
+            print(
+                f"Worker utilization: one search per backend ({', '.join(searched)}), command: "
+                + " ".join(
+                    search_command(
+                        "<backend>",
+                        args.budget,
+                        Path("<tmp>/runs"),
+                        Path("<tmp>/instances.json"),
+                        Path("<tmp>/agent.py"),
+                    )
+                ).replace(sys.executable, "python")
+            )
+            print(
+                f"  agent: binpack first fit sleeping {SLEEP_S} s at import; instances: {N_DEV} dev + {N_HOLDOUT} "
+                f"holdout, {N_ITEMS} items each; utilization over dev evaluations only = sum(finished_at - "
+                f"started_at) / ({WORKERS} x (last finished_at - first started_at)); slots by greedy interval "
+                "assignment"
+            )
             with tempfile.TemporaryDirectory(prefix="clade-bench-sandbox-") as tmp:
                 folder = Path(tmp)
                 agent, instances = write_inputs(folder)
                 for backend in searched:
                     archive, wall = run_search(backend, args.budget, folder, agent, instances)
                     evals, events = read_archive(archive)
-                    verdicts.append(print_utilization(backend, wall, events,
-                                                      analyse(evals, events, WORKERS)))
+                    verdicts.append(print_utilization(backend, wall, events, analyse(evals, events, WORKERS)))
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

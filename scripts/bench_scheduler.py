@@ -49,6 +49,7 @@ flush from DuckDB's own CPU time.
 Timings are wall-clock medians and 90th percentiles on whatever else the
 machine is doing; its load average is printed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -92,9 +93,11 @@ class Synthetic:
         n, tree = self.tree.n, self.tree
         depth = tree.depth[:n]
         evals = tree.n_evals[:n][tree.valid[:n]]
-        return (f"{self.shape}: {n} nodes ({tree.n_valid} valid), depth mean {depth.mean():.1f} max {depth.max()}, "
-                f"own evaluations per valid node mean {evals.mean():.1f} (min {evals.min()}, max {evals.max()}), "
-                f"{tree.evaluations_done} evaluations, {len(tree.open_nodes)} open nodes")
+        return (
+            f"{self.shape}: {n} nodes ({tree.n_valid} valid), depth mean {depth.mean():.1f} max {depth.max()}, "
+            f"own evaluations per valid node mean {evals.mean():.1f} (min {evals.min()}, max {evals.max()}), "
+            f"{tree.evaluations_done} evaluations, {len(tree.open_nodes)} open nodes"
+        )
 
 
 def child_quality(q: float, shape: str, rng: np.random.Generator) -> float:
@@ -175,10 +178,12 @@ def prefilled_archive(folder: Path, evaluations: int) -> Archive:
         archive.query(
             "INSERT INTO evaluations SELECT i // 16, 'prefill' || (i % 16), 'dev', 0, random(), "
             "'{\"bins\": 41}', 'ok', 0.1, repeat('x', 200), '', '', 'w0', TIMESTAMP '2025-01-01', "
-            f"TIMESTAMP '2025-01-01' FROM range({evaluations}) t(i)")
+            f"TIMESTAMP '2025-01-01' FROM range({evaluations}) t(i)"
+        )
         archive.query(
             "INSERT INTO events SELECT i + 1, TIMESTAMP '2025-01-01', 'evaluate', i // 16, "
-            f"'{{\"t\": 1, \"theta\": 0.5}}' FROM range({evaluations}) t(i)")
+            f'\'{{"t": 1, "theta": 0.5}}\' FROM range({evaluations}) t(i)'
+        )
         archive.query("CHECKPOINT")
     archive.close()
     return Archive.open(path)  # reopened: the event sequence continues after the prefill
@@ -187,10 +192,21 @@ def prefilled_archive(folder: Path, evaluations: int) -> Archive:
 def evaluation_record(node: int, instance: int, x: float) -> EvaluationRecord:
     now = utcnow()
     return EvaluationRecord(
-        node_id=node, instance_id=f"dev{instance}", split="dev", repeat=0, score=x,
-        metrics={"bins": 41, "seed_bins": 43, "ratio": round(x, 6)}, status="ok", runtime_s=0.42,
-        stdout_tail="placed 120 items\n" * 8, stderr_tail="", feedback="", worker="w0",
-        started_at=now, finished_at=now)
+        node_id=node,
+        instance_id=f"dev{instance}",
+        split="dev",
+        repeat=0,
+        score=x,
+        metrics={"bins": 41, "seed_bins": 43, "ratio": round(x, 6)},
+        status="ok",
+        runtime_s=0.42,
+        stdout_tail="placed 120 items\n" * 8,
+        stderr_tail="",
+        feedback="",
+        worker="w0",
+        started_at=now,
+        finished_at=now,
+    )
 
 
 def expand(syn: Synthetic, parent: int, rng: np.random.Generator) -> int:
@@ -246,11 +262,20 @@ def engine_pass(syn: Synthetic, archive: Archive | None, decisions: int, seed: i
             out.update.append(0.0)
             out.write.append(0.0)
             if archive is not None:
-                record = NodeRecord(child, decision.node_id, int(tree.depth[child]),
-                                    "valid" if tree.valid[child] else "invalid", "offline", diff="@@ -1 +1 @@\n")
+                record = NodeRecord(
+                    child,
+                    decision.node_id,
+                    int(tree.depth[child]),
+                    "valid" if tree.valid[child] else "invalid",
+                    "offline",
+                    diff="@@ -1 +1 @@\n",
+                )
                 t2 = clock()
-                archive.add_node(record, {"agent.py": AGENT_FILE + f"# {child}\n"},
-                                 event=("expand", decision.node_id, decision.detail))
+                archive.add_node(
+                    record,
+                    {"agent.py": AGENT_FILE + f"# {child}\n"},
+                    event=("expand", decision.node_id, decision.detail),
+                )
                 out.expand_write.append(clock() - t2)
         else:
             break
@@ -259,8 +284,9 @@ def engine_pass(syn: Synthetic, archive: Archive | None, decisions: int, seed: i
     return out
 
 
-def forced_pass(syn: Synthetic, kind: str, decisions: int, seed: int, pruning: bool = True
-                ) -> tuple[list[float], list[float]]:
+def forced_pass(
+    syn: Synthetic, kind: str, decisions: int, seed: int, pruning: bool = True
+) -> tuple[list[float], list[float]]:
     """Times of (tree.view(), HGMPolicy.decide) for decisions forced to one kind: 'expand' holds widening
     open (pending_expansions = -n): the clade draw over every evaluated node; 'evaluate' shuts it
     (pending_expansions = 10 n): the own draw over every open node. Before each, one real decision is
@@ -280,8 +306,7 @@ def forced_pass(syn: Synthetic, kind: str, decisions: int, seed: int, pruning: b
             decision = policy.decide(tree.view(), rng)
             if isinstance(decision, Evaluate):
                 tree.start_evaluation(decision.node_id, decision.instance)
-                tree.finish_evaluation(decision.node_id, decision.instance,
-                                       score(syn.quality[decision.node_id], world))
+                tree.finish_evaluation(decision.node_id, decision.instance, score(syn.quality[decision.node_id], world))
             elif isinstance(decision, Expand):
                 expand(syn, decision.node_id, world)
             t0 = time.perf_counter()
@@ -305,8 +330,11 @@ def prune_profile(syn: Synthetic, draws: int, seed: int) -> dict:
     out = {}
     for kind, nodes, draw in (
         ("expand", evaluable(view), lambda nodes, rng, stats: clade_thompson(view, nodes, 1.0, rng, stats)),
-        ("evaluate", np.asarray(view.open_nodes, dtype=np.int64),
-         lambda nodes, rng, stats: own_thompson(view, nodes, rng, stats)),
+        (
+            "evaluate",
+            np.asarray(view.open_nodes, dtype=np.int64),
+            lambda nodes, rng, stats: own_thompson(view, nodes, rng, stats),
+        ),
     ):
         rng, drawn, picked = np.random.default_rng(seed), [], []
         for _ in range(draws if len(nodes) else 0):
@@ -315,9 +343,13 @@ def prune_profile(syn: Synthetic, draws: int, seed: int) -> dict:
             if stats.candidates:  # the pruned path ran (not the plain draw)
                 drawn.append(stats.drawn)
                 picked.append(stats.picked)
-        out[kind] = {"candidates": len(nodes), "pruned": len(drawn), "draws": draws,
-                     "drawn": float(np.median(drawn)) if drawn else None,
-                     "tail": float(np.median(picked)) if picked else None}
+        out[kind] = {
+            "candidates": len(nodes),
+            "pruned": len(drawn),
+            "draws": draws,
+            "drawn": float(np.median(drawn)) if drawn else None,
+            "tail": float(np.median(picked)) if picked else None,
+        }
     return out
 
 
@@ -381,19 +413,59 @@ def write_variants(folder: Path, rounds: int) -> list[tuple[str, list[float]]]:
 
     def rows(archive: Archive, i: int) -> tuple[list, list]:
         ev = evaluation_record(i, 0, 0.5)
-        detail = json.dumps({"t": i, "t_alpha": 1.0, "grown": 3, "theta": 0.61, "candidates": 1,
-                             "instance": "dev0", "score": 0.5, "status": "ok"})
+        detail = json.dumps(
+            {
+                "t": i,
+                "t_alpha": 1.0,
+                "grown": 3,
+                "theta": 0.61,
+                "candidates": 1,
+                "instance": "dev0",
+                "score": 0.5,
+                "status": "ok",
+            }
+        )
         seq = archive._next_seq
         archive._next_seq += 1
-        return ([ev.node_id, ev.instance_id, ev.split, ev.repeat, ev.score, json.dumps(ev.metrics), ev.status,
-                 ev.runtime_s, ev.stdout_tail, ev.stderr_tail, ev.feedback, ev.worker, ev.started_at,
-                 ev.finished_at], [seq, utcnow(), "evaluate", i, detail])
+        return (
+            [
+                ev.node_id,
+                ev.instance_id,
+                ev.split,
+                ev.repeat,
+                ev.score,
+                json.dumps(ev.metrics),
+                ev.status,
+                ev.runtime_s,
+                ev.stdout_tail,
+                ev.stderr_tail,
+                ev.feedback,
+                ev.worker,
+                ev.started_at,
+                ev.finished_at,
+            ],
+            [seq, utcnow(), "evaluate", i, detail],
+        )
 
     def engine_write(archive: Archive, i: int) -> None:
         ev = evaluation_record(i, 0, 0.5)
-        archive.add_evaluation(ev, event=("evaluate", i, {"t": i, "t_alpha": 1.0, "grown": 3, "theta": 0.61,
-                                                           "candidates": 1, "instance": "dev0", "score": 0.5,
-                                                           "status": "ok"}))
+        archive.add_evaluation(
+            ev,
+            event=(
+                "evaluate",
+                i,
+                {
+                    "t": i,
+                    "t_alpha": 1.0,
+                    "grown": 3,
+                    "theta": 0.61,
+                    "candidates": 1,
+                    "instance": "dev0",
+                    "score": 0.5,
+                    "status": "ok",
+                },
+            ),
+        )
 
     def executemany(archive: Archive, i: int) -> None:
         ev_row, event_row = rows(archive, i)
@@ -416,7 +488,9 @@ def write_variants(folder: Path, rounds: int) -> list[tuple[str, list[float]]]:
         archive._con.execute(
             "BEGIN; INSERT INTO evaluations VALUES (" + ", ".join(map(_literal, ev_row)) + "); "
             'INSERT INTO events (seq, "at", kind, node_id, detail) VALUES ('
-            + ", ".join(map(_literal, event_row)) + "); COMMIT;")
+            + ", ".join(map(_literal, event_row))
+            + "); COMMIT;"
+        )
 
     def rolled_back(archive: Archive, i: int) -> None:
         ev_row, event_row = rows(archive, i)
@@ -445,10 +519,13 @@ def write_variants(folder: Path, rounds: int) -> list[tuple[str, list[float]]]:
         archive = Archive.create(folder / f"w{k}" / "archive.duckdb", "bench", {}, 0)
         if setting:
             archive._con.execute(setting)
-        archive._con.execute("PREPARE put_eval AS INSERT INTO evaluations VALUES "
-                             "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)")
-        archive._con.execute('PREPARE put_event AS INSERT INTO events (seq, "at", kind, node_id, detail) '
-                             "VALUES ($1, $2, $3, $4, $5)")
+        archive._con.execute(
+            "PREPARE put_eval AS INSERT INTO evaluations VALUES "
+            "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+        )
+        archive._con.execute(
+            'PREPARE put_event AS INSERT INTO events (seq, "at", kind, node_id, detail) VALUES ($1, $2, $3, $4, $5)'
+        )
         archives.append(archive)
     times: list[list[float]] = [[] for _ in variants]
     for i in range(rounds + 20):
@@ -486,9 +563,12 @@ def machine(folder: Path) -> list[str]:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return [
-        (f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, nproc {os.cpu_count()} "
-         f"(usable {usable}), load average {load}"),
-        f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, duckdb {duckdb.__version__}",
+        (
+            f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, nproc {os.cpu_count()} "
+            f"(usable {usable}), load average {load}"
+        ),
+        f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"duckdb {duckdb.__version__}",
         f"archive files in {folder}: {filesystem(folder)}",
     ]
 
@@ -514,8 +594,11 @@ def run(n: int, shape: str, args, folder: Path) -> dict:
         archive.close()
     view = tree.view()
     open_copy = timed(lambda: view.open_nodes, 5, 0.05)  # HGMPolicy._evaluate
-    forced = {(kind, pruning): forced_pass(syn, kind, args.forced if pruning else args.plain, args.seed + 2, pruning)
-              for kind in ("expand", "evaluate") for pruning in (True, False)}
+    forced = {
+        (kind, pruning): forced_pass(syn, kind, args.forced if pruning else args.plain, args.seed + 2, pruning)
+        for kind in ("expand", "evaluate")
+        for pruning in (True, False)
+    }
     profile = prune_profile(syn, 40, args.seed + 4)
     rng = np.random.default_rng(args.seed + 5)
     last: dict = {}
@@ -530,48 +613,73 @@ def run(n: int, shape: str, args, folder: Path) -> dict:
     ev = kinds == "evaluate"
     total = np.asarray(engine.select) + np.asarray(engine.update) + np.asarray(engine.write)
     return {
-        "nodes": n, "shape": shape, "description": syn.describe(), "prefill_s": prefill_s, "build_s": build_s,
-        "decisions": len(kinds), "evaluate_decisions": int(ev.sum()), "expand_decisions": int((~ev).sum()),
-        "select": engine.select, "view": engine.view, "open_copy": open_copy,
+        "nodes": n,
+        "shape": shape,
+        "description": syn.describe(),
+        "prefill_s": prefill_s,
+        "build_s": build_s,
+        "decisions": len(kinds),
+        "evaluate_decisions": int(ev.sum()),
+        "expand_decisions": int((~ev).sum()),
+        "select": engine.select,
+        "view": engine.view,
+        "open_copy": open_copy,
         "select_evaluate": list(np.asarray(engine.select)[ev]),
         "select_expand": list(np.asarray(engine.select)[~ev]),
-        "update": list(np.asarray(engine.update)[ev]), "write": list(np.asarray(engine.write)[ev]),
-        "expand_write": engine.expand_write, "total": list(total),
-        "expand_view": forced[("expand", True)][0], "expand_decide": forced[("expand", True)][1],
+        "update": list(np.asarray(engine.update)[ev]),
+        "write": list(np.asarray(engine.write)[ev]),
+        "expand_write": engine.expand_write,
+        "total": list(total),
+        "expand_view": forced[("expand", True)][0],
+        "expand_decide": forced[("expand", True)][1],
         "expand_plain": forced[("expand", False)][1],
         "forced_expand": list(np.add(*forced[("expand", True)])),
-        "evaluate_view": forced[("evaluate", True)][0], "evaluate_decide": forced[("evaluate", True)][1],
+        "evaluate_view": forced[("evaluate", True)][0],
+        "evaluate_decide": forced[("evaluate", True)][1],
         "evaluate_plain": forced[("evaluate", False)][1],
-        "forced_evaluate": list(np.add(*forced[("evaluate", True)])), "profile": profile,
-        "naive_walk": naive_walk, "naive_pass": naive_pass,
+        "forced_evaluate": list(np.add(*forced[("evaluate", True)])),
+        "profile": profile,
+        "naive_walk": naive_walk,
+        "naive_pass": naive_pass,
     }
 
 
 def print_tables(results: list[dict]) -> None:
-    print("Engine, per decision of its own loop (ms, median/p90): select = tree.view() + HGMPolicy.decide "
-          "(bounds upkeep included), of which view = tree.view() alone; update = start_evaluation + "
-          "finish_evaluation; write = Archive.add_evaluation, one commit; total = their sum per decision. "
-          "Naive, per decision (ms, median): walk = every node pools its subtree again (HGM's public code) + "
-          "one draw; pass = one O(n) recompute + one draw.")
-    head = (f"{'nodes':>7} {'shape':<6} {'eval/exp':>9} | {'select':>12} {'view':>5} {'update':>6} "
-            f"{'write':>12} {'total':>12} | {'naive walk':>10} {'pass':>7} | {'walk/total':>10}")
+    print(
+        "Engine, per decision of its own loop (ms, median/p90): select = tree.view() + HGMPolicy.decide "
+        "(bounds upkeep included), of which view = tree.view() alone; update = start_evaluation + "
+        "finish_evaluation; write = Archive.add_evaluation, one commit; total = their sum per decision. "
+        "Naive, per decision (ms, median): walk = every node pools its subtree again (HGM's public code) + "
+        "one draw; pass = one O(n) recompute + one draw."
+    )
+    head = (
+        f"{'nodes':>7} {'shape':<6} {'eval/exp':>9} | {'select':>12} {'view':>5} {'update':>6} "
+        f"{'write':>12} {'total':>12} | {'naive walk':>10} {'pass':>7} | {'walk/total':>10}"
+    )
     print(head)
     print("-" * len(head))
     for r in results:
-        print(f"{r['nodes']:>7} {r['shape']:<6} {r['evaluate_decisions']:>4}/{r['expand_decisions']:<4} | "
-              f"{ms(r['select']):5.2f}/{ms(r['select'], 90):5.2f} {ms(r['view']):5.2f} {ms(r['update']):6.3f} "
-              f"{ms(r['write']):5.2f}/{ms(r['write'], 90):5.2f} {ms(r['total']):5.2f}/{ms(r['total'], 90):5.2f} | "
-              f"{ms(r['naive_walk']):10.1f} {ms(r['naive_pass']):7.1f} | "
-              f"{ms(r['naive_walk']) / ms(r['total']):10.1f}")
+        print(
+            f"{r['nodes']:>7} {r['shape']:<6} {r['evaluate_decisions']:>4}/{r['expand_decisions']:<4} | "
+            f"{ms(r['select']):5.2f}/{ms(r['select'], 90):5.2f} {ms(r['view']):5.2f} {ms(r['update']):6.3f} "
+            f"{ms(r['write']):5.2f}/{ms(r['write'], 90):5.2f} {ms(r['total']):5.2f}/{ms(r['total'], 90):5.2f} | "
+            f"{ms(r['naive_walk']):10.1f} {ms(r['naive_pass']):7.1f} | "
+            f"{ms(r['naive_walk']) / ms(r['total']):10.1f}"
+        )
     print()
-    print("Selection alone, decisions forced to one kind (ms, median/p90): view = tree.view(); decide = "
-          "HGMPolicy.decide with the pruned exact draw, plain = with the vectorized draw over every candidate; "
-          "drawn/tail = candidates drawn in full / tail draws per pruned draw ('plain': below the size where "
-          "pruning pays); open = view.open_nodes (flatnonzero of the open mask) in HGMPolicy._evaluate; walk/sel = naive walk "
-          "over the expansion's view + decide.")
-    head = (f"{'nodes':>7} {'shape':<6} | {'expand: cands':>13} {'view':>5} {'decide':>11} {'plain':>6} "
-            f"{'drawn/tail':>10} | {'evaluate: open':>14} {'view':>5} {'decide':>11} {'plain':>6} {'copy':>5} "
-            f"{'drawn/tail':>10} | {'walk/sel':>8}")
+    print(
+        "Selection alone, decisions forced to one kind (ms, median/p90): view = tree.view(); decide = "
+        "HGMPolicy.decide with the pruned exact draw, plain = with the vectorized draw over every candidate; "
+        "drawn/tail = candidates drawn in full / tail draws per pruned draw ('plain': below the size where "
+        "pruning pays); open = view.open_nodes (flatnonzero of the open mask) in "
+        "HGMPolicy._evaluate; walk/sel = naive walk "
+        "over the expansion's view + decide."
+    )
+    head = (
+        f"{'nodes':>7} {'shape':<6} | {'expand: cands':>13} {'view':>5} {'decide':>11} {'plain':>6} "
+        f"{'drawn/tail':>10} | {'evaluate: open':>14} {'view':>5} {'decide':>11} {'plain':>6} {'copy':>5} "
+        f"{'drawn/tail':>10} | {'walk/sel':>8}"
+    )
     print(head)
     print("-" * len(head))
 
@@ -580,12 +688,14 @@ def print_tables(results: list[dict]) -> None:
 
     for r in results:
         px, pe = r["profile"]["expand"], r["profile"]["evaluate"]
-        print(f"{r['nodes']:>7} {r['shape']:<6} | {px['candidates']:>13} {ms(r['expand_view']):5.2f} "
-              f"{ms(r['expand_decide']):5.2f}/{ms(r['expand_decide'], 90):5.2f} {ms(r['expand_plain']):6.2f} "
-              f"{drawn(px):>10} | {pe['candidates']:>14} {ms(r['evaluate_view']):5.2f} "
-              f"{ms(r['evaluate_decide']):5.2f}/{ms(r['evaluate_decide'], 90):5.2f} "
-              f"{ms(r['evaluate_plain']):6.2f} {ms(r['open_copy']):5.2f} {drawn(pe):>10} | "
-              f"{ms(r['naive_walk']) / ms(r['forced_expand']):8.0f}")
+        print(
+            f"{r['nodes']:>7} {r['shape']:<6} | {px['candidates']:>13} {ms(r['expand_view']):5.2f} "
+            f"{ms(r['expand_decide']):5.2f}/{ms(r['expand_decide'], 90):5.2f} {ms(r['expand_plain']):6.2f} "
+            f"{drawn(px):>10} | {pe['candidates']:>14} {ms(r['evaluate_view']):5.2f} "
+            f"{ms(r['evaluate_decide']):5.2f}/{ms(r['evaluate_decide'], 90):5.2f} "
+            f"{ms(r['evaluate_plain']):6.2f} {ms(r['open_copy']):5.2f} {drawn(pe):>10} | "
+            f"{ms(r['naive_walk']) / ms(r['forced_expand']):8.0f}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -594,8 +704,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", help="tree sizes (default 1000 10000 100000)")
     parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
     parser.add_argument("--decisions", type=int, help="engine decisions timed per tree (default 300)")
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()),
-                        help="where the temporary archives go (default: the system temp dir)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()),
+        help="where the temporary archives go (default: the system temp dir)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write every timing here")
     args = parser.parse_args(argv)
@@ -605,8 +719,10 @@ def main(argv: list[str] | None = None) -> int:
     args.plain = 10 if args.quick else 20
     args.naive_min, args.naive_seconds = (1, 1.0) if args.quick else (2, 3.0)
     args.dir.mkdir(parents=True, exist_ok=True)
-    print("Clade scheduler benchmark: time per decision, engine (incremental sums, pruned exact Thompson "
-          "draw, one committed DuckDB write) vs naive (pool every subtree again, one full draw)")
+    print(
+        "Clade scheduler benchmark: time per decision, engine (incremental sums, pruned exact Thompson "
+        "draw, one committed DuckDB write) vs naive (pool every subtree again, one full draw)"
+    )
     for line in machine(args.dir):
         print("  " + line)
     results = []
@@ -614,11 +730,14 @@ def main(argv: list[str] | None = None) -> int:
         for shape in args.shapes:
             print(f"[{n} nodes, {shape}]", flush=True)
             r = run(n, shape, args, args.dir)
-            print(f"  archive prefilled with {r['description'].split(', ')[-2]} in {r['prefill_s']:.1f} s; "
-                  f"bounds built in {r['build_s'] * 1e3:.0f} ms (once); {r['decisions']} engine decisions, "
-                  f"{len(r['naive_walk'])} + {len(r['naive_pass'])} naive ones; select on evaluations "
-                  f"{ms(r['select_evaluate']):.2f} ms, on expansions {ms(r['select_expand']):.2f} ms "
-                  f"(median); add_node write {ms(r['expand_write']):.2f} ms", flush=True)
+            print(
+                f"  archive prefilled with {r['description'].split(', ')[-2]} in {r['prefill_s']:.1f} s; "
+                f"bounds built in {r['build_s'] * 1e3:.0f} ms (once); {r['decisions']} engine decisions, "
+                f"{len(r['naive_walk'])} + {len(r['naive_pass'])} naive ones; select on evaluations "
+                f"{ms(r['select_evaluate']):.2f} ms, on expansions {ms(r['select_expand']):.2f} ms "
+                f"(median); add_node write {ms(r['expand_write']):.2f} ms",
+                flush=True,
+            )
             results.append(r)
     print()
     print_tables(results)
@@ -628,8 +747,7 @@ def main(argv: list[str] | None = None) -> int:
     shm = Path("/dev/shm")
     if shm.is_dir() and os.access(shm, os.W_OK) and filesystem(shm) != filesystem(args.dir):
         places.append(shm)  # memory-backed: the same writes without the disk's flush, to tell CPU from disk
-    print(f"Committed writes of one evaluation (ms, median/p90, {rounds} each, variants taking turns, fresh "
-          "archives):")
+    print(f"Committed writes of one evaluation (ms, median/p90, {rounds} each, variants taking turns, fresh archives):")
     print(f"  {'':<48} " + " ".join(f"{filesystem(place).split(' ')[0] + ' ' + str(place):>17}" for place in places))
     columns = []
     for place in places:
@@ -648,14 +766,20 @@ def main(argv: list[str] | None = None) -> int:
 def verdict(results: list[dict], one_row_commit: float) -> None:
     largest = max(r["nodes"] for r in results)
     for r in (r for r in results if r["nodes"] == largest):
-        parts = [("the engine's own decisions", r["select"]), ("forced expansions", r["forced_expand"]),
-                 ("forced evaluations", r["forced_evaluate"])]
+        parts = [
+            ("the engine's own decisions", r["select"]),
+            ("forced expansions", r["forced_expand"]),
+            ("forced evaluations", r["forced_evaluate"]),
+        ]
         worst = max(ms(times) for _, times in parts)
-        print(f"verdict at {largest} nodes, {r['shape']}: selection {'meets' if worst < 1 else 'misses'} the 1 ms "
-              f"goal (median/p90: " + "; ".join(f"{name} {ms(t):.2f}/{ms(t, 90):.2f}" for name, t in parts)
-              + f"); select + update + write {'meets' if ms(r['total']) < 1 else 'misses'} it: "
-              f"{ms(r['total']):.2f} ms, of which the DuckDB write {ms(r['write']):.2f} ms "
-              f"(one committed one-row insert alone: {one_row_commit:.2f} ms here).")
+        print(
+            f"verdict at {largest} nodes, {r['shape']}: selection {'meets' if worst < 1 else 'misses'} the 1 ms "
+            f"goal (median/p90: "
+            + "; ".join(f"{name} {ms(t):.2f}/{ms(t, 90):.2f}" for name, t in parts)
+            + f"); select + update + write {'meets' if ms(r['total']) < 1 else 'misses'} it: "
+            f"{ms(r['total']):.2f} ms, of which the DuckDB write {ms(r['write']):.2f} ms "
+            f"(one committed one-row insert alone: {one_row_commit:.2f} ms here)."
+        )
 
 
 if __name__ == "__main__":

@@ -90,6 +90,7 @@ decisions. Goal: under 5 ms at 100k nodes (the worse shape).
 Results go to stdout and, for a full run (or with --markdown PATH), to
 docs/bench_search.md with the command that produced them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -126,8 +127,15 @@ VERDICT_BUDGET = 800
 RIVALS = ("dgm", "greedy", "best_of_n")
 GOAL_MS = 5.0
 STALL = 100_000  # decisions in a row without starting an evaluation: the search ends as an error
-SCORE_METHODS = ("scores", "node_scores", "expansion_scores", "probabilities", "parent_probabilities", "weights",
-                 "parent_weights")
+SCORE_METHODS = (
+    "scores",
+    "node_scores",
+    "expansion_scores",
+    "probabilities",
+    "parent_probabilities",
+    "weights",
+    "parent_weights",
+)
 
 
 # ----- the landscape ---------------------------------------------------------------
@@ -192,23 +200,54 @@ class Family:
         kinds = "; ".join(
             f"{k.name}{f' (p {k.weight:g}, starts at q {k.start_q:g})' if k.start_q is not None else ''}: "
             f"cap {k.cap:g}, p_break {k.p_break:g}, p_help {k.p_help:g}, Lomax {k.help_scale:g}/{k.help_shape:g}, "
-            f"hurt {k.hurt_mean:g}" for k in self.kinds)
+            f"hurt {k.hurt_mean:g}"
+            for k in self.kinds
+        )
         return f"{self.name}: root q {self.root_q:g}; {kinds}. {self.summary}"
 
 
 FAMILIES = {
-    "smooth": Family("smooth", 0.30, (
-        Kind("edits", cap=1.0, p_break=0.15, p_help=0.35, help_scale=0.40, help_shape=4.0, hurt_mean=0.15),
-    ), "Most edits hurt a little, a few help a lot."),
-    "deceptive": Family("deceptive", 0.30, (
-        Kind("trap", cap=0.5, p_break=0.15, p_help=0.30, help_scale=0.30, help_shape=4.0, hurt_mean=0.20,
-             weight=0.6, start_q=0.40),
-        Kind("deep", cap=1.0, p_break=0.15, p_help=0.60, help_scale=0.45, help_shape=4.0, hurt_mean=0.10,
-             weight=0.4, start_q=0.25),
-    ), "The best lineage starts worse."),
-    "needle": Family("needle", 0.20, (
-        Kind("edits", cap=1.0, p_break=0.30, p_help=0.08, help_scale=1.0, help_shape=3.0, hurt_mean=0.40),
-    ), "Almost every edit hurts; rare big jumps."),
+    "smooth": Family(
+        "smooth",
+        0.30,
+        (Kind("edits", cap=1.0, p_break=0.15, p_help=0.35, help_scale=0.40, help_shape=4.0, hurt_mean=0.15),),
+        "Most edits hurt a little, a few help a lot.",
+    ),
+    "deceptive": Family(
+        "deceptive",
+        0.30,
+        (
+            Kind(
+                "trap",
+                cap=0.5,
+                p_break=0.15,
+                p_help=0.30,
+                help_scale=0.30,
+                help_shape=4.0,
+                hurt_mean=0.20,
+                weight=0.6,
+                start_q=0.40,
+            ),
+            Kind(
+                "deep",
+                cap=1.0,
+                p_break=0.15,
+                p_help=0.60,
+                help_scale=0.45,
+                help_shape=4.0,
+                hurt_mean=0.10,
+                weight=0.4,
+                start_q=0.25,
+            ),
+        ),
+        "The best lineage starts worse.",
+    ),
+    "needle": Family(
+        "needle",
+        0.20,
+        (Kind("edits", cap=1.0, p_break=0.30, p_help=0.08, help_scale=1.0, help_shape=3.0, hurt_mean=0.40),),
+        "Almost every edit hurts; rare big jumps.",
+    ),
 }
 
 
@@ -221,8 +260,9 @@ class World:
         root_kind = 0 if len(family.kinds) == 1 else -1
         self.keys = [mix(mix(seed) ^ mix(1000 + family_index))]
         self.kind = [root_kind]  # index into family.kinds; -1: the root of a multi-kind family (cap 1)
-        self.z = [math.log(family.root_q / (1.0 - family.root_q)) if root_kind < 0
-                  else family.kinds[0].z_of(family.root_q)]
+        self.z = [
+            math.log(family.root_q / (1.0 - family.root_q)) if root_kind < 0 else family.kinds[0].z_of(family.root_q)
+        ]
         self.q = [family.root_q]
         self.valid = [True]
         self.children = [0]
@@ -331,8 +371,10 @@ def policy_scores(policy, view) -> tuple[np.ndarray | None, str]:
     scores), or a mapping node -> score. Returns (scores over every node or None, source)."""
     islands = getattr(innermost(policy), "num_islands", None)
     if callable(getattr(policy, "island_probabilities", None)) and islands:
-        return (np.mean([policy.island_probabilities(view, k) for k in range(islands)], axis=0),
-                f"mean of island_probabilities over {islands} islands")
+        return (
+            np.mean([policy.island_probabilities(view, k) for k in range(islands)], axis=0),
+            f"mean of island_probabilities over {islands} islands",
+        )
     for name in SCORE_METHODS:
         method = getattr(policy, name, None)
         if not callable(method):
@@ -433,8 +475,15 @@ def next_decision(policy, tree: TreeStats, budget: int, rng: np.random.Generator
     return policy.decide(tree.view(pending_expansions=0, budget=budget, can_expand=True), rng)
 
 
-def simulate(policy_name: str, family_name: str, budget: int, seed: int, workers: int = 2,
-             finish: str = "random", n_instances: int = N_INSTANCES) -> tuple[Outcome, TreeStats, World]:
+def simulate(
+    policy_name: str,
+    family_name: str,
+    budget: int,
+    seed: int,
+    workers: int = 2,
+    finish: str = "random",
+    n_instances: int = N_INSTANCES,
+) -> tuple[Outcome, TreeStats, World]:
     """One search on one seed's landscape (see the module docstring); returns the outcome, tree and world."""
     t0 = time.perf_counter()
     out = Outcome(policy_name, family_name, budget, seed)
@@ -558,27 +607,35 @@ def table(headers: list[str], rows: list[list[str]], markdown: bool) -> list[str
         lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         return lines + ["| " + " | ".join(row) + " |" for row in rows]
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    fmt = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+    def fmt(row: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
     return [fmt(headers), "-" * len(fmt(headers)), *(fmt(r) for r in rows)]
 
 
-def quality_report(results: dict, families: list[str], policies: list[str], budgets: list[int],
-                   markdown: bool) -> tuple[list[str], int, int]:
+def quality_report(
+    results: dict, families: list[str], policies: list[str], budgets: list[int], markdown: bool
+) -> tuple[list[str], int, int]:
     """Per family: the issue's table, the extra table, the verdict. Returns (lines, families won, judged)."""
     lines: list[str] = []
     won = judged = 0
     for family in families:
         lines.append(f"{'### ' if markdown else ''}Family {FAMILIES[family].describe()}")
         lines.append("")
-        lines.append("Cells: mean hidden q of the final node [95% interval], mean regret (best valid q in "
-                     "the tree - final q), mean Spearman rho (policy's node score vs true CMP).")
+        lines.append(
+            "Cells: mean hidden q of the final node [95% interval], mean regret (best valid q in "
+            "the tree - final q), mean Spearman rho (policy's node score vs true CMP)."
+        )
         lines.append("")
         headers = ["policy"] + [f"B={b}" for b in budgets]
         rows = [[p] + [results.get((family, p, b), Cell()).text() for b in budgets] for p in policies]
         lines += table(headers, rows, markdown)
         lines.append("")
-        lines.append("Cells: mean best q in the tree, mean best q the policy evaluated, mean nodes (valid or "
-                     "not), searches that stopped early.")
+        lines.append(
+            "Cells: mean best q in the tree, mean best q the policy evaluated, mean nodes (valid or "
+            "not), searches that stopped early."
+        )
         lines.append("")
         rows = [[p] + [results.get((family, p, b), Cell()).extra() for b in budgets] for p in policies]
         lines += table(headers, rows, markdown)
@@ -607,11 +664,16 @@ def family_verdict(results: dict, family: str, policies: list[str], budgets: lis
         win = bool(hgm > other)
         beats &= win
         d = f"{diff[0]:+.3f} [{diff[0] - diff[1]:+.3f},{diff[0] + diff[1]:+.3f}]" if diff else "n/a"
-        parts.append(f"{'beats' if win else 'does NOT beat'} {rival} ({hgm:.3f} vs {other:.3f}; paired hgm - "
-                     f"{rival} {d})")
+        parts.append(
+            f"{'beats' if win else 'does NOT beat'} {rival} ({hgm:.3f} vs {other:.3f}; paired hgm - {rival} {d})"
+        )
     note = f"; absent: {', '.join(missing)}" if missing else ""
-    return (f"verdict {family} at B={VERDICT_BUDGET}: hgm " + "; ".join(parts) + note
-            + f" -> {'hgm best' if beats else 'hgm not best'}"), beats
+    return (
+        f"verdict {family} at B={VERDICT_BUDGET}: hgm "
+        + "; ".join(parts)
+        + note
+        + f" -> {'hgm best' if beats else 'hgm not best'}"
+    ), beats
 
 
 # ----- decision time ------------------------------------------------------------------------
@@ -651,8 +713,9 @@ def grow(n: int, shape: str, seed: int) -> tuple[TreeStats, np.ndarray]:
     return tree, q
 
 
-def time_decisions(policy_name: str, tree: TreeStats, q: np.ndarray, shape: str, decisions: int,
-                   seed: int) -> tuple[list[float], dict]:
+def time_decisions(
+    policy_name: str, tree: TreeStats, q: np.ndarray, shape: str, decisions: int, seed: int
+) -> tuple[list[float], dict]:
     """Wall time of view + decide per decision, each decision applied untimed (module docstring)."""
     policy = build_policy(policy_name)
     rng, world = np.random.default_rng(seed), np.random.default_rng(seed + 1)
@@ -708,8 +771,10 @@ def measure_decisions(policies: list[str], sizes: list[int], decisions: int, see
         for shape in SHAPES:
             t0 = time.perf_counter()
             tree, q = grow(n, shape, seed)
-            log(f"  [{n} nodes, {shape}] {tree.n_valid} valid, {tree.evaluations_done} evaluations, "
-                f"{int(tree.open_mask[:n].sum())} open nodes (built in {time.perf_counter() - t0:.1f} s)")
+            log(
+                f"  [{n} nodes, {shape}] {tree.n_valid} valid, {tree.evaluations_done} evaluations, "
+                f"{int(tree.open_mask[:n].sum())} open nodes (built in {time.perf_counter() - t0:.1f} s)"
+            )
             for policy in policies:
                 key = (policy, n, shape)
                 try:
@@ -723,8 +788,11 @@ def measure_decisions(policies: list[str], sizes: list[int], decisions: int, see
 
 def decision_table(times: DecisionTimes, policies: list[str], markdown: bool) -> list[str]:
     largest = max(times.sizes)
-    headers = ["policy"] + [f"{n // 1000}k {shape}" for n in times.sizes for shape in SHAPES] + [
-        f"goal < {GOAL_MS:g} ms at {largest // 1000}k"]
+    headers = (
+        ["policy"]
+        + [f"{n // 1000}k {shape}" for n in times.sizes for shape in SHAPES]
+        + [f"goal < {GOAL_MS:g} ms at {largest // 1000}k"]
+    )
     rows = []
     for policy in policies:
         row = [policy]
@@ -735,14 +803,22 @@ def decision_table(times: DecisionTimes, policies: list[str], markdown: bool) ->
                     row.append("error")
                     continue
                 k = times.kinds[key]
-                taken = " ".join(f"{k[name]} {short}" for name, short in (("expand", "exp"), ("evaluate", "eval"),
-                                                                          ("none", "none")) if k[name])
+                taken = " ".join(
+                    f"{k[name]} {short}"
+                    for name, short in (("expand", "exp"), ("evaluate", "eval"), ("none", "none"))
+                    if k[name]
+                )
                 row.append(f"{times.medians[key]:.2f} ({taken})")
         worst = times.worst(policy)
         row.append(f"{'met' if worst < GOAL_MS else 'NOT met'} ({worst:.2f} ms)")
         rows.append(row)
-    lines = [(f"Decision time, ms: median over {times.decisions} decisions of tree.view() + decide (in brackets "
-              "the decisions taken: exp = expand, eval = evaluate, none = None)"), ""]
+    lines = [
+        (
+            f"Decision time, ms: median over {times.decisions} decisions of tree.view() + decide (in brackets "
+            "the decisions taken: exp = expand, eval = evaluate, none = None)"
+        ),
+        "",
+    ]
     return lines + table(headers, rows, markdown)
 
 
@@ -751,8 +827,10 @@ def machine() -> str:
     import scipy
 
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"{platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
-            f"load {load}; python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}")
+    return (
+        f"{platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+        f"load {load}; python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}"
+    )
 
 
 def ordered_policies(names: list[str]) -> list[str]:
@@ -763,24 +841,37 @@ def ordered_policies(names: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help=f"{QUICK_SEEDS} seeds, budgets {' '.join(map(str, QUICK_BUDGETS))}, decision time at 10k")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{QUICK_SEEDS} seeds, budgets {' '.join(map(str, QUICK_BUDGETS))}, decision time at 10k",
+    )
     parser.add_argument("--seeds", type=int, help=f"seeds per (policy, family, budget) (default {SEEDS})")
     parser.add_argument("--budgets", type=int, nargs="+", help="dev evaluations per search (default 100 200 800 8000)")
     parser.add_argument("--policies", nargs="+", help="default: every name in search.POLICIES")
-    parser.add_argument("--variants", nargs="*",
-                        help="extra rows: name+key=value..., e.g. hgm+stages=3:0.4 hgm+alpha=0.8 dgm+stages=none "
-                             "hgm+final=max_mean_k (make_policy's keywords); default for a full run: "
-                             f"{' '.join(PAPER_VARIANTS)} (hgm and dgm as their papers run them)")
+    parser.add_argument(
+        "--variants",
+        nargs="*",
+        help="extra rows: name+key=value..., e.g. hgm+stages=3:0.4 hgm+alpha=0.8 dgm+stages=none "
+        "hgm+final=max_mean_k (make_policy's keywords); default for a full run: "
+        f"{' '.join(PAPER_VARIANTS)} (hgm and dgm as their papers run them)",
+    )
     parser.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
     parser.add_argument("--workers", type=int, default=2, help="evaluations in flight (default 2)")
-    parser.add_argument("--finish", choices=("random", "start"), default="random",
-                        help="which in-flight evaluation finishes next (default: a random one)")
+    parser.add_argument(
+        "--finish",
+        choices=("random", "start"),
+        default="random",
+        help="which in-flight evaluation finishes next (default: a random one)",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (default: cpu count)")
     parser.add_argument("--sizes", type=int, nargs="*", help="tree sizes for decision time (default 10000 100000)")
     parser.add_argument("--decisions", type=int, default=50, help="timed decisions per policy and tree")
-    parser.add_argument("--markdown", type=Path,
-                        help="write the tables here (default for a full run: docs/bench_search.md; none with --quick)")
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        help="write the tables here (default for a full run: docs/bench_search.md; none with --quick)",
+    )
     parser.add_argument("--no-markdown", action="store_true", help="write no markdown file")
     args = parser.parse_args(argv)
     seeds = args.seeds or (QUICK_SEEDS if args.quick else SEEDS)
@@ -798,15 +889,18 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as error:
             parser.error(str(error))
     policies = ordered_policies(names) + [v for v in args.variants if v not in names]
-    markdown_path = None if args.no_markdown else (args.markdown or (
-        None if args.quick else REPO / "docs" / "bench_search.md"))
+    markdown_path = (
+        None if args.no_markdown else (args.markdown or (None if args.quick else REPO / "docs" / "bench_search.md"))
+    )
     command = "python3 scripts/bench_search.py" + "".join(" " + shlex.quote(a) for a in argv)
     start = time.perf_counter()
     started_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    settings = (f"policies {' '.join(policies)}; families {' '.join(args.families)}; budgets "
-                f"{' '.join(map(str, budgets))}; {seeds} seeds; {N_INSTANCES} dev instances; {args.workers} "
-                f"workers, finish order {args.finish}; {args.jobs} processes; decision time at "
-                f"{' '.join(map(str, sizes)) or 'no'} nodes")
+    settings = (
+        f"policies {' '.join(policies)}; families {' '.join(args.families)}; budgets "
+        f"{' '.join(map(str, budgets))}; {seeds} seeds; {N_INSTANCES} dev instances; {args.workers} "
+        f"workers, finish order {args.finish}; {args.jobs} processes; decision time at "
+        f"{' '.join(map(str, sizes)) or 'no'} nodes"
+    )
     print(f"Clade search benchmark on simulated landscapes ({started_at})")
     print(f"  command: {command}")
     print(f"  settings: {settings}")
@@ -815,8 +909,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  family {FAMILIES[family].describe()}")
     print(flush=True)
 
-    tasks = [(p, fam, b, s, args.workers, args.finish) for b in sorted(budgets, reverse=True)
-             for p in policies for fam in args.families for s in range(seeds)]
+    tasks = [
+        (p, fam, b, s, args.workers, args.finish)
+        for b in sorted(budgets, reverse=True)
+        for p in policies
+        for fam in args.families
+        for s in range(seeds)
+    ]
     results: dict[tuple[str, str, int], Cell] = {}
     done, last = 0, time.perf_counter()
     seconds: dict[str, float] = {}
@@ -840,8 +939,10 @@ def main(argv: list[str] | None = None) -> int:
             pool.terminate()  # at once on Ctrl-C; after close() above, the workers are already done
             pool.join()
     search_s = time.perf_counter() - start
-    notes = [f"{len(tasks)} searches in {search_s:.0f} s ({args.jobs} processes); seconds per policy, summed over "
-             "its searches: " + ", ".join(f"{p} {seconds.get(p, 0):.0f}" for p in policies)]
+    notes = [
+        f"{len(tasks)} searches in {search_s:.0f} s ({args.jobs} processes); seconds per policy, summed over "
+        "its searches: " + ", ".join(f"{p} {seconds.get(p, 0):.0f}" for p in policies)
+    ]
     notes += [f"errors in {policy} (the first): {error}" for policy, error in errors.items()]
     sources = {}
     for cell in results.values():
@@ -852,9 +953,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     text_lines, won, judged = quality_report(results, args.families, policies, budgets, markdown=False)
     print("\n".join(text_lines))
-    summary = (f"summary: hgm selects a higher mean hidden quality than {', '.join(r for r in RIVALS if r in policies)}"
-               f" at B={VERDICT_BUDGET} on {won} of {judged} families"
-               + (f" ({'majority: met' if won * 2 > judged else 'majority: NOT met'})" if judged else ""))
+    summary = (
+        f"summary: hgm selects a higher mean hidden quality than {', '.join(r for r in RIVALS if r in policies)}"
+        f" at B={VERDICT_BUDGET} on {won} of {judged} families"
+        + (f" ({'majority: met' if won * 2 > judged else 'majority: NOT met'})" if judged else "")
+    )
     print(summary)
     print(flush=True)
 
@@ -868,33 +971,76 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - start
     print(f"wall time {wall:.0f} s ({wall / 60:.1f} min); {settings}")
     if markdown_path is not None:
-        write_markdown(markdown_path, command, started_at, settings, wall, results, args.families, policies,
-                       budgets, summary, times, notes)
+        write_markdown(
+            markdown_path,
+            command,
+            started_at,
+            settings,
+            wall,
+            results,
+            args.families,
+            policies,
+            budgets,
+            summary,
+            times,
+            notes,
+        )
         print(f"tables written to {markdown_path}")
     return 0
 
 
 def decision_verdict(times: DecisionTimes, policies: list[str]) -> str:
     missed = times.missed(policies)
-    return (f"decision time at {max(times.sizes)} nodes: "
-            + (f"every policy under {GOAL_MS:g} ms" if not missed else f"over {GOAL_MS:g} ms: {', '.join(missed)}"))
+    return f"decision time at {max(times.sizes)} nodes: " + (
+        f"every policy under {GOAL_MS:g} ms" if not missed else f"over {GOAL_MS:g} ms: {', '.join(missed)}"
+    )
 
 
-def write_markdown(path: Path, command: str, started_at: str, settings: str, wall: float, results: dict,
-                   families: list[str], policies: list[str], budgets: list[int], summary: str,
-                   times: DecisionTimes | None, notes: list[str]) -> None:
-    lines = ["# Search policies on simulated landscapes", "",
-             ("Produced by `scripts/bench_search.py` (its docstring describes the landscapes, the search loop and "
-              "every figure); regenerate with:"), "", "```", command, "```", "",
-             f"Run {started_at} on {machine()}; wall time {wall / 60:.1f} min.", "", f"Settings: {settings}.", "",
-             ("Intervals: mean +- 1.96 sd / sqrt(n) over the seeds (normal approximation); every policy meets the "
-              "same landscapes seed by seed, so the verdict's paired differences are per seed."), ""]
+def write_markdown(
+    path: Path,
+    command: str,
+    started_at: str,
+    settings: str,
+    wall: float,
+    results: dict,
+    families: list[str],
+    policies: list[str],
+    budgets: list[int],
+    summary: str,
+    times: DecisionTimes | None,
+    notes: list[str],
+) -> None:
+    lines = [
+        "# Search policies on simulated landscapes",
+        "",
+        (
+            "Produced by `scripts/bench_search.py` (its docstring describes the landscapes, the search loop and "
+            "every figure); regenerate with:"
+        ),
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        f"Run {started_at} on {machine()}; wall time {wall / 60:.1f} min.",
+        "",
+        f"Settings: {settings}.",
+        "",
+        (
+            "Intervals: mean +- 1.96 sd / sqrt(n) over the seeds (normal approximation); every policy meets the "
+            "same landscapes seed by seed, so the verdict's paired differences are per seed."
+        ),
+        "",
+    ]
     lines += [line for note in notes for line in (note + ".", "")]
     body, _, _ = quality_report(results, families, policies, budgets, markdown=True)
     lines += body + [summary, ""]
     if times is not None:
-        lines += ["## Decision time", ""] + decision_table(times, policies, markdown=True) + [
-            "", decision_verdict(times, policies) + ".", ""]
+        lines += (
+            ["## Decision time", ""]
+            + decision_table(times, policies, markdown=True)
+            + ["", decision_verdict(times, policies) + ".", ""]
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 

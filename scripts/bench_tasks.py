@@ -22,6 +22,7 @@ the best raw metric, the final node's id and the nodes grown (means), and
 the mean wall time of one search; the seed agent's figures come first. The
 tables go to docs/bench_tasks.md unless `--no-markdown` (or `--quick`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,10 +52,8 @@ class TaskBench:
 
 
 TASKS = {
-    "binpack": TaskBench("binpack", 200, 40, "100 * CAST(metrics->>'excess' AS DOUBLE)",
-                         "excess over L1, %", False),
-    "circle_packing": TaskBench("circle_packing", 60, 8, "CAST(metrics->>'sum_radii' AS DOUBLE)",
-                                "sum of radii", True),
+    "binpack": TaskBench("binpack", 200, 40, "100 * CAST(metrics->>'excess' AS DOUBLE)", "excess over L1, %", False),
+    "circle_packing": TaskBench("circle_packing", 60, 8, "CAST(metrics->>'sum_radii' AS DOUBLE)", "sum of radii", True),
 }
 
 
@@ -64,10 +63,10 @@ def read_run(archive: Path, task: TaskBench) -> dict:
 
     con = duckdb.connect(str(archive), read_only=True)
     try:
-        final = con.execute("SELECT node_id FROM events WHERE kind = 'select_final' "
-                            "ORDER BY seq DESC LIMIT 1").fetchone()[0]
-        query = (f"SELECT avg(score), avg({task.metric_sql}) FROM evaluations "
-                 "WHERE split = 'holdout' AND node_id = ?")
+        final = con.execute(
+            "SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1"
+        ).fetchone()[0]
+        query = f"SELECT avg(score), avg({task.metric_sql}) FROM evaluations WHERE split = 'holdout' AND node_id = ?"
         figures = {who: con.execute(query, [node]).fetchone() for who, node in (("final", final), ("seed", 0))}
         nodes = con.execute("SELECT count(*) FROM nodes").fetchone()[0]
     finally:
@@ -77,11 +76,31 @@ def read_run(archive: Path, task: TaskBench) -> dict:
 
 def run_search(task: TaskBench, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
     runs = folder / f"{task.name}-{policy}-{seed}"
-    command = [sys.executable, "-m", "engine.search", "--task", task.name, "--policy", policy, "--seed", str(seed),
-               "--budget", str(budget), "--run-dir", str(runs), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "engine.search",
+        "--task",
+        task.name,
+        "--policy",
+        policy,
+        "--seed",
+        str(seed),
+        "--budget",
+        str(budget),
+        "--run-dir",
+        str(runs),
+        "--quiet",
+    ]
     start = time.perf_counter()
-    out = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True,
-                         env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"))
+    out = subprocess.run(
+        command,
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"),
+    )
     wall = time.perf_counter() - start
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
@@ -104,22 +123,35 @@ def summarize(task: TaskBench, policy: str, results: list[tuple[dict, float]]) -
     metrics = [r["final"][1] for r, _ in results]
     mean, half = interval(scores)
     best = max(metrics) if task.higher_is_better else min(metrics)
-    return {"policy": policy, "score": mean, "half": half, "metric": sum(metrics) / len(metrics), "best": best,
-            "final": sum(r["final_node"] for r, _ in results) / len(results),
-            "nodes": sum(r["nodes"] for r, _ in results) / len(results),
-            "wall": sum(w for _, w in results) / len(results), "runs": len(results)}
+    return {
+        "policy": policy,
+        "score": mean,
+        "half": half,
+        "metric": sum(metrics) / len(metrics),
+        "best": best,
+        "final": sum(r["final_node"] for r, _ in results) / len(results),
+        "nodes": sum(r["nodes"] for r, _ in results) / len(results),
+        "wall": sum(w for _, w in results) / len(results),
+        "runs": len(results),
+    }
 
 
 def table(task: TaskBench, rows: list[dict], seed_figures: tuple[float, float]) -> list[str]:
     """Markdown rows, the seed agent first; also what is printed."""
-    lines = [(f"| policy | holdout score [95% interval] | mean {task.metric_name} | best {task.metric_name} "
-             "| final node (mean id) | nodes grown | wall s per search |"),
-             "| --- | --- | --- | --- | --- | --- | --- |",
-             f"| seed agent | {seed_figures[0]:.3f} | {seed_figures[1]:.3f} | {seed_figures[1]:.3f} | 0 | 1 | |"]
+    lines = [
+        (
+            f"| policy | holdout score [95% interval] | mean {task.metric_name} | best {task.metric_name} "
+            "| final node (mean id) | nodes grown | wall s per search |"
+        ),
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        f"| seed agent | {seed_figures[0]:.3f} | {seed_figures[1]:.3f} | {seed_figures[1]:.3f} | 0 | 1 | |",
+    ]
     for row in rows:
-        lines.append(f"| `{row['policy']}` | {row['score']:.3f} [{row['score'] - row['half']:.3f}, "
-                     f"{row['score'] + row['half']:.3f}] | {row['metric']:.3f} | {row['best']:.3f} | "
-                     f"{row['final']:.1f} | {row['nodes']:.1f} | {row['wall']:.1f} |")
+        lines.append(
+            f"| `{row['policy']}` | {row['score']:.3f} [{row['score'] - row['half']:.3f}, "
+            f"{row['score'] + row['half']:.3f}] | {row['metric']:.3f} | {row['best']:.3f} | "
+            f"{row['final']:.1f} | {row['nodes']:.1f} | {row['wall']:.1f} |"
+        )
     return lines
 
 
@@ -137,8 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     unknown = [t for t in args.tasks if t not in TASKS] + [p for p in args.policies or () if p not in POLICIES]
     if unknown:
-        print(f"error: unknown task or policy {', '.join(unknown)}; tasks: {', '.join(TASKS)}; "
-              f"policies: {', '.join(POLICIES)}", file=sys.stderr)
+        print(
+            f"error: unknown task or policy {', '.join(unknown)}; tasks: {', '.join(TASKS)}; "
+            f"policies: {', '.join(POLICIES)}",
+            file=sys.stderr,
+        )
         return 2
     if args.seeds is not None and args.seeds < 1 or args.budget is not None and args.budget < 1:
         print("error: --seeds and --budget must be 1 or more", file=sys.stderr)
@@ -151,9 +186,14 @@ def main(argv: list[str] | None = None) -> int:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     command = "python3 scripts/bench_tasks.py" + "".join(" " + shlex.quote(a) for a in (argv or sys.argv[1:]))
-    out = ["# Search policies on the built-in tasks\n", (f"Produced by `{command}` (its docstring says what is "
-           "measured and how).\n"), (f"Run {stamp} on {platform.platform()}, {os.cpu_count()} cpus, load {load} at "
-           f"the start; seeds 0..{seeds - 1}; offline mutator; default workers and sandbox.\n")]
+    out = [
+        "# Search policies on the built-in tasks\n",
+        (f"Produced by `{command}` (its docstring says what is measured and how).\n"),
+        (
+            f"Run {stamp} on {platform.platform()}, {os.cpu_count()} cpus, load {load} at "
+            f"the start; seeds 0..{seeds - 1}; offline mutator; default workers and sandbox.\n"
+        ),
+    ]
     total = len(args.tasks) * len(policies) * seeds
     done = 0
     with tempfile.TemporaryDirectory(prefix="clade-bench-tasks-") as tmp:
@@ -172,14 +212,19 @@ def main(argv: list[str] | None = None) -> int:
                     results.append((figures, wall))
                     seed_figures = seed_figures or figures["seed"]
                     done += 1
-                    print(f"  [{done}/{total}] {name} {policy} seed {seed}: node {figures['final_node']}, "
-                          f"holdout score {figures['final'][0]:.3f}, "
-                          f"{task.metric_name} {figures['final'][1]:.3f}, {wall:.1f} s "
-                          f"({time.perf_counter() - started:.0f} s in)", flush=True)
+                    print(
+                        f"  [{done}/{total}] {name} {policy} seed {seed}: node {figures['final_node']}, "
+                        f"holdout score {figures['final'][0]:.3f}, "
+                        f"{task.metric_name} {figures['final'][1]:.3f}, {wall:.1f} s "
+                        f"({time.perf_counter() - started:.0f} s in)",
+                        flush=True,
+                    )
                 rows.append(summarize(task, policy, results))
             lines = table(task, rows, seed_figures)
-            title = (f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
-                     f"({'higher' if task.higher_is_better else 'lower'} is better)")
+            title = (
+                f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
+                f"({'higher' if task.higher_is_better else 'lower'} is better)"
+            )
             print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
             out += [title + "\n", *lines, ""]
     wall = time.perf_counter() - started

@@ -5,6 +5,7 @@
 
 The work is in engine/plots/ (engine/plots/arena.py); this is the entry point.
 """
+
 from __future__ import annotations
 
 import sys

@@ -5,6 +5,7 @@
 
 The work is in engine/plots/ (data functions and renderers); this is the entry point.
 """
+
 from __future__ import annotations
 
 import sys

@@ -5,6 +5,7 @@
 
 The work is in engine/report/ (data, tree, page); this is the entry point.
 """
+
 from __future__ import annotations
 
 import sys

@@ -9,6 +9,7 @@ docstring cites its source, its formula and its defaults:
 - Staged evaluation for any policy: search.cascade (`make_policy(name, stages="4:0.5")`).
 - Final rules for any policy: search.final (`make_policy(name, final="max_mean_k", final_k=8)`).
 """
+
 from __future__ import annotations
 
 from search.adas import ADASPolicy
@@ -44,8 +45,15 @@ POLICIES = {
 DEFAULT_STAGES: dict[str, tuple[Stage, ...]] = {"dgm": DGM_STAGES, "hgm": DGM_STAGES}
 
 
-def make_policy(name: str, *, stages: str | tuple[Stage, ...] | None = None, final: str | None = None,
-                final_k: int | None = None, final_epsilon: float = 0.1, **options: object) -> Policy:
+def make_policy(
+    name: str,
+    *,
+    stages: str | tuple[Stage, ...] | None = None,
+    final: str | None = None,
+    final_k: int | None = None,
+    final_epsilon: float = 0.1,
+    **options: object,
+) -> Policy:
     """A policy by name, as its source runs it.
 
     options: the policy's own parameters (e.g. `tau=2.0` for hgm, `archive_size=20` for shinka).
@@ -63,8 +71,9 @@ def make_policy(name: str, *, stages: str | tuple[Stage, ...] | None = None, fin
         policy: object = factory(**options)
     except TypeError:
         known = sorted(f for f in getattr(factory, "__dataclass_fields__", {}) if f != "name")
-        raise ValueError(f"bad options {sorted(options)} for policy {name!r}; it takes: "
-                         f"{', '.join(known) or 'no option'}") from None
+        raise ValueError(
+            f"bad options {sorted(options)} for policy {name!r}; it takes: {', '.join(known) or 'no option'}"
+        ) from None
     if final is not None:
         policy = WithFinal(policy, final, final_k, final_epsilon)
     chosen = DEFAULT_STAGES.get(name, ()) if stages is None else stages

@@ -22,6 +22,7 @@ business. Final choice: the highest mean dev score among nodes with every dev
 instance evaluated (ADAS reports its best agent by validation fitness);
 selectable (search.final).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,8 +42,11 @@ class ADASPolicy:
     def parent(self, view: TreeView, rng: np.random.Generator) -> tuple[int, dict] | None:
         if view.n == 0 or not is_settled(view, 0):
             return None
-        return 0, {"rule": "meta agent search: a new agent from the root", "context": "archive",
-                   "archive": len(settled(view))}
+        return 0, {
+            "rule": "meta agent search: a new agent from the root",
+            "context": "archive",
+            "archive": len(settled(view)),
+        }
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
         return generational_decide(view, rng, self.parent)

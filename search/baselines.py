@@ -12,6 +12,7 @@
   (DESIGN.md), since a tree search that does not beat it gains nothing from
   its tree (ShinkaEvolve ships the same strategy, `BestOfNSamplingStrategy`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

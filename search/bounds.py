@@ -20,6 +20,7 @@ first pruned draw on a big tree, or a new tau) is one vectorized pass.
 The cache lives in `TreeStats.derived` and reads the tree's change log; it is
 derived data, so the policy stays a pure function of the tree and the rng.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -142,8 +143,16 @@ def posterior_bounds(view: TreeView) -> PosteriorBounds:
     return view.derived_cache(("posterior-bounds", DELTA), lambda tree: PosteriorBounds(tree, DELTA))  # type: ignore
 
 
-def _draw(family: BoundFamily, delta: float, nodes: np.ndarray, s: np.ndarray, f: np.ndarray,
-          tau: float, rng: np.random.Generator, stats: PruneStats | None) -> tuple[int, float]:
+def _draw(
+    family: BoundFamily,
+    delta: float,
+    nodes: np.ndarray,
+    s: np.ndarray,
+    f: np.ndarray,
+    tau: float,
+    rng: np.random.Generator,
+    stats: PruneStats | None,
+) -> tuple[int, float]:
     m = len(nodes)
     if family.skip > 0:
         family.skip -= 1
@@ -162,8 +171,9 @@ def _draw(family: BoundFamily, delta: float, nodes: np.ndarray, s: np.ndarray, f
     return result
 
 
-def clade_thompson(view: TreeView, candidates: np.ndarray, tau: float, rng: np.random.Generator,
-                   stats: PruneStats | None = None) -> tuple[int, float]:
+def clade_thompson(
+    view: TreeView, candidates: np.ndarray, tau: float, rng: np.random.Generator, stats: PruneStats | None = None
+) -> tuple[int, float]:
     """Thompson argmax over the candidates' clade posteriors Beta(1 + tau S, 1 + tau F).
 
     Returns (position in candidates, theta), with the law of `thompson_argmax`
@@ -179,8 +189,9 @@ def clade_thompson(view: TreeView, candidates: np.ndarray, tau: float, rng: np.r
     return thompson_argmax(1.0 + tau * view.S[candidates], 1.0 + tau * view.F[candidates], rng)
 
 
-def own_thompson(view: TreeView, nodes: np.ndarray, rng: np.random.Generator,
-                 stats: PruneStats | None = None, tau: float = 1.0) -> tuple[int, float]:
+def own_thompson(
+    view: TreeView, nodes: np.ndarray, rng: np.random.Generator, stats: PruneStats | None = None, tau: float = 1.0
+) -> tuple[int, float]:
     """Thompson argmax over the nodes' own posteriors Beta(1 + tau s, 1 + tau f): (position, theta)."""
     nodes = np.asarray(nodes, dtype=np.int64)
     if len(nodes) >= MIN_PRUNED:

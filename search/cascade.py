@@ -22,6 +22,7 @@ see search.dgm) and OpenEvolve's cascade evaluation (stage thresholds 0.5,
 instances (a float in (0, 1]: ceil(fraction * n), at least 1). A stage with
 `first` at or above the number of dev instances does nothing.
 """
+
 from __future__ import annotations
 
 import dataclasses

@@ -4,6 +4,7 @@ A policy is pure: it reads a frozen `TreeView` and a random generator and
 returns a decision with the numbers behind it (`detail`, written to the
 archive's `events` so a run can be audited). It never writes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -40,6 +40,7 @@ shared loop's instance rule), not one fixed subset for every node.
 Final choice: HGM's epsilon-quantile rule by default (selectable, see
 `search.final`); DGM reports its best node by score.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -97,9 +98,14 @@ class DGMPolicy:
         w = self._weights(view, nodes)
         k = sample_index(w, rng)
         node = int(nodes[k])
-        return node, {"rule": "sigmoid(10 (a - 0.5)) / (1 + children)", "weight": float(w[k]),
-                      "p": float(w[k] / w.sum()), "a": float(view.s[node] / view.n_evals[node]),
-                      "children": int(view.n_valid_children[node]), "candidates": len(nodes)}
+        return node, {
+            "rule": "sigmoid(10 (a - 0.5)) / (1 + children)",
+            "weight": float(w[k]),
+            "p": float(w[k] / w.sum()),
+            "a": float(view.s[node] / view.n_evals[node]),
+            "children": int(view.n_valid_children[node]),
+            "candidates": len(nodes),
+        }
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
         return generational_decide(view, rng, self.parent)

@@ -42,6 +42,7 @@ DGM (the node's rank among the archive's means replaces its raw mean when
 w > 1, a relative signal: sigmoid(10 (rank - 0.5)) still favours the upper
 half as DGM's rule favours nodes above 50 % accuracy).
 """
+
 from __future__ import annotations
 
 import math

@@ -6,6 +6,7 @@
 - `max_mean_k`: the highest own mean among nodes with at least k evaluations
   (k defaults to every dev instance; the most evaluated nodes when none has k).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -37,10 +38,18 @@ def epsilon_quantile(view: TreeView, epsilon: float) -> FinalChoice | None:
     node = int(nodes[best])
     return FinalChoice(
         node_id=node,
-        rule=(f"highest {epsilon:g}-quantile of Beta(1+s, 1+f) (HGM)" if w == 1.0
-              else f"highest {epsilon:g}-quantile of Beta(1+w s, 1+w f), w = {w:g} (HGM, continuous evidence)"),
-        detail={"quantile": float(q[best]), "epsilon": epsilon, "n_evals": int(view.n_evals[node]),
-                "mean": float(view.s[node] / view.n_evals[node]), "candidates": len(nodes)},
+        rule=(
+            f"highest {epsilon:g}-quantile of Beta(1+s, 1+f) (HGM)"
+            if w == 1.0
+            else f"highest {epsilon:g}-quantile of Beta(1+w s, 1+w f), w = {w:g} (HGM, continuous evidence)"
+        ),
+        detail={
+            "quantile": float(q[best]),
+            "epsilon": epsilon,
+            "n_evals": int(view.n_evals[node]),
+            "mean": float(view.s[node] / view.n_evals[node]),
+            "candidates": len(nodes),
+        },
     )
 
 
@@ -63,7 +72,7 @@ def max_mean(view: TreeView, min_evals: int = 1) -> FinalChoice | None:
 
 
 def max_mean_k(view: TreeView, k: int | None = None) -> FinalChoice | None:
-    """"Max mean with at least k evaluations": the highest own mean among nodes with >= k dev evaluations
+    """ "Max mean with at least k evaluations": the highest own mean among nodes with >= k dev evaluations
     (k = None: every dev instance); when no node has k, those with the most evaluations."""
     return max_mean(view, view.n_instances if k is None else k)
 

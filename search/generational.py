@@ -15,6 +15,7 @@ happens while other evaluations run: workers stay busy, and the parent is
 drawn from the archive as it is (DGM and ShinkaEvolve draw a generation's
 parents from the archive before that generation's children are scored).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -34,14 +35,14 @@ def settled_mask(view: TreeView) -> np.ndarray:
 
 def settled_among(view: TreeView, nodes: np.ndarray) -> np.ndarray:
     """`settled_mask` for the given nodes only (boolean, aligned with nodes)."""
-    return (view.valid[nodes] & (view.n_evals[nodes] > 0) & ~view.open_mask[nodes]
-            & (view.n_in_flight[nodes] == 0))
+    return view.valid[nodes] & (view.n_evals[nodes] > 0) & ~view.open_mask[nodes] & (view.n_in_flight[nodes] == 0)
 
 
 def is_settled(view: TreeView, node: int) -> bool:
     """`settled_mask` for one node."""
-    return bool(view.valid[node] and view.n_evals[node] > 0 and not view.open_mask[node]
-                and view.n_in_flight[node] == 0)
+    return bool(
+        view.valid[node] and view.n_evals[node] > 0 and not view.open_mask[node] and view.n_in_flight[node] == 0
+    )
 
 
 def settled(view: TreeView) -> np.ndarray:

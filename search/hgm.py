@@ -27,6 +27,7 @@ scripts/bench_search.py's landscapes, where screening children gives twice
 the children per budget. `make_policy("hgm", stages="none")` (CLI
 `--stages none`) is the paper's HGM.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,7 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.bounds import clade_thompson, own_thompson
-from search.evidence import frontier_ranks
 from search.decisions import (
     Decision,
     Evaluate,
@@ -43,6 +43,7 @@ from search.decisions import (
     evaluable,
     pick_instance,
 )
+from search.evidence import frontier_ranks
 from search.final import epsilon_quantile
 from search.thompson import thompson_argmax
 from search.tree import TreeView
@@ -74,8 +75,9 @@ class HGMPolicy:
             return self._evaluate(view, rng, t, grown)
         return None
 
-    def _expand(self, view: TreeView, candidates: np.ndarray, rng: np.random.Generator,
-                t: int, grown: int, widen: bool) -> Expand:
+    def _expand(
+        self, view: TreeView, candidates: np.ndarray, rng: np.random.Generator, t: int, grown: int, widen: bool
+    ) -> Expand:
         tau = self.temperature(view) * view.evidence
         if view.evidence > 1.0:  # continuous evidence: the rank of the clade's best (search.evidence.frontier_ranks)
             candidates, q = frontier_ranks(view, candidates)
@@ -85,20 +87,37 @@ class HGMPolicy:
         else:
             best, theta = thompson_argmax(1.0 + tau * view.S[candidates], 1.0 + tau * view.F[candidates], rng)
         node = int(candidates[best])
-        return Expand(node, {
-            "rule": "widen" if widen else "nothing to evaluate",
-            "t": t, "t_alpha": t**self.alpha, "grown": grown, "tau": tau, "theta": theta,
-            "S": float(view.S[node]), "F": float(view.F[node]), "candidates": len(candidates),
-        })
+        return Expand(
+            node,
+            {
+                "rule": "widen" if widen else "nothing to evaluate",
+                "t": t,
+                "t_alpha": t**self.alpha,
+                "grown": grown,
+                "tau": tau,
+                "theta": theta,
+                "S": float(view.S[node]),
+                "F": float(view.F[node]),
+                "candidates": len(candidates),
+            },
+        )
 
     def _evaluate(self, view: TreeView, rng: np.random.Generator, t: int, grown: int) -> Evaluate:
         nodes = view.open_nodes
         best, theta = own_thompson(view, nodes, rng, tau=view.evidence)
         node = int(nodes[best])
         instance = pick_instance(view, node, rng)
-        return Evaluate(node, instance, {
-            "t": t, "t_alpha": t**self.alpha, "grown": grown, "theta": theta, "candidates": len(nodes),
-        })
+        return Evaluate(
+            node,
+            instance,
+            {
+                "t": t,
+                "t_alpha": t**self.alpha,
+                "grown": grown,
+                "theta": theta,
+                "candidates": len(nodes),
+            },
+        )
 
     def select_final(self, view: TreeView, rng: np.random.Generator) -> FinalChoice | None:
         return epsilon_quantile(view, self.epsilon)

@@ -46,6 +46,7 @@ cache and brought up to date from its change log: a new node gets its
 parent's island; an evaluation of a node made before the last migration
 recomputes the migrations it takes part in.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -99,7 +100,10 @@ class IslandState:
         fresh = new[view.valid[new]]
         if len(fresh):
             f, d = view.feature[fresh], view.depth[fresh]
-            self.feature_range = (min(self.feature_range[0], float(f.min())), max(self.feature_range[1], float(f.max())))
+            self.feature_range = (
+                min(self.feature_range[0], float(f.min())),
+                max(self.feature_range[1], float(f.max())),
+            )
             self.depth_range = (min(self.depth_range[0], float(d.min())), max(self.depth_range[1], float(d.max())))
         par = parent[new]
         home = self.home
@@ -209,20 +213,28 @@ class OpenEvolvePolicy:
     def __post_init__(self) -> None:
         if self.num_islands < 1 or self.migration_interval < 1 or self.feature_bins < 1:
             raise ValueError("openevolve needs num_islands, migration_interval and feature_bins >= 1")
-        if not (0 <= self.exploration_ratio and 0 <= self.exploitation_ratio
-                and self.exploration_ratio + self.exploitation_ratio <= 1):
+        if not (
+            0 <= self.exploration_ratio
+            and 0 <= self.exploitation_ratio
+            and self.exploration_ratio + self.exploitation_ratio <= 1
+        ):
             raise ValueError("openevolve needs exploration_ratio + exploitation_ratio <= 1, both >= 0")
 
     # ----- state derived from the tree ---------------------------------------------------------
     def state(self, view: TreeView) -> tuple[IslandState, np.ndarray, Means]:
         """(the islands, settled mask, means) for this view, the islands brought up to date."""
-        key = ("openevolve-islands", self.num_islands, self.migration_interval, self.migration_rate,
-               view.stage_key)
+        key = ("openevolve-islands", self.num_islands, self.migration_interval, self.migration_rate, view.stage_key)
 
         def make(tree: TreeStats) -> IslandState:
             tree.watch_changes(key)
-            return IslandState(self.num_islands, self.migration_interval * self.num_islands,
-                               self.migration_rate, tree, key, count=np.zeros((self.num_islands, 0), dtype=np.int32))
+            return IslandState(
+                self.num_islands,
+                self.migration_interval * self.num_islands,
+                self.migration_rate,
+                tree,
+                key,
+                count=np.zeros((self.num_islands, 0), dtype=np.int32),
+            )
 
         state: IslandState = view.derived_cache(key, make)  # type: ignore[assignment]
         settled = settled_mask(view)
@@ -249,8 +261,9 @@ class OpenEvolvePolicy:
         if len(nodes) == 0:
             return nodes
         b = self.feature_bins
-        cell = (_bins(view.feature[nodes], state.feature_range[0], state.feature_range[1], b) * b
-                + _bins(view.depth[nodes].astype(np.float64), state.depth_range[0], state.depth_range[1], b))
+        cell = _bins(view.feature[nodes], state.feature_range[0], state.feature_range[1], b) * b + _bins(
+            view.depth[nodes].astype(np.float64), state.depth_range[0], state.depth_range[1], b
+        )
         a = means[nodes]
         best = np.full(b * b, -np.inf)
         np.maximum.at(best, cell, a)
@@ -296,9 +309,15 @@ class OpenEvolvePolicy:
             pool = nodes
             branch = "fitness-proportional over the island"
             node = int(pool[sample_index(np.maximum(means[nodes], WEIGHT_FLOOR), rng)])
-        return node, {"rule": branch, "island": island, "u": float(u), "pool": len(pool),
-                      "island_candidates": len(nodes), "migrations": len(state.epochs),
-                      "a": float(means[node])}
+        return node, {
+            "rule": branch,
+            "island": island,
+            "u": float(u),
+            "pool": len(pool),
+            "island_candidates": len(nodes),
+            "migrations": len(state.epochs),
+            "a": float(means[node]),
+        }
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
         return generational_decide(view, rng, self.parent)

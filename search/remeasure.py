@@ -41,6 +41,7 @@ budget (at least 2) at the end.
 `runs` maps a node to its dev scores on the task's one instance (first run
 and repeats), valid nodes only.
 """
+
 from __future__ import annotations
 
 import math
@@ -77,17 +78,23 @@ def _means(runs: Mapping[int, Sequence[float]]) -> dict[int, tuple[float, int]]:
     return {node: (sum(s) / len(s), len(s)) for node, s in runs.items() if s}
 
 
-def pick_repeat(runs: Mapping[int, Sequence[float]], noise_var: float,
-                in_flight: Mapping[int, int] | None = None, top_k: int = TOP_K) -> int | None:
+def pick_repeat(
+    runs: Mapping[int, Sequence[float]],
+    noise_var: float,
+    in_flight: Mapping[int, int] | None = None,
+    top_k: int = TOP_K,
+) -> int | None:
     """The node to run again: the highest mean + sqrt(v / n) among the top_k means (ties: the older node)."""
     means = _means(runs)
     if not means:
         return None
     flying = in_flight or {}
     top = sorted(means, key=lambda node: (-means[node][0], node))[:top_k]
+
     def bound(node: int) -> float:
         mean, n = means[node]
         return mean + math.sqrt(noise_var / (n + flying.get(node, 0)))
+
     return max(top, key=lambda node: (bound(node), -node))
 
 
@@ -102,6 +109,5 @@ def remeasured_final(runs: Mapping[int, Sequence[float]], noise_var: float) -> F
     return FinalChoice(
         node_id=node,
         rule=f"highest mean over each re-measured node's runs (noisy one-instance task, v = {noise_var:.3g})",
-        detail={"mean": mean, "runs": n, "noise_var": noise_var, "remeasured": len(measured),
-                "candidates": len(means)},
+        detail={"mean": mean, "runs": n, "noise_var": noise_var, "remeasured": len(measured), "candidates": len(means)},
     )

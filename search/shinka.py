@@ -39,6 +39,7 @@ archive's "fitness" strategy only (not "crowding"). Expansion vs evaluation:
 the shared loop of search.generational. Final choice: HGM's epsilon-quantile
 rule by default (selectable, search.final).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -97,8 +98,13 @@ class _Shinka:
         p = self._probabilities(view, nodes, a)
         k = sample_index(p, rng)
         node = int(nodes[k])
-        return node, {"rule": self.rule, "p": float(p[k]), "a": float(a[k]),
-                      "children": int(view.n_valid_children[node]), "archive": len(nodes)}
+        return node, {
+            "rule": self.rule,
+            "p": float(p[k]),
+            "a": float(a[k]),
+            "children": int(view.n_valid_children[node]),
+            "archive": len(nodes),
+        }
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
         return generational_decide(view, rng, self.parent)
@@ -173,8 +179,12 @@ class ShinkaBeamPolicy:
         if choice is None:
             return None
         node, why = choice
-        return node, {"rule": f"beam search: {why}", "children": int(view.n_valid_children[node]),
-                      "num_beams": self.num_beams, "a": float(view.s[node] / view.n_evals[node])}
+        return node, {
+            "rule": f"beam search: {why}",
+            "children": int(view.n_valid_children[node]),
+            "num_beams": self.num_beams,
+            "a": float(view.s[node] / view.n_evals[node]),
+        }
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
         return generational_decide(view, rng, self.parent)

@@ -28,6 +28,7 @@ own laws: the returned (argmax, max) is exact, not approximate (to the
 floating-point accuracy of scipy's incomplete Beta inverse, as numpy's Beta
 generator is to its own).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -60,8 +61,9 @@ def beta_upper_bound(alpha: np.ndarray, beta: np.ndarray, delta: float) -> np.nd
     """
     from scipy.special import betainccinv
 
-    return betainccinv(np.asarray(alpha, dtype=np.float64), np.asarray(beta, dtype=np.float64),
-                       delta * (1.0 - BOUND_MARGIN))
+    return betainccinv(
+        np.asarray(alpha, dtype=np.float64), np.asarray(beta, dtype=np.float64), delta * (1.0 - BOUND_MARGIN)
+    )
 
 
 @dataclass
@@ -82,9 +84,17 @@ BLOCK_GROWTH = 2.0
 SAMPLE = 2048
 
 
-def pruned_argmax(m: int, upper: np.ndarray, params: Params, delta: float, rng: np.random.Generator, *,
-                  target: int | None = None, lead: int | None = None,
-                  stats: PruneStats | None = None) -> tuple[int, float]:
+def pruned_argmax(
+    m: int,
+    upper: np.ndarray,
+    params: Params,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    target: int | None = None,
+    lead: int | None = None,
+    stats: PruneStats | None = None,
+) -> tuple[int, float]:
     """Exact Thompson argmax over m candidates given bounds (see the module docstring).
 
     upper: u_i for positions 0..m-1, each at least the (1 - delta)-quantile of its Beta.
@@ -138,7 +148,7 @@ def pruned_argmax(m: int, upper: np.ndarray, params: Params, delta: float, rng: 
         stats.bands += 1
         start, block = 0, FIRST_BLOCK
         while start < len(band) and upper[band[start]] > best:  # the next bound is the cut
-            draw(band[start: start + block])
+            draw(band[start : start + block])
             start, block = start + block, int(BLOCK_GROWTH * block)
         if start < len(band):
             break  # cut = upper[band[start]] <= best: everyone undrawn is at or below it
@@ -166,9 +176,17 @@ def pruned_argmax(m: int, upper: np.ndarray, params: Params, delta: float, rng: 
     return winner, best
 
 
-def thompson_argmax_pruned(alpha: np.ndarray, beta: np.ndarray, upper: np.ndarray, delta: float,
-                           rng: np.random.Generator, *, target: int | None = None, lead: int | None = None,
-                           stats: PruneStats | None = None) -> tuple[int, float]:
+def thompson_argmax_pruned(
+    alpha: np.ndarray,
+    beta: np.ndarray,
+    upper: np.ndarray,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    target: int | None = None,
+    lead: int | None = None,
+    stats: PruneStats | None = None,
+) -> tuple[int, float]:
     """`thompson_argmax` with the same distribution, drawing only the candidates that can win.
 
     upper must be at least each candidate's (1 - delta)-quantile (e.g. `beta_upper_bound`).
@@ -177,5 +195,6 @@ def thompson_argmax_pruned(alpha: np.ndarray, beta: np.ndarray, upper: np.ndarra
     alpha = np.asarray(alpha, dtype=np.float64)
     beta = np.asarray(beta, dtype=np.float64)
     upper = np.asarray(upper, dtype=np.float64)
-    return pruned_argmax(len(alpha), upper, lambda pos: (alpha[pos], beta[pos]), delta, rng,
-                         target=target, lead=lead, stats=stats)
+    return pruned_argmax(
+        len(alpha), upper, lambda pos: (alpha[pos], beta[pos]), delta, rng, target=target, lead=lead, stats=stats
+    )

@@ -5,6 +5,7 @@ same to S and F of the node and every ancestor (its clade sums): O(depth) per
 evaluation, never a recompute of the tree (DESIGN.md, Search). Arrays grow by
 doubling so that 100k nodes cost no Python objects per node beyond a bitmask.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -148,8 +149,9 @@ class TreeStats:
         mask = self.tried[node]
         return [i for i in range(self.n_instances) if not mask >> i & 1]
 
-    def view(self, pending_expansions: int = 0, budget: int | None = None, can_expand: bool = True,
-             evidence: float = 1.0) -> TreeView:
+    def view(
+        self, pending_expansions: int = 0, budget: int | None = None, can_expand: bool = True, evidence: float = 1.0
+    ) -> TreeView:
         n = self.n
 
         def frozen(array: np.ndarray) -> np.ndarray:

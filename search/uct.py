@@ -36,6 +36,7 @@ choice: HGM's epsilon-quantile rule by default (selectable, search.final).
 Cost: O(depth x children per node) per descent, children lists kept in the
 tree's derived cache.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,9 +45,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from search.decisions import Decision, FinalChoice
+from search.evidence import clade_best
 from search.final import epsilon_quantile
 from search.generational import generational_decide, is_settled, settled_among
-from search.evidence import clade_best
 from search.tree import TreeView
 
 
@@ -100,7 +101,7 @@ class UCTPolicy:
     def widens(self, view: TreeView, node: int) -> bool:
         """Progressive widening: fewer valid children than widening_c N^widening_alpha."""
         n_v = int(view.n_clade_evals[node])
-        return view.n_valid_children[node] < self.widening_c * n_v ** self.widening_alpha
+        return view.n_valid_children[node] < self.widening_c * n_v**self.widening_alpha
 
     def descend(self, view: TreeView) -> tuple[int, list[int], str] | None:
         """(the node to expand, the path from the root, why) or None when the root cannot be expanded."""
@@ -121,8 +122,13 @@ class UCTPolicy:
         if found is None:
             return None
         node, path, why = found
-        return node, {"rule": f"uct: {why}", "depth": len(path) - 1, "path": path[-8:],
-                      "N": int(view.n_clade_evals[node]), "children": int(view.n_valid_children[node])}
+        return node, {
+            "rule": f"uct: {why}",
+            "depth": len(path) - 1,
+            "path": path[-8:],
+            "N": int(view.n_clade_evals[node]),
+            "children": int(view.n_valid_children[node]),
+        }
 
     def scores(self, view: TreeView) -> np.ndarray:
         """Each node's UCT value Q = S / (S + F), the clade mean (NaN without evaluations)."""

@@ -1,4 +1,5 @@
 """Benchmarks: the Task protocol and the built-in tasks."""
+
 from __future__ import annotations
 
 TASKS = ("binpack", "binpack_cpp", "circle_packing", "humaneval", "arc", "repofix", "email_validation")
@@ -43,5 +44,7 @@ def make_task(name: str, instances_path: str | None = None, target: float | None
         from tasks.binpack_cpp.task import BinPackCppTask
 
         return BinPackCppTask(instances_path=instances_path)
-    raise ValueError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}, or give a task folder "
-                     "(OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)")
+    raise ValueError(
+        f"unknown task {name!r}; choose one of: {', '.join(TASKS)}, or give a task folder "
+        "(OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)"
+    )

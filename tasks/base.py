@@ -4,10 +4,12 @@ A task owns its instances, what goes into the sandbox to run an agent on one
 (`sandbox_files`, `command`), and the grading of the answer that comes back,
 which happens outside the sandbox and trusts nothing the agent printed.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 from engine.sandbox.base import SandboxJob, SandboxLimits, SandboxResult
 

@@ -13,6 +13,7 @@ of the split in the task's order, "all" (or leaving the split out of a file
 that names the other) keeps its default. Ids the split does not hold are an
 error, so a typo cannot silently shrink a run.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -48,18 +49,24 @@ def read_subset(path: str | None, task: str) -> dict[str, object]:
     except ValueError as exc:
         raise UserError(f"--instances {path} is not JSON ({exc})") from None
     if not isinstance(data, dict) or not data or set(data) - {"dev", "holdout"}:
-        raise UserError(f"--instances {path}: for {task}, a JSON object with \"dev\" and/or \"holdout\", each a "
-                        "list of ids, a number, or \"all\"")
+        raise UserError(
+            f'--instances {path}: for {task}, a JSON object with "dev" and/or "holdout", each a '
+            'list of ids, a number, or "all"'
+        )
     for split, value in data.items():
-        ok = (value == "all" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
-              or (isinstance(value, list) and all(isinstance(v, str) for v in value)))
+        ok = (
+            value == "all"
+            or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+            or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+        )
         if not ok:
-            raise UserError(f"--instances {path}: {split} must be a list of ids, a number or \"all\", not {value!r}")
+            raise UserError(f'--instances {path}: {split} must be a list of ids, a number or "all", not {value!r}')
     return data
 
 
-def choose(pools: Mapping[str, Sequence[str]], defaults: Mapping[str, int | None], subset: Mapping[str, object],
-           task: str) -> dict[str, list[str]]:
+def choose(
+    pools: Mapping[str, Sequence[str]], defaults: Mapping[str, int | None], subset: Mapping[str, object], task: str
+) -> dict[str, list[str]]:
     """The ids each split uses: `pools` in the task's order, `defaults` the first N (None: all)."""
     chosen: dict[str, list[str]] = {}
     for split, pool in pools.items():
@@ -73,8 +80,10 @@ def choose(pools: Mapping[str, Sequence[str]], defaults: Mapping[str, int | None
             known = set(pool)
             missing = [i for i in want if i not in known]  # type: ignore[union-attr]
             if missing:
-                raise UserError(f"--instances: {task} {split} has no instance {missing[0]!r}"
-                                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+                raise UserError(
+                    f"--instances: {task} {split} has no instance {missing[0]!r}"
+                    + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                )
             chosen[split] = list(dict.fromkeys(want))  # type: ignore[arg-type]
     if not chosen.get("dev"):
         raise UserError(f"--instances: the {task} run needs at least one dev instance")

@@ -1,4 +1,5 @@
 """Shared fixtures: small instance files and a way to run the CLI as a user does."""
+
 from __future__ import annotations
 
 import json
@@ -31,5 +32,11 @@ def instances_file(tmp_path) -> Path:
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "engine.search", *args], cwd=cwd or REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.search", *args],
+        cwd=cwd or REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

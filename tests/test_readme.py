@@ -31,6 +31,7 @@ Rewrites, made by `rewrite()` and shown in the failure message of each command:
    makes the missing ones first: `python -m engine.search --budget 8 --seed K --instances instances.json`.
 5. A comment (`#` after a space, outside quotes) is dropped.
 """
+
 from __future__ import annotations
 
 import os
@@ -52,9 +53,13 @@ RESUME_BUDGET = 16
 TIME_LIMIT = 60
 WALL_LIMIT = 120
 RUNS = re.compile(r"python3? -m engine\.(search|runs|snapshot|report)\b|python3? scripts/")
-SKIPS = ((re.compile(r"--model\b|--agent-model\b|OPENAI_API_KEY"), "needs a model and its API key"),
-         (re.compile(r"--replay\b"), ("replays a model run (the --model runs above it need a key); "
-                                      "tests/engine/loop/test_replay.py covers replay")))
+SKIPS = (
+    (re.compile(r"--model\b|--agent-model\b|OPENAI_API_KEY"), "needs a model and its API key"),
+    (
+        re.compile(r"--replay\b"),
+        ("replays a model run (the --model runs above it need a key); tests/engine/loop/test_replay.py covers replay"),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -143,11 +148,12 @@ def rewrite(command: str, runs: list[str]) -> str:
     names = placeholders(command)
     if len(runs) < len(names):
         raise ValueError(f"{command!r} names {len(names)} runs; {len(runs)} made")
-    chosen = dict(zip(names, runs[len(runs) - len(names):]))
+    chosen = dict(zip(names, runs[len(runs) - len(names) :]))
     return PLACEHOLDER.sub(lambda m: chosen[m.group(1)], out)
 
 
 # ----- the workspace ----------------------------------------------------------------------------------
+
 
 class Workspace:
     """The temporary folder every command runs in, and the runs made there so far (oldest first)."""
@@ -155,15 +161,22 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
         shutil.copytree(REPO / "scripts", root / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(REPO / "tests" / "fixtures", root / "tests" / "fixtures",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            REPO / "tests" / "fixtures", root / "tests" / "fixtures", ignore=shutil.ignore_patterns("__pycache__")
+        )
         small_instances(root / "instances.json")
         bin_dir = root / ".bin"  # `python` is this interpreter, whatever PATH says
         bin_dir.mkdir()
         (bin_dir / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
         (bin_dir / "python").chmod(0o755)
-        self.env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", MPLBACKEND="Agg",
-                        LITELLM_LOCAL_MODEL_COST_MAP="True", PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        self.env = dict(
+            os.environ,
+            PYTHONPATH=str(REPO),
+            COLUMNS="200",
+            MPLBACKEND="Agg",
+            LITELLM_LOCAL_MODEL_COST_MAP="True",
+            PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        )
         for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
             self.env.pop(key, None)
         self.runs: list[str] = []
@@ -175,8 +188,15 @@ class Workspace:
 
     def shell(self, command: str) -> subprocess.CompletedProcess:
         before = self._run_folders()
-        out = subprocess.run(["bash", "-c", command], check=False, cwd=self.root, env=self.env, capture_output=True, text=True,
-                             timeout=WALL_LIMIT)
+        out = subprocess.run(
+            ["bash", "-c", command],
+            check=False,
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=WALL_LIMIT,
+        )
         made = self._run_folders() - before
         self.runs += sorted(f"runs/{name}" for name in made)
         return out
@@ -191,10 +211,23 @@ class Workspace:
         procs = []
         for _ in range(missing):
             self.extra += 1
-            command = (f"python -m engine.search --budget {SMALL_BUDGET} --seed {self.extra} --quiet "
-                       f"--instances instances.json --time-limit {TIME_LIMIT}")
-            procs.append((command, subprocess.Popen(["bash", "-c", command], cwd=self.root, env=self.env,
-                                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+            command = (
+                f"python -m engine.search --budget {SMALL_BUDGET} --seed {self.extra} --quiet "
+                f"--instances instances.json --time-limit {TIME_LIMIT}"
+            )
+            procs.append(
+                (
+                    command,
+                    subprocess.Popen(
+                        ["bash", "-c", command],
+                        cwd=self.root,
+                        env=self.env,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                    ),
+                )
+            )
         for command, proc in procs:
             out, err = proc.communicate(timeout=WALL_LIMIT)
             assert proc.returncode == 0, f"ran: {command}\n{out[-2000:]}{err[-2000:]}"
@@ -220,8 +253,9 @@ def _report(command: str, out: subprocess.CompletedProcess) -> str:
 COMMANDS = readme_commands()
 
 
-@pytest.mark.parametrize("command", [
-    pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.skip)] if c.skip else []) for c in COMMANDS])
+@pytest.mark.parametrize(
+    "command", [pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.skip)] if c.skip else []) for c in COMMANDS]
+)
 def test_readme_command_exits_0(workspace, command):
     ran, out = workspace.run(command.text)
     assert out.returncode == 0, _report(ran, out)
@@ -232,19 +266,27 @@ def test_readme_command_exits_0(workspace, command):
 def test_readme_sql_block_runs_through_engine_runs_sql(workspace, sql):
     workspace.ensure_runs(1)
     command = ["python", "-m", "engine.runs", "sql", workspace.runs[-1], sql]
-    out = subprocess.run(command, check=False, cwd=workspace.root, env=workspace.env, capture_output=True, text=True,
-                         timeout=WALL_LIMIT)
+    out = subprocess.run(
+        command, check=False, cwd=workspace.root, env=workspace.env, capture_output=True, text=True, timeout=WALL_LIMIT
+    )
     assert out.returncode == 0, _report(shlex.join(command), out)
     assert re.search(r"^\d+ rows?$", out.stdout, re.MULTILINE), _report(shlex.join(command), out)  # a table was printed
 
 
 # ----- what the README promises about them ------------------------------------------------------------
 
+
 def test_the_readme_has_the_commands_this_test_runs():
     ran = [c for c in COMMANDS if not c.skip]
     assert len(ran) >= 12 and len(readme_sql()) >= 6
-    for needed in ("python -m engine.search", "python -m engine.runs list", "python -m engine.runs compare",
-                   "python -m engine.snapshot restore", "python scripts/plot_progress.py", "python scripts/report.py"):
+    for needed in (
+        "python -m engine.search",
+        "python -m engine.runs list",
+        "python -m engine.runs compare",
+        "python -m engine.snapshot restore",
+        "python scripts/plot_progress.py",
+        "python scripts/report.py",
+    ):
         assert any(c.text.startswith(needed) for c in ran), needed
 
 
@@ -258,42 +300,53 @@ def test_the_readme_queries_archives_with_engine_runs_sql():
     seeing_at = text[: text.index("## Seeing a run")].count("\n")
     assert any(archive_at < line < seeing_at for line in lines), "no `python -m engine.runs sql` in The archive"
     assert any(line > seeing_at for line in lines), "no `python -m engine.runs sql` in Seeing a run"
-    assert "python -c \"import duckdb" not in text
+    assert 'python -c "import duckdb' not in text
 
 
 # ----- the rules themselves, on made-up lines -----------------------------------------------------------
 
+
 def test_extraction_splits_drops_comments_and_skips_model_lines():
-    text = ("```\npip install -e . && python -m engine.search --budget 200   # the default\n"
-            "export OPENAI_API_KEY=...\npython -m engine.search --model openai/x --budget 5\n"
-            "python -m engine.search --replay runs/<run-id>\nls runs\n```\n\n```python\npython -m engine.runs list\n```\n"
-            "```bash\npython scripts/report.py runs/<run-id> --out 'a # b.html'  # note\n```\n"
-            "```sql\nSELECT 1;\n```\n")
+    text = (
+        "```\npip install -e . && python -m engine.search --budget 200   # the default\n"
+        "export OPENAI_API_KEY=...\npython -m engine.search --model openai/x --budget 5\n"
+        "python -m engine.search --replay runs/<run-id>\nls runs\n```\n\n```python\npython -m engine.runs list\n```\n"
+        "```bash\npython scripts/report.py runs/<run-id> --out 'a # b.html'  # note\n```\n"
+        "```sql\nSELECT 1;\n```\n"
+    )
     found = readme_commands(text)
     assert [(c.line, c.text, bool(c.skip)) for c in found] == [
         (2, "python -m engine.search --budget 200", False),
         (4, "python -m engine.search --model openai/x --budget 5", True),
         (5, "python -m engine.search --replay runs/<run-id>", True),
-        (13, "python scripts/report.py runs/<run-id> --out 'a # b.html'", False)]
+        (13, "python scripts/report.py runs/<run-id> --out 'a # b.html'", False),
+    ]
     assert readme_sql(text) == [(15, "SELECT 1;\n")]
 
 
 def test_rewrite_shrinks_budgets_adds_limits_and_fills_placeholders():
     runs = ["runs/r1", "runs/r2", "runs/r3"]
     assert rewrite("python -m engine.search --budget 200", runs) == (
-        f"python -m engine.search --time-limit {TIME_LIMIT} --instances instances.json --budget {SMALL_BUDGET}")
+        f"python -m engine.search --time-limit {TIME_LIMIT} --instances instances.json --budget {SMALL_BUDGET}"
+    )
     assert rewrite("python -m engine.search --task circle_packing --budget 200", runs) == (
-        f"python -m engine.search --time-limit {TIME_LIMIT} --task circle_packing --budget {SMALL_BUDGET}")
+        f"python -m engine.search --time-limit {TIME_LIMIT} --task circle_packing --budget {SMALL_BUDGET}"
+    )
     assert rewrite("python -m engine.search --resume-from snapshots/s1 --budget 400", runs) == (
-        f"python -m engine.search --time-limit {TIME_LIMIT} --resume-from snapshots/s1 --budget {RESUME_BUDGET}")
+        f"python -m engine.search --time-limit {TIME_LIMIT} --resume-from snapshots/s1 --budget {RESUME_BUDGET}"
+    )
     assert rewrite("python -m engine.runs list [runs]", runs) == "python -m engine.runs list runs"
     assert rewrite("python -m engine.runs compare <a> <b> [<c>..]", runs) == (
-        "python -m engine.runs compare runs/r1 runs/r2 runs/r3")
+        "python -m engine.runs compare runs/r1 runs/r2 runs/r3"
+    )
     assert rewrite("python scripts/plot_progress.py runs/<a> runs/<b> --out plots/", runs) == (
-        "python scripts/plot_progress.py runs/r2 runs/r3 --out plots/")
+        "python scripts/plot_progress.py runs/r2 runs/r3 --out plots/"
+    )
     assert rewrite("python -m engine.runs best <run> --code-only > agent.py", runs) == (
-        "python -m engine.runs best runs/r3 --code-only > agent.py")
+        "python -m engine.runs best runs/r3 --code-only > agent.py"
+    )
     assert rewrite("python -m engine.snapshot export runs/<run-id> snapshots/s1", runs) == (
-        "python -m engine.snapshot export runs/r3 snapshots/s1")
+        "python -m engine.snapshot export runs/r3 snapshots/s1"
+    )
     with pytest.raises(ValueError):
         rewrite("python -m engine.runs compare <a> <b> <c> <d>", runs)

@@ -2,6 +2,7 @@
 
 tests/test_readme.py runs the README's plain blocks; this block is a ```console block (it starts and stops
 Ray daemons, which that test must not), so it is run here, whole, as one bash script, in a fresh folder."""
+
 from __future__ import annotations
 
 import os
@@ -16,14 +17,18 @@ from engine.sandbox.ray_executor import ray_available
 from tests.conftest import REPO
 
 RAY_OK, RAY_WHY = ray_available()
-pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.skipif(not RAY_OK, reason=RAY_WHY),
-              pytest.mark.skipif(shutil.which("ray") is None, reason="the ray command is not on PATH")]
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.slow,
+    pytest.mark.skipif(not RAY_OK, reason=RAY_WHY),
+    pytest.mark.skipif(shutil.which("ray") is None, reason="the ray command is not on PATH"),
+]
 
 
 def cluster_block() -> list[str]:
     text = (REPO / "README.md").read_text()
-    section = text[text.index("\n## Clusters\n"):]
-    section = section[:section.index("\n## ", 1)]
+    section = text[text.index("\n## Clusters\n") :]
+    section = section[: section.index("\n## ", 1)]
     block = re.search(r"```console\n(.*?)```", section, re.DOTALL).group(1)
     return [line for line in block.splitlines() if line.strip()]
 

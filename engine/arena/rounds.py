@@ -22,6 +22,7 @@ a tester that already ran in it is not run again, and measuring only ever
 adds missing (node, instance) pairs. `--budget` counts code agents' dev
 evaluations plus testers' runs.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -48,15 +49,29 @@ FINAL_RULE = "arena: the best evolved-set mean among the last round's code agent
 
 @dataclass(frozen=True)
 class ArenaSettings:
-    mode: str          # 'single' or 'tournament'
-    every: int         # K: single, code children per round; tournament, rounds between replacements
-    population: int    # tournament: code agents and testers, each
-    proposals: int     # proposals asked of a tester per run
+    mode: str  # 'single' or 'tournament'
+    every: int  # K: single, code children per round; tournament, rounds between replacements
+    population: int  # tournament: code agents and testers, each
+    proposals: int  # proposals asked of a tester per run
 
 
 class Arena:
-    def __init__(self, archive, task, settings: ArenaSettings, sandbox, *, workers: int, budget: int, seed: int,
-                 make_mutator, gateway=None, say=print, deadline: float | None = None, breaker=None) -> None:
+    def __init__(
+        self,
+        archive,
+        task,
+        settings: ArenaSettings,
+        sandbox,
+        *,
+        workers: int,
+        budget: int,
+        seed: int,
+        make_mutator,
+        gateway=None,
+        say=print,
+        deadline: float | None = None,
+        breaker=None,
+    ) -> None:
         """`make_mutator(view)`: the run's mutator for a population's view (engine.arena.views); `breaker`
         (engine.loop.breaker.CircuitBreaker): children that keep failing stop the run, as in a search."""
         self.archive = archive
@@ -105,8 +120,16 @@ class Arena:
             return
         files = self.testers.seed_files()
         node = int(self.archive.query("SELECT coalesce(max(id), -1) + 1 FROM nodes")[0][0])
-        record = NodeRecord(id=node, parent_id=None, depth=0, status="valid", mutator="seed",
-                            code_hash=files_hash(files), description=f"the {self.task.name} seed tester", role="tester")
+        record = NodeRecord(
+            id=node,
+            parent_id=None,
+            depth=0,
+            status="valid",
+            mutator="seed",
+            code_hash=files_hash(files),
+            description=f"the {self.task.name} seed tester",
+            role="tester",
+        )
         self.archive.add_node(record, files, event=("arena_start", node, {"mode": self.settings.mode}))
 
     async def _single(self, number: int, agents: list[int], testers: list[int]) -> str | None:
@@ -138,8 +161,10 @@ class Arena:
         return None
 
     def _round_score(self, tester: int, number: int) -> float:
-        row = self.archive.query("SELECT score FROM evaluations WHERE node_id = ? AND split = 'arena' "
-                                 "AND instance_id = ?", [tester, f"round-{number}"])
+        row = self.archive.query(
+            "SELECT score FROM evaluations WHERE node_id = ? AND split = 'arena' AND instance_id = ?",
+            [tester, f"round-{number}"],
+        )
         return float(row[0][0]) if row else 0.0
 
     async def _tournament(self, number: int, agents: list[int], testers: list[int]) -> str | None:
@@ -156,8 +181,10 @@ class Arena:
             return stop
         replaced = {}
         if number % self.settings.every == 0:
-            for role, members, mean in (("agent", agents, lambda n: ledger.dev_mean(self.archive, n)),
-                                        ("tester", testers, lambda n: ledger.tester_mean(self.archive, n))):
+            for role, members, mean in (
+                ("agent", agents, lambda n: ledger.dev_mean(self.archive, n)),
+                ("tester", testers, lambda n: ledger.tester_mean(self.archive, n)),
+            ):
                 ranked = sorted(members, key=lambda n: (-(mean(n) or 0.0), n))
                 best, worst = ranked[0], ranked[-1]
                 if best == worst:
@@ -187,25 +214,42 @@ class Arena:
         champion = max(agents, key=lambda n: (ledger.dev_mean(self.archive, n) or 0.0, -n))
         counts = ledger.instance_counts(self.archive)
         added = ledger.round_instances(self.archive, number, self._round_testers(number))
-        detail = {"round": number, "agents": agents, "testers": testers, "champion": champion,
-                  "added": sorted(added.values()), "dev_instances": counts["task"] + counts["arena"],
-                  "original": ledger.dev_mean(self.archive, champion, up_to_round=0),
-                  "evolved": ledger.dev_mean(self.archive, champion), **extra}
+        detail = {
+            "round": number,
+            "agents": agents,
+            "testers": testers,
+            "champion": champion,
+            "added": sorted(added.values()),
+            "dev_instances": counts["task"] + counts["arena"],
+            "original": ledger.dev_mean(self.archive, champion, up_to_round=0),
+            "evolved": ledger.dev_mean(self.archive, champion),
+            **extra,
+        }
         self.archive.add_event("arena_round", champion, detail)
-        said = (f"Round {number}: {len(added)} tester(s) added tests, dev set {detail['dev_instances']} instances; "
-                f"champion node {champion}: evolved {_pct(detail['evolved'])}, original {_pct(detail['original'])}")
+        said = (
+            f"Round {number}: {len(added)} tester(s) added tests, dev set {detail['dev_instances']} instances; "
+            f"champion node {champion}: evolved {_pct(detail['evolved'])}, original {_pct(detail['original'])}"
+        )
         self.say(said)
 
     def _round_testers(self, number: int) -> list[int]:
-        return [int(n) for (n,) in self.archive.query(
-            "SELECT DISTINCT tester_id FROM arena_proposals WHERE arena_round = ?", [number])]
+        return [
+            int(n)
+            for (n,) in self.archive.query(
+                "SELECT DISTINCT tester_id FROM arena_proposals WHERE arena_round = ?", [number]
+            )
+        ]
 
     # ----- testers ------------------------------------------------------------
     async def _tester_turn(self, number: int, testers: list[int], agents: list[int]) -> str | None:
         """Run each tester not yet run in this round, vet its proposals, measure `agents` on what was confirmed,
         and write each tester's score for the round (from what could be measured when the budget ran out)."""
-        scored = {int(n) for (n,) in self.archive.query(
-            "SELECT node_id FROM evaluations WHERE split = 'arena' AND instance_id = ?", [f"round-{number}"])}
+        scored = {
+            int(n)
+            for (n,) in self.archive.query(
+                "SELECT node_id FROM evaluations WHERE split = 'arena' AND instance_id = ?", [f"round-{number}"]
+            )
+        }
         pending = [t for t in testers if t not in scored and self._valid(t)]
         ran = set(self._round_testers(number))  # before a crash: their proposals are in the archive
         to_score, short, outcomes = [], False, {}
@@ -230,10 +274,14 @@ class Arena:
 
     async def _run_tester(self, tester: int, number: int) -> Outcome:
         """One tester run; its proposals vetted and stored (a failed run is written at once, score 0)."""
-        instance = Instance(f"round-{number}", "arena", {"n": self.settings.proposals,
-                                                         "seed": self.seed * 1_000_003 + number * 1009 + tester})
-        outcome = await run_agent(self.testers, self.sandbox, self.archive.node_files(tester), instance,
-                                  gateway=self.gateway, node_id=tester)
+        instance = Instance(
+            f"round-{number}",
+            "arena",
+            {"n": self.settings.proposals, "seed": self.seed * 1_000_003 + number * 1009 + tester},
+        )
+        outcome = await run_agent(
+            self.testers, self.sandbox, self.archive.node_files(tester), instance, gateway=self.gateway, node_id=tester
+        )
         if outcome.stop:
             return outcome
         if outcome.status != "ok":
@@ -244,59 +292,107 @@ class Arena:
         confirmed = [v.proposal for v in verdicts if v.accepted]
         instance_row = (f"arena-r{number}-t{tester}", self.task.arena_data(confirmed)) if confirmed else None
         self.archive.add_arena_proposals(
-            tester, number, [(v.item, v.proposal, v.reason) for v in verdicts], instance_row,
-            event=("arena_tests", tester, {"arena_round": number, "proposed": len(verdicts),
-                                           "confirmed": len(confirmed),
-                                           "instance": instance_row[0] if instance_row else None}))
+            tester,
+            number,
+            [(v.item, v.proposal, v.reason) for v in verdicts],
+            instance_row,
+            event=(
+                "arena_tests",
+                tester,
+                {
+                    "arena_round": number,
+                    "proposed": len(verdicts),
+                    "confirmed": len(confirmed),
+                    "instance": instance_row[0] if instance_row else None,
+                },
+            ),
+        )
         return outcome
 
-    def _score_tester(self, tester: int, number: int, instance: str | None, agents: list[int],
-                      partial: bool, outcome: Outcome | None) -> None:
+    def _score_tester(
+        self, tester: int, number: int, instance: str | None, agents: list[int], partial: bool, outcome: Outcome | None
+    ) -> None:
         """A tester's score for the round: the share of `agents` whose score on its confirmed tests is below 1."""
         proposals = ledger.proposals_of(self.archive, tester, number)
-        scores = dict(self.archive.query(
-            f"SELECT node_id, score FROM evaluations WHERE instance_id = ? AND node_id IN "
-            f"({', '.join('?' * len(agents))})", [instance, *agents])) if instance and agents else {}
+        scores = (
+            dict(
+                self.archive.query(
+                    f"SELECT node_id, score FROM evaluations WHERE instance_id = ? AND node_id IN "
+                    f"({', '.join('?' * len(agents))})",
+                    [instance, *agents],
+                )
+            )
+            if instance and agents
+            else {}
+        )
         broken = [a for a in agents if scores.get(a, 1.0) < 1.0]
         refused = [(p, r) for p, ok, r in proposals if not ok]
-        metrics = {"proposed": len(proposals), "confirmed": len(proposals) - len(refused), "instance": instance,
-                   "against": agents, "broken": broken}
+        metrics = {
+            "proposed": len(proposals),
+            "confirmed": len(proposals) - len(refused),
+            "instance": instance,
+            "against": agents,
+            "broken": broken,
+        }
         if partial:
             metrics["measured_against"] = sorted(scores)  # the budget ran out before every agent was measured
-        feedback = f"{metrics['confirmed']} of {len(proposals)} proposals confirmed; broke {len(broken)} of {len(agents)}"
+        feedback = (
+            f"{metrics['confirmed']} of {len(proposals)} proposals confirmed; broke {len(broken)} of {len(agents)}"
+        )
         if refused:
             feedback += "; refused: " + "; ".join(f"{_short(p)} ({r})" for p, r in refused[:SHOWN_REFUSALS])
         self._unrecorded -= 1
         self._write_tester(tester, number, len(broken) / len(agents) if agents else 0.0, metrics, outcome, feedback)
 
-    def _write_tester(self, tester: int, number: int, score: float, metrics: dict, outcome: Outcome | None,
-                      feedback: str) -> None:
+    def _write_tester(
+        self, tester: int, number: int, score: float, metrics: dict, outcome: Outcome | None, feedback: str
+    ) -> None:
         o = outcome or Outcome("ok")
         record = EvaluationRecord(
-            node_id=tester, instance_id=f"round-{number}", split="arena", repeat=0, score=score, metrics=metrics,
-            status=o.status, runtime_s=o.runtime_s or None, stdout_tail=o.stdout_tail, stderr_tail=o.stderr_tail,
-            feedback=feedback, worker=o.worker or "w0", started_at=o.started_at, finished_at=o.finished_at)
-        self.archive.add_evaluation(record, event=("evaluate", tester, {"rule": "arena tester", "arena_round": number,
-                                                                         "score": score, "status": o.status}))
+            node_id=tester,
+            instance_id=f"round-{number}",
+            split="arena",
+            repeat=0,
+            score=score,
+            metrics=metrics,
+            status=o.status,
+            runtime_s=o.runtime_s or None,
+            stdout_tail=o.stdout_tail,
+            stderr_tail=o.stderr_tail,
+            feedback=feedback,
+            worker=o.worker or "w0",
+            started_at=o.started_at,
+            finished_at=o.finished_at,
+        )
+        self.archive.add_evaluation(
+            record,
+            event=(
+                "evaluate",
+                tester,
+                {"rule": "arena tester", "arena_round": number, "score": score, "status": o.status},
+            ),
+        )
 
     # ----- code agents ---------------------------------------------------------
-    async def _measure(self, nodes: list[int], instances: list[Instance], split: str = "dev",
-                       capped: bool = True) -> bool:
+    async def _measure(
+        self, nodes: list[int], instances: list[Instance], split: str = "dev", capped: bool = True
+    ) -> bool:
         """Evaluate every missing (node, instance) pair, `workers` at a time; False when the budget stopped it."""
         have = ledger.evaluated(self.archive)
         todo = [(n, i) for n in nodes for i in instances if (n, i.id) not in have]
         if not todo:
             return True
         room = self.budget - ledger.spent(self.archive) - self._unrecorded if capped else len(todo)
-        launch, queue = todo[:max(room, 0)], asyncio.Queue()
+        launch, queue = todo[: max(room, 0)], asyncio.Queue()
         for pair in launch:
             queue.put_nowait(pair)
 
         async def worker(slot: int) -> None:
             while not queue.empty():
                 node, instance = queue.get_nowait()
-                outcome = await run_agent(self.task, self.sandbox, self.archive.node_files(node), instance,
-                                          gateway=self.gateway, node_id=node)
+                outcome = await run_agent(
+                    self.task, self.sandbox, self.archive.node_files(node), instance, gateway=self.gateway, node_id=node
+                )
                 if outcome.stop:  # the run's LLM budget or key, not the agent's doing: not recorded
                     raise StopRun(outcome.stop)
                 self._store(node, instance, split, outcome, slot, "arena" if capped else "arena finale")
@@ -312,32 +408,48 @@ class Arena:
     def _store(self, node: int, instance: Instance, split: str, outcome: Outcome, slot: int, rule: str) -> None:
         score = self.task.score(instance, outcome.metrics, None) if outcome.status == "ok" else 0.0
         record = EvaluationRecord(
-            node_id=node, instance_id=instance.id, split=split, repeat=0, score=score, metrics=outcome.metrics,
-            status=outcome.status, runtime_s=outcome.runtime_s, stdout_tail=outcome.stdout_tail,
-            stderr_tail=outcome.stderr_tail, feedback=outcome.feedback, worker=outcome.worker or f"w{slot}",
-            started_at=outcome.started_at, finished_at=outcome.finished_at)
-        self.archive.add_evaluation(record, event=("evaluate", node, {"rule": rule, "instance": instance.id,
-                                                                      "score": score, "status": outcome.status}))
+            node_id=node,
+            instance_id=instance.id,
+            split=split,
+            repeat=0,
+            score=score,
+            metrics=outcome.metrics,
+            status=outcome.status,
+            runtime_s=outcome.runtime_s,
+            stdout_tail=outcome.stdout_tail,
+            stderr_tail=outcome.stderr_tail,
+            feedback=outcome.feedback,
+            worker=outcome.worker or f"w{slot}",
+            started_at=outcome.started_at,
+            finished_at=outcome.finished_at,
+        )
+        self.archive.add_evaluation(
+            record,
+            event=("evaluate", node, {"rule": rule, "instance": instance.id, "score": score, "status": outcome.status}),
+        )
 
     async def finale(self) -> None:
         """Every valid code agent on the whole evolved dev set and on holdout (outside the budget)."""
         agents = [n.node for n in ledger.node_scores(self.archive) if n.role == "agent" and n.status == "valid"]
         have = ledger.evaluated(self.archive)
         todo = sum((n, i.id) not in have for n in agents for i in self._all_instances())
-        self.say(f"Measuring {len(agents)} code agents on the whole evolved dev set and on holdout: {todo} "
-                 f"evaluations (outside the budget) ...")
+        self.say(
+            f"Measuring {len(agents)} code agents on the whole evolved dev set and on holdout: {todo} "
+            f"evaluations (outside the budget) ..."
+        )
         await self._measure(agents, self._dev(), capped=False)
-        await self._measure(agents, [i for i in self._all_instances() if i.split == "holdout"], "holdout",
-                            capped=False)
+        await self._measure(agents, [i for i in self._all_instances() if i.split == "holdout"], "holdout", capped=False)
         played = ledger.rounds(self.archive)
         if played:  # the final agent: the best of the last population on the whole evolved set
             final = max(played[-1]["agents"], key=lambda n: (ledger.dev_mean(self.archive, n) or 0.0, -n))
-            self.archive.add_event("select_final", final, {"rule": FINAL_RULE,
-                                                           "evolved": ledger.dev_mean(self.archive, final)})
+            self.archive.add_event(
+                "select_final", final, {"rule": FINAL_RULE, "evolved": ledger.dev_mean(self.archive, final)}
+            )
 
     # ----- children --------------------------------------------------------------
-    async def _children(self, role: str, parent: int, number: int, count: int,
-                        why: str = "offspring") -> tuple[list[int], str | None]:
+    async def _children(
+        self, role: str, parent: int, number: int, count: int, why: str = "offspring"
+    ) -> tuple[list[int], str | None]:
         """`count` children of `parent` for this round and purpose (`why`): those a crashed session made first,
         then new ones."""
         made = ledger.made_in_round(self.archive, role, number, parent, why)

@@ -4,6 +4,7 @@ Standalone on purpose (copied into the sandbox beside tester.py; stdlib only).
 Whatever the tester returns is only a proposal: the engine's oracle decides,
 outside. Anything that is not JSON is written as its repr, and refused there.
 """
+
 import importlib.util
 import json
 import sys

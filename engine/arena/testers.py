@@ -7,6 +7,7 @@ task's oracle confirms or refuses each one here, in the engine, never in a
 sandbox (`vet`). `TesterTask` gives the mutators what they need (an entry
 point, a description) so that testers evolve with the run's own mutator.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,10 @@ TESTER_LIMITS = SandboxLimits(timeout_s=20.0, cpu_s=20, memory_mb=512, file_size
 
 def supports_arena(task: object) -> bool:
     """A task can host an arena when it has an oracle and a seed tester (tasks.email_validation)."""
-    return all(hasattr(task, name) for name in ("confirm", "tester_files", "arena_data", "proposal_key",
-                                                "instance_keys", "tester_description"))
+    return all(
+        hasattr(task, name)
+        for name in ("confirm", "tester_files", "arena_data", "proposal_key", "instance_keys", "tester_description")
+    )
 
 
 class TesterTask:
@@ -51,8 +54,10 @@ class TesterTask:
         return self.task.tester_files()
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
-        return {"tester_runner.py": RUNNER.read_bytes(),
-                "arena_round.json": json.dumps({"n": instance.data["n"], "seed": instance.data["seed"]}).encode()}
+        return {
+            "tester_runner.py": RUNNER.read_bytes(),
+            "arena_round.json": json.dumps({"n": instance.data["n"], "seed": instance.data["seed"]}).encode(),
+        }
 
     def command(self) -> Sequence[str]:
         return [self.python or sys.executable, "tester_runner.py"]

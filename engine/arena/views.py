@@ -7,6 +7,7 @@ inspiration. Code agents' sums are their dev evaluations (the grown set
 included); a tester's is its mean arena score, as one evaluation. Rebuilt
 from the archive whenever a child is made, so nothing here outlives a round.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -31,7 +32,8 @@ def role_view(archive, task, role: str) -> RunState:
     if role == "agent":
         index = state.dev_index
         for node, instance, score in archive.query(
-                "SELECT node_id, instance_id, score FROM evaluations WHERE split = 'dev' AND \"repeat\" = 0"):
+            "SELECT node_id, instance_id, score FROM evaluations WHERE split = 'dev' AND \"repeat\" = 0"
+        ):
             state.tree.finish_evaluation(node, index[instance], score, started=False)
     else:
         scores: dict[int, list[float]] = defaultdict(list)

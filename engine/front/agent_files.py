@@ -1,4 +1,5 @@
 """Reading a user's agent (`--agent PATH`) into a node's file set."""
+
 from __future__ import annotations
 
 from pathlib import Path

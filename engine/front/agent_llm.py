@@ -8,6 +8,7 @@ meta-agent's) serve agents too. `--agent-max-tokens` overrides the task's cap.
 One LLMClient serves the meta-agent and the agents: one budget, one
 `llm_calls` table, one replay cache.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,27 +55,39 @@ def check_agent_llm(config: RunConfig, task) -> None:
     """One-line UserErrors: a task whose agents need a model and got none; agents that cannot reach the gateway."""
     models = agent_models(config, task)
     if not models and agent_llm_mode(task) == "required":
-        raise UserError(f"the {task.name} agent calls a model: give --agent-model (or --model), e.g. "
-                        "--agent-model openai/gpt-4o-mini")
+        raise UserError(
+            f"the {task.name} agent calls a model: give --agent-model (or --model), e.g. "
+            "--agent-model openai/gpt-4o-mini"
+        )
     if config.mutator == "self" and agent_llm_mode(task) == "none":
-        raise UserError(f"--mutator self runs the agent on its own code, so it must be an agent that calls a model "
-                        f"and edits files; the {task.name} agent is a function the task calls (use --task repofix, or "
-                        "--task humaneval --agent agents_seed/coding_agent)")
+        raise UserError(
+            f"--mutator self runs the agent on its own code, so it must be an agent that calls a model "
+            f"and edits files; the {task.name} agent is a function the task calls (use --task repofix, or "
+            "--task humaneval --agent agents_seed/coding_agent)"
+        )
     if getattr(task, "needs_judge", False) and not config.judge_model:
-        raise UserError(f"the {task.name} task is graded by a model against its rubric: give --judge-model, e.g. "
-                        "--judge-model openai/gpt-4o-mini")
+        raise UserError(
+            f"the {task.name} task is graded by a model against its rubric: give --judge-model, e.g. "
+            "--judge-model openai/gpt-4o-mini"
+        )
     if config.judge_model and not getattr(task, "needs_judge", False):
         raise UserError(f"--judge-model grades rubric tasks; the {task.name} task grades its answers itself")
     if config.overseer and not models:
-        raise UserError("--overseer watches agents that call a model through the run's gateway; this run's agents "
-                        "call none (give --agent-model, or use a task whose agent calls a model)")
+        raise UserError(
+            "--overseer watches agents that call a model through the run's gateway; this run's agents "
+            "call none (give --agent-model, or use a task whose agent calls a model)"
+        )
     if models and config.executor == "ray" and config.ray_address and not config.gateway_listen:
-        raise UserError("--ray-address: these agents call a model through the run's LLM gateway, which Ray workers "
-                        "on other machines reach over TCP: give --gateway-listen HOST:PORT (an address of this "
-                        "machine they can reach, e.g. 0.0.0.0:8765; --gateway-tls CERT KEY to encrypt it)")
+        raise UserError(
+            "--ray-address: these agents call a model through the run's LLM gateway, which Ray workers "
+            "on other machines reach over TCP: give --gateway-listen HOST:PORT (an address of this "
+            "machine they can reach, e.g. 0.0.0.0:8765; --gateway-tls CERT KEY to encrypt it)"
+        )
     if config.gateway_listen and not models:
-        raise UserError("--gateway-listen serves the agents' model calls; this run's agents call none (give "
-                        "--agent-model, or use a task whose agent calls a model)")
+        raise UserError(
+            "--gateway-listen serves the agents' model calls; this run's agents call none (give "
+            "--agent-model, or use a task whose agent calls a model)"
+        )
 
 
 def make_client(config: RunConfig, archive, task, llm_mock):
@@ -94,8 +107,13 @@ def make_client(config: RunConfig, archive, task, llm_mock):
 
         embedding = [config.embedding_model] if config.embedding_model else []
         api_key = placeholder_key([*run_models(config, task), *embedding], config.api_base)
-    settings = LLMSettings(api_base=config.api_base, api_key=api_key, max_cost_usd=config.max_cost,
-                           max_tokens_total=config.max_tokens, replay_only=bool(config.replay))
+    settings = LLMSettings(
+        api_base=config.api_base,
+        api_key=api_key,
+        max_cost_usd=config.max_cost,
+        max_tokens_total=config.max_tokens,
+        replay_only=bool(config.replay),
+    )
     return LLMClient(source, settings, mock=llm_mock)
 
 
@@ -115,12 +133,19 @@ async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncI
 
         overseer = Overseer(client, config.overseer, archive if archive is not None else client.archive)
     listen = config.gateway_address()
+
     def refused(detail: dict) -> None:  # who knocked with a token that is not an open evaluation's
         if archive is not None:
             archive.add_event("gateway_refused", None, detail)
 
-    gateway = Gateway(client, GatewaySettings(models, agent_cap(config, task)), overseer=overseer, listen=listen,
-                      tls=tuple(config.gateway_tls) if config.gateway_tls else None, on_refused=refused)
+    gateway = Gateway(
+        client,
+        GatewaySettings(models, agent_cap(config, task)),
+        overseer=overseer,
+        listen=listen,
+        tls=tuple(config.gateway_tls) if config.gateway_tls else None,
+        on_refused=refused,
+    )
     try:
         await gateway.start()
     except (OSError, ValueError) as exc:  # a port in use, an address not of this machine, a bad certificate
@@ -141,7 +166,13 @@ def describe(config: RunConfig, task) -> str:
     cap = agent_cap(config, task)
     tcp = ""
     if config.gateway_listen:
-        tcp = f"; also on TCP at {config.gateway_listen}" + (" (TLS)" if config.gateway_tls else "") + \
-              " for Ray workers, who relay it to their jobs as a local socket"
-    return (f"Agents call {', '.join(models)} through the run's LLM gateway (no key in the sandbox)"
-            + (f", at most {cap} tokens per evaluation" if cap else "") + tcp)
+        tcp = (
+            f"; also on TCP at {config.gateway_listen}"
+            + (" (TLS)" if config.gateway_tls else "")
+            + " for Ray workers, who relay it to their jobs as a local socket"
+        )
+    return (
+        f"Agents call {', '.join(models)} through the run's LLM gateway (no key in the sandbox)"
+        + (f", at most {cap} tokens per evaluation" if cap else "")
+        + tcp
+    )

@@ -1,4 +1,5 @@
 """Where a run's evaluations run: its config turned into one sandbox object (maybe behind Ray)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ class SandboxChoice:
     sandbox: object  # what the run's evaluations go through (maybe a RaySandbox around the backend)
     said: str  # the header's words: which backend, where, and why ('auto')
     name: str  # the backend that runs the jobs: process, bwrap or docker
+
 
 _HINTS = {
     "bwrap": "apt-get install bubblewrap, or --sandbox process",
@@ -48,13 +50,23 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
             sandbox = make_sandbox(name, **options)
         except RuntimeError as exc:
             raise UserError(f"--sandbox {name}: {exc} ({_HINTS.get(name, 'or another --sandbox')})") from None
-    where = " on Ray" + (f" at {config.ray_address}" if config.ray_address else " (local)") \
-        if config.executor == "ray" else ""
+    where = (
+        " on Ray" + (f" at {config.ray_address}" if config.ray_address else " (local)")
+        if config.executor == "ray"
+        else ""
+    )
     said = f"sandbox {name}{where}" + (f" (auto: {why})" if config.sandbox == "auto" else "")
     if config.executor == "ray" and config.ray_address:
-        said += "; " + sandbox.cluster_said() + (
-            ", each node choosing its own sandbox (bwrap where it works, else process; evaluations.worker names "
-            "the node and the sandbox)" if config.sandbox == "auto" else "")
+        said += (
+            "; "
+            + sandbox.cluster_said()
+            + (
+                ", each node choosing its own sandbox (bwrap where it works, else process; evaluations.worker names "
+                "the node and the sandbox)"
+                if config.sandbox == "auto"
+                else ""
+            )
+        )
     if config.task_python is not None:
         said += f", task Python {config.task_python}"
     return SandboxChoice(sandbox, said, name)

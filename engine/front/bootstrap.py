@@ -14,6 +14,7 @@ the model with the reason, up to TRIES answers in all; every call is booked
 in `llm_calls` with purpose `bootstrap` against node 0, and the seed that
 passes becomes node 0 ("written by the meta-agent from task.md").
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,13 +25,15 @@ from engine import pyast
 from engine.errors import UserError
 
 TRIES = 3
-SAMPLE_CHARS = 600      # of each other public file shown
+SAMPLE_CHARS = 600  # of each other public file shown
 REFERENCE_CHARS = 8000  # of each reference file shown
 FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
 
-SYSTEM = ("You write the first version of a program for a task, to be improved later by an automated search. "
-          "Write a complete, simple, correct program that follows the task's rules exactly. Answer with the whole "
-          "program in one ```python block.")
+SYSTEM = (
+    "You write the first version of a program for a task, to be improved later by an automated search. "
+    "Write a complete, simple, correct program that follows the task's rules exactly. Answer with the whole "
+    "program in one ```python block."
+)
 
 
 def _text(path: Path, limit: int) -> str:
@@ -45,8 +48,11 @@ def _references(root: Path) -> list[tuple[str, str]]:
     found = []
     for base in (root / "reference", root / "data" / "public" / "reference"):
         if base.is_dir():
-            found += [(p.relative_to(root).as_posix(), _text(p, REFERENCE_CHARS)) for p in sorted(base.rglob("*"))
-                      if p.is_file() and not p.name.startswith(".")]
+            found += [
+                (p.relative_to(root).as_posix(), _text(p, REFERENCE_CHARS))
+                for p in sorted(base.rglob("*"))
+                if p.is_file() and not p.name.startswith(".")
+            ]
     return found
 
 
@@ -59,24 +65,30 @@ def bootstrap_messages(task) -> list[dict]:
     if references:
         parts.append("# Reference template (adapt it; do not copy blindly)")
         parts += [f"## {name}\n```\n{text}\n```" for name, text in references]
-    samples = [p for p in sorted(public.rglob("*")) if p.is_file() and p.name != "task.md"
-               and "reference" not in p.relative_to(public).parts]
+    samples = [
+        p
+        for p in sorted(public.rglob("*"))
+        if p.is_file() and p.name != "task.md" and "reference" not in p.relative_to(public).parts
+    ]
     if samples:
         parts.append("# The public files (their beginnings)")
         parts += [f"## {p.relative_to(root).as_posix()}\n```\n{_text(p, SAMPLE_CHARS)}\n```" for p in samples]
-    parts += ["# How the program runs",
-              f"It is run as `python {task.entry_file}` in a folder that holds it and data/public/ (same paths as "
-              f"above) and nothing else; it must write its submission to `{task.answer_file}` in its working "
-              "directory. Define a function `main()` that does the work, and call it at the end under "
-              "`if __name__ == \"__main__\":`. Standard library only unless the task says otherwise; no network."]
+    parts += [
+        "# How the program runs",
+        f"It is run as `python {task.entry_file}` in a folder that holds it and data/public/ (same paths as "
+        f"above) and nothing else; it must write its submission to `{task.answer_file}` in its working "
+        "directory. Define a function `main()` that does the work, and call it at the end under "
+        '`if __name__ == "__main__":`. Standard library only unless the task says otherwise; no network.',
+    ]
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
 def _calls_main(tree: ast.Module) -> bool:
     for node in tree.body:
         if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
-            return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "main"
-                       for n in ast.walk(node))
+            return any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "main" for n in ast.walk(node)
+            )
     return False
 
 
@@ -97,14 +109,20 @@ async def write_seed(client, model: str, task) -> tuple[str, int]:
     messages = bootstrap_messages(task)
     why = "no answer"
     for attempt in range(TRIES):
-        answer = await client.complete(messages, model=model, purpose="bootstrap", node_id=0,
-                                       key=f"bootstrap try {attempt}", temperature=0.0)
+        answer = await client.complete(
+            messages, model=model, purpose="bootstrap", node_id=0, key=f"bootstrap try {attempt}", temperature=0.0
+        )
         found = FENCE.search(answer.text)
         source = (found.group(1) if found else answer.text).strip("\n") + "\n"
         why = "the answer holds no ```python block" if not found else seed_problem(source, task)
         if why is None:
             return source, attempt + 1
-        messages = messages + [{"role": "assistant", "content": answer.text},
-                               {"role": "user", "content": f"That program cannot be used: {why}. Answer again with "
-                                                           "the whole corrected program in one ```python block."}]
+        messages = messages + [
+            {"role": "assistant", "content": answer.text},
+            {
+                "role": "user",
+                "content": f"That program cannot be used: {why}. Answer again with "
+                "the whole corrected program in one ```python block.",
+            },
+        ]
     raise UserError(f"--bootstrap: the meta-agent's seed failed validation {TRIES} times (the last: {why})")

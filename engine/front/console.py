@@ -6,6 +6,7 @@ by default) keeps `Resume: python -m engine.search --resume runs/...` whole.
 Tables are laid out at the terminal's width, or, when the output is not a
 terminal, at COLUMNS or 160 columns so that they are not crushed.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """What every kind of run (a search, an arena) says at its start and writes at its end."""
+
 from __future__ import annotations
 
 import asyncio
@@ -25,8 +26,9 @@ def run_session(main, archive, console):
         raise UserError(f"{exc}; fix it, then resume: python -m engine.search --resume {folder}") from None
     except (KeyboardInterrupt, asyncio.CancelledError):
         end_session(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
-        console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n"
-                      f"  python -m engine.search --resume {folder}")
+        console.print(
+            f"\nInterrupted. Nothing finished is lost; continue with:\n  python -m engine.search --resume {folder}"
+        )
         raise Interrupted from None
 
 
@@ -43,5 +45,7 @@ def exposed_note(task, backend: str) -> str:
     hidden = hidden_paths(task)
     if backend != "process" or not hidden:
         return ""
-    return (f"Warning: the process sandbox cannot hide {', '.join(hidden)} from the agents (a program that knows "
-            "the path can read it); use --sandbox bwrap or docker for agents you do not trust.")
+    return (
+        f"Warning: the process sandbox cannot hide {', '.join(hidden)} from the agents (a program that knows "
+        "the path can read it); use --sandbox bwrap or docker for agents you do not trust."
+    )

@@ -8,11 +8,12 @@ offline answers tests hand to litellm (`llm_mock`, no network, no key):
 - once the run's archive is open, with `--api-base`: one probe call per model
   must answer (booked in `llm_calls`, purpose `probe`) before any evaluation.
 """
+
 from __future__ import annotations
 
-from engine.front.agent_llm import run_models
 from engine.config import RunConfig
 from engine.errors import UserError
+from engine.front.agent_llm import run_models
 
 
 def checks_apply(config: RunConfig, llm_mock) -> bool:

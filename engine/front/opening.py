@@ -1,4 +1,5 @@
 """What opening a run (new, resumed or from a snapshot) shares: which flags a run keeps, its folder, its task."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -9,19 +10,79 @@ from engine.errors import UserError
 
 # Flags that define what a run is; a resumed run keeps its own.
 LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_bytes", "cpus")
-FIXED_ON_RESUME = ("task", "target", "policy", "stages", "final", "final_k", "seed", "agent", "instances", "sandbox",
-                   "image", "task_python", "run_dir", *LIMIT_FLAGS,
-                   "model", "api_base", "embedding_model", "meta_steps", "answer_format", "model_choice", "replay",
-                   "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap", "time_cap", "overseer",
-                   "judge_model", "bootstrap", "arena", "arena_round", "arena_population", "arena_proposals")
-LLM_FLAGS = ("model", "api_base", "embedding_model", "max_cost", "max_tokens", "llm_concurrency", "meta_steps",
-             "answer_format", "model_choice", "agent_model", "agent_max_tokens", "mutator", "utility", "cost_cap",
-             "time_cap", "overseer", "judge_model", "bootstrap")
+FIXED_ON_RESUME = (
+    "task",
+    "target",
+    "policy",
+    "stages",
+    "final",
+    "final_k",
+    "seed",
+    "agent",
+    "instances",
+    "sandbox",
+    "image",
+    "task_python",
+    "run_dir",
+    *LIMIT_FLAGS,
+    "model",
+    "api_base",
+    "embedding_model",
+    "meta_steps",
+    "answer_format",
+    "model_choice",
+    "replay",
+    "agent_model",
+    "agent_max_tokens",
+    "mutator",
+    "utility",
+    "cost_cap",
+    "time_cap",
+    "overseer",
+    "judge_model",
+    "bootstrap",
+    "arena",
+    "arena_round",
+    "arena_population",
+    "arena_proposals",
+)
+LLM_FLAGS = (
+    "model",
+    "api_base",
+    "embedding_model",
+    "max_cost",
+    "max_tokens",
+    "llm_concurrency",
+    "meta_steps",
+    "answer_format",
+    "model_choice",
+    "agent_model",
+    "agent_max_tokens",
+    "mutator",
+    "utility",
+    "cost_cap",
+    "time_cap",
+    "overseer",
+    "judge_model",
+    "bootstrap",
+)
 BREAKER_FLAGS = ("max_failed_expansions", "max_failing_time")
 ARENA_FLAGS = ("arena", "arena_round", "arena_population", "arena_proposals")
 # What may change when a stopped run goes on: how much to spend, how fast, how much failure to bear.
-RESUME_OVERRIDES = ("budget", "workers", "time_limit", "max_cost", "max_tokens", "llm_concurrency", "executor",
-                    "ray_address", "gateway_listen", "gateway_tls", "live_interval", *BREAKER_FLAGS)
+RESUME_OVERRIDES = (
+    "budget",
+    "workers",
+    "time_limit",
+    "max_cost",
+    "max_tokens",
+    "llm_concurrency",
+    "executor",
+    "ray_address",
+    "gateway_listen",
+    "gateway_tls",
+    "live_interval",
+    *BREAKER_FLAGS,
+)
 
 
 def new_run_folder(config: RunConfig) -> tuple[str, Path]:
@@ -56,8 +117,13 @@ def make_run_task(config: RunConfig):
     limits = task.limits
     if config.eval_timeout:  # CPU time follows the wall limit unless given too
         limits = replace(limits, timeout_s=config.eval_timeout, cpu_s=max(1, math.ceil(config.eval_timeout)))
-    overrides = {"memory_mb": config.memory_mb, "cpu_s": config.cpu_time, "processes": config.max_procs,
-                 "output_bytes": config.output_bytes, "cpus": config.cpus}
+    overrides = {
+        "memory_mb": config.memory_mb,
+        "cpu_s": config.cpu_time,
+        "processes": config.max_procs,
+        "output_bytes": config.output_bytes,
+        "cpus": config.cpus,
+    }
     task.limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
     return task
 

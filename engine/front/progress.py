@@ -1,4 +1,5 @@
 """The live progress display: evaluations against the budget, nodes, best score, workers, model calls, ETA."""
+
 from __future__ import annotations
 
 import time
@@ -29,20 +30,34 @@ class SearchProgress:
         self._calls: list[int] | None = None  # [ok, failed] model calls of this session, once a client exists
         self._last_plain = 0.0
 
-    def __enter__(self) -> "SearchProgress":
+    def __enter__(self) -> SearchProgress:
         if self.quiet or not self.console.is_terminal:
             return self
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-            TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=self.console, transient=False, refresh_per_second=4,
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[stats]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+            refresh_per_second=4,
         )
         self._progress.__enter__()
-        self._task = self._progress.add_task("evaluations", total=self.budget, completed=self._start_done,
-                                             stats=self._stats())
+        self._task = self._progress.add_task(
+            "evaluations", total=self.budget, completed=self._start_done, stats=self._stats()
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -52,8 +67,10 @@ class SearchProgress:
     def _stats(self) -> str:
         best = "-" if np.isnan(self.best) else f"{self.best:.3f} (node {self.best_node})"
         calls = "" if self._calls is None else f" | model calls {self._calls[0]} ok / {self._calls[1]} failed"
-        return (f"nodes {self.valid} valid / {self.invalid} invalid | best full-dev mean {best} | "
-                f"workers {self._busy}/{self.workers}{calls}")
+        return (
+            f"nodes {self.valid} valid / {self.invalid} invalid | best full-dev mean {best} | "
+            f"workers {self._busy}/{self.workers}{calls}"
+        )
 
     def count_model_calls(self, ok: int = 0, failed: int = 0) -> None:
         """Show model calls on the line (a run with a model), starting from these counts."""
@@ -118,8 +135,11 @@ class SearchProgress:
         self._done += 1
         self._update_best(state)
         self._refresh(advance=1)
-        if self._progress is None and not self.quiet and (
-                self._done % self._plain_every == 0 or self._done == self.budget):
+        if (
+            self._progress is None
+            and not self.quiet
+            and (self._done % self._plain_every == 0 or self._done == self.budget)
+        ):
             print(f"evaluations {self._done}/{self.budget} | {self._stats()}", flush=True)
 
     def extra_work(self, count: int) -> None:
@@ -134,4 +154,3 @@ class SearchProgress:
 
     def say(self, message: str) -> None:
         self.console.print(message)
-

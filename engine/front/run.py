@@ -1,4 +1,5 @@
 """Building a run from the command line, new or resumed, and carrying it to its summary."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,17 +12,51 @@ from engine.errors import UserError
 from engine.front.endings import Interrupted, run_session
 from engine.front.endings import end_session as _end
 from engine.front.endings import exposed_note as _exposed_note
-from engine.front.opening import (ARENA_FLAGS, BREAKER_FLAGS, FIXED_ON_RESUME, LIMIT_FLAGS, LLM_FLAGS,
-                                  RESUME_OVERRIDES, adopt_run_seed, make_run_task, new_run_folder)
+from engine.front.opening import (
+    ARENA_FLAGS,
+    BREAKER_FLAGS,
+    FIXED_ON_RESUME,
+    LIMIT_FLAGS,
+    LLM_FLAGS,
+    RESUME_OVERRIDES,
+    adopt_run_seed,
+    make_run_task,
+    new_run_folder,
+)
 
 
 def _config_from_args(args) -> RunConfig:
-    given = {k: getattr(args, k) for k in ("task", "target", "policy", "stages", "final", "final_k", "budget",
-                                           "workers", "seed", "run_dir",
-                                           "time_limit", "agent", "instances", "sandbox", "image", "task_python",
-                                           "executor", "ray_address", "gateway_listen", "gateway_tls",
-                                           "compile_check", "live_interval", *LIMIT_FLAGS, *LLM_FLAGS, *BREAKER_FLAGS,
-                                           *ARENA_FLAGS)}
+    given = {
+        k: getattr(args, k)
+        for k in (
+            "task",
+            "target",
+            "policy",
+            "stages",
+            "final",
+            "final_k",
+            "budget",
+            "workers",
+            "seed",
+            "run_dir",
+            "time_limit",
+            "agent",
+            "instances",
+            "sandbox",
+            "image",
+            "task_python",
+            "executor",
+            "ray_address",
+            "gateway_listen",
+            "gateway_tls",
+            "compile_check",
+            "live_interval",
+            *LIMIT_FLAGS,
+            *LLM_FLAGS,
+            *BREAKER_FLAGS,
+            *ARENA_FLAGS,
+        )
+    }
     if args.model and not args.mutator:
         given["mutator"] = "llm"
     return RunConfig().with_overrides(**given).validate()
@@ -39,10 +74,17 @@ def _replay_config(args) -> RunConfig:
         path = str(original.path.resolve())
     if not stored.model and not stored.agent_model:
         raise UserError(f"{args.replay} made no model calls (offline mutator): there is nothing to replay")
-    return stored.with_overrides(replay=path, run_dir=args.run_dir, workers=args.workers, executor=args.executor,
-                                 ray_address=args.ray_address, task_python=args.task_python,
-                                 gateway_listen=args.gateway_listen, gateway_tls=args.gateway_tls,
-                                 live_interval=args.live_interval).validate()
+    return stored.with_overrides(
+        replay=path,
+        run_dir=args.run_dir,
+        workers=args.workers,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        task_python=args.task_python,
+        gateway_listen=args.gateway_listen,
+        gateway_tls=args.gateway_tls,
+        live_interval=args.live_interval,
+    ).validate()
 
 
 def _create(config: RunConfig, llm_mock=None):
@@ -69,8 +111,10 @@ def _create(config: RunConfig, llm_mock=None):
     files: dict[str, str] | None
     if config.bootstrap:
         if getattr(task, "has_seed", True):
-            raise UserError(f"--bootstrap writes the seed of a public/private task folder that has none; "
-                            f"{config.task} has its own seed program")
+            raise UserError(
+                f"--bootstrap writes the seed of a public/private task folder that has none; "
+                f"{config.task} has its own seed program"
+            )
         files, origin = None, "the meta-agent"  # written once the run's archive can book the calls
     elif config.agent:
         files = load_agent(config.agent, task.entry_file)
@@ -81,18 +125,26 @@ def _create(config: RunConfig, llm_mock=None):
     reason = files is not None and check_child(files, task.entry_file, task.entry_function, task.entry_args)
     if reason:
         raise UserError(f"{origin} is not a usable agent: {reason}")
-    config = config.with_overrides(task_python=getattr(task, "python", None),  # the folder's entry, resolved
-                                   agent=str(Path(config.agent).resolve()) if config.agent else None,
-                                   task=str(Path(config.task).resolve()) if Path(config.task).is_dir()
-                                   and config.task not in TASKS else None,
-                                   instances=str(Path(config.instances).resolve()) if config.instances else None)
+    config = config.with_overrides(
+        task_python=getattr(task, "python", None),  # the folder's entry, resolved
+        agent=str(Path(config.agent).resolve()) if config.agent else None,
+        task=str(Path(config.task).resolve()) if Path(config.task).is_dir() and config.task not in TASKS else None,
+        instances=str(Path(config.instances).resolve()) if config.instances else None,
+    )
     run_id, folder = new_run_folder(config)
     archive = Archive.create(folder / "archive.duckdb", run_id, config.to_dict(), config.seed)
     archive.add_instances([(i.id, i.split, i.data) for i in instances])
     if files is None:
         files, origin = _bootstrap(config, task, archive, llm_mock, folder)
-    root = NodeRecord(id=0, parent_id=None, depth=0, status="valid", mutator="seed", code_hash=files_hash(files),
-                      description=f"from {origin}")
+    root = NodeRecord(
+        id=0,
+        parent_id=None,
+        depth=0,
+        status="valid",
+        mutator="seed",
+        code_hash=files_hash(files),
+        description=f"from {origin}",
+    )
     archive.add_node(root, files, event=("start", 0, {"config": config.to_dict()}))
     return archive, task, config
 
@@ -148,8 +200,9 @@ def run_from_args(args, llm_mock=None) -> int:
     try:
         if args.resume_from:
             if args.resume or args.replay:
-                raise UserError("--resume-from starts a new run from a snapshot: it goes with neither --resume "
-                                "nor --replay")
+                raise UserError(
+                    "--resume-from starts a new run from a snapshot: it goes with neither --resume nor --replay"
+                )
             from engine.front.snapshot import open_from_snapshot
 
             archive, task, config = open_from_snapshot(args)
@@ -183,8 +236,17 @@ def run_from_args(args, llm_mock=None) -> int:
     if config.live_interval > 0:  # readers (runs, plots, report, the live page) see the search as it runs
         archive.start_live_copy(config.live_interval)
     try:
-        return _carry(archive, task, config, console, resumed=bool(args.resume or args.resume_from), quiet=args.quiet,
-                      llm_mock=llm_mock, box=box, checks=checks)
+        return _carry(
+            archive,
+            task,
+            config,
+            console,
+            resumed=bool(args.resume or args.resume_from),
+            quiet=args.quiet,
+            llm_mock=llm_mock,
+            box=box,
+            checks=checks,
+        )
     finally:
         close = getattr(box.sandbox, "close", None)
         if close is not None:
@@ -202,8 +264,8 @@ def _mutator(config: RunConfig, state, archive, llm_mock, say=None, sandbox=None
         from engine.mutators import OfflineMutator
 
         return OfflineMutator(), client
-    from engine.mutators.model_choice import make_chooser, parse_models
     from engine.mutators.llm import LLMMutator
+    from engine.mutators.model_choice import make_chooser, parse_models
 
     if config.mutator == "self":  # the agent improves itself; it calls --model through the gateway
         from engine.loop.self_improve import SelfMutator
@@ -215,10 +277,16 @@ def _mutator(config: RunConfig, state, archive, llm_mock, say=None, sandbox=None
         from engine.mutators.novelty import ArchiveEmbeddings, EmbeddingNovelty
 
         state.embedding_novelty = ArchiveEmbeddings(
-            EmbeddingNovelty(client, config.embedding_model, entry_file=state.task.entry_file), archive, state.files)
-    mutator = LLMMutator(client, make_chooser(config.model, config.model_choice), state,
-                         answer_format=config.answer_format, diagnose=config.meta_steps.startswith("diagnose"),
-                         say=say)
+            EmbeddingNovelty(client, config.embedding_model, entry_file=state.task.entry_file), archive, state.files
+        )
+    mutator = LLMMutator(
+        client,
+        make_chooser(config.model, config.model_choice),
+        state,
+        answer_format=config.answer_format,
+        diagnose=config.meta_steps.startswith("diagnose"),
+        say=say,
+    )
     return mutator, client
 
 
@@ -228,8 +296,10 @@ def policy_label(policy, n_dev: int) -> str:
     while hasattr(inner, "inner"):
         if hasattr(inner, "threshold"):
             if inner.stage.size(n_dev) < n_dev:  # a batch of every dev instance (one-instance tasks) stages nothing
-                stages.append(f"{inner.stage.size(n_dev)} of {n_dev} dev instances first, more at a mean of "
-                              f"{inner.threshold:g} or more")
+                stages.append(
+                    f"{inner.stage.size(n_dev)} of {n_dev} dev instances first, more at a mean of "
+                    f"{inner.threshold:g} or more"
+                )
         elif hasattr(inner, "rule"):
             final = inner.rule
         inner = inner.inner
@@ -254,13 +324,23 @@ def compile_check_for(config: RunConfig, task, sandbox_name: str) -> tuple[objec
         raise UserError(str(exc)) from None
 
 
-def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, llm_mock, box,
-           checks: tuple[object | None, str] = (None, "")) -> int:
+def _carry(
+    archive,
+    task,
+    config: RunConfig,
+    console,
+    resumed: bool,
+    quiet: bool,
+    llm_mock,
+    box,
+    checks: tuple[object | None, str] = (None, ""),
+) -> int:
     if config.arena:  # testers co-evolve with the code agents: rounds instead of the policy's loop
         from engine.front.arena_run import carry_arena
 
         return carry_arena(archive, task, config, console, resumed, llm_mock, box)
     from engine.loop.state import RunState
+
     state = RunState.rebuild(archive, task)
     workers = config.resolved_workers()
     policy = config.make_policy()
@@ -269,8 +349,22 @@ def _carry(archive, task, config: RunConfig, console, resumed: bool, quiet: bool
     mutator, client = _mutator(config, state, archive, llm_mock, say=console.print, sandbox=box.sandbox)
     if config.judge_model:  # a rubric task: its answers are graded by this model, outside the sandbox
         task.attach_judge(client, config.judge_model)
-    return _search(archive, task, config, console, resumed, quiet, state, workers, policy, mutator, client,
-                   box, llm_mock, checks_said=checks[1])
+    return _search(
+        archive,
+        task,
+        config,
+        console,
+        resumed,
+        quiet,
+        state,
+        workers,
+        policy,
+        mutator,
+        client,
+        box,
+        llm_mock,
+        checks_said=checks[1],
+    )
 
 
 def _one_instance_note(state) -> str:
@@ -278,11 +372,15 @@ def _one_instance_note(state) -> str:
     if state.tree.n_instances != 1:
         return ""
     if state.noise_var is None:
-        return ("One dev instance: the seed runs on it twice (a noise probe, counted in the budget); the two "
-                "scores set how much one evaluation counts in the policy (search/evidence.py). If they differ, "
-                "the last twentieth of the budget re-measures the best candidates for the final choice "
-                "(search/remeasure.py).")
-    noisy = " (noisy: the end of the budget re-measures the best candidates, search/remeasure.py)" if state.noisy() else ""
+        return (
+            "One dev instance: the seed runs on it twice (a noise probe, counted in the budget); the two "
+            "scores set how much one evaluation counts in the policy (search/evidence.py). If they differ, "
+            "the last twentieth of the budget re-measures the best candidates for the final choice "
+            "(search/remeasure.py)."
+        )
+    noisy = (
+        " (noisy: the end of the budget re-measures the best candidates, search/remeasure.py)" if state.noisy() else ""
+    )
     return f"One dev instance: one evaluation counts as w = {state.evidence():g} pass/fail trials (noise probe){noisy}."
 
 
@@ -295,18 +393,32 @@ def _seed_note(state, budget: int) -> str:
     return ""
 
 
-def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: bool, state, workers: int, policy,
-            mutator, client, box, llm_mock=None, checks_said: str = "") -> int:
+def _search(
+    archive,
+    task,
+    config: RunConfig,
+    console,
+    resumed: bool,
+    quiet: bool,
+    state,
+    workers: int,
+    policy,
+    mutator,
+    client,
+    box,
+    llm_mock=None,
+    checks_said: str = "",
+) -> int:
     import numpy as np
 
     from engine.front.agent_llm import describe, serve_gateway
-    from engine.loop.breaker import CircuitBreaker
-    from engine.loop.finale import choose_final, holdout_plan, measure_holdout, measure_references, reference_plan
     from engine.front.model_access import probe_models
     from engine.front.progress import SearchProgress
+    from engine.front.summary import compute_summary, render_summary
+    from engine.loop.breaker import CircuitBreaker
+    from engine.loop.finale import choose_final, holdout_plan, measure_holdout, measure_references, reference_plan
     from engine.loop.replay import make_scheduler
     from engine.loop.scheduler import TIME_LIMIT
-    from engine.front.summary import compute_summary, render_summary
     from search.cascade import first_batch
 
     if resumed:
@@ -316,34 +428,60 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
         archive.set_config({**archive.config(), **config.to_dict()})
     else:
         rng = np.random.default_rng(config.seed)
-    archive.add_event("session", None, {"workers": workers, "sandbox": box.name, "said": box.said,
-                                        "executor": config.executor, "budget": config.budget,
-                                        **({"checks": checks_said} if checks_said else {})})  # what was used
+    archive.add_event(
+        "session",
+        None,
+        {
+            "workers": workers,
+            "sandbox": box.name,
+            "said": box.said,
+            "executor": config.executor,
+            "budget": config.budget,
+            **({"checks": checks_said} if checks_said else {}),
+        },
+    )  # what was used
     archive.set_status("running")
     console.print(f"Run [bold]{archive.run_id}[/bold] -> {archive.path}")
-    console.print(f"Task {task.name}, policy {policy_label(policy, len(state.dev))}, budget {config.budget} dev evaluations, "
-                  f"{workers} workers, {box.said}, seed {config.seed}"
-                  + (f" (resumed at {state.dev_spent})" if resumed else ""))
+    console.print(
+        f"Task {task.name}, policy {policy_label(policy, len(state.dev))}, budget {config.budget} dev evaluations, "
+        f"{workers} workers, {box.said}, seed {config.seed}" + (f" (resumed at {state.dev_spent})" if resumed else "")
+    )
     if not config.model:
-        console.print("No LLM configured: the built-in offline mutator edits the agent's syntax tree "
-                      "(no model calls, no cost).")
+        console.print(
+            "No LLM configured: the built-in offline mutator edits the agent's syntax tree (no model calls, no cost)."
+        )
     elif config.mutator == "self":
-        console.print(f"Self-improvement: each expansion runs the parent agent on a copy of its own code (calling "
-                      f"{config.model} through the gateway); a child must compile, keep {task.entry_function}() and "
-                      "solve a smoke instance" + (f"; every answer replayed from {config.replay}" if config.replay
-                                                   else ""))
+        console.print(
+            f"Self-improvement: each expansion runs the parent agent on a copy of its own code (calling "
+            f"{config.model} through the gateway); a child must compile, keep {task.entry_function}() and "
+            "solve a smoke instance" + (f"; every answer replayed from {config.replay}" if config.replay else "")
+        )
     else:
-        limits = ", ".join(x for x in (f"max ${config.max_cost:g}" if config.max_cost else "",
-                                        f"max {config.max_tokens} tokens" if config.max_tokens else "") if x)
-        console.print(f"LLM mutator: {config.model} ({config.model_choice}), {config.llm_concurrency} calls at once"
-                      + (f", {limits}" if limits else "")
-                      + (f", near-duplicates by {config.embedding_model} embeddings" if config.embedding_model else "")
-                      + (f"; every answer replayed from {config.replay}" if config.replay else ""))
-    for line in (checks_said[:1].upper() + checks_said[1:] + "." if checks_said else "",
-                 describe(config, task), state.utility.describe() if state.utility else "",
-                 f"Overseer: {config.overseer} reads each running agent's recent calls and may stop it"
-                 if config.overseer else "", _seed_note(state, config.budget), _one_instance_note(state),
-                 _exposed_note(task, box.name)):
+        limits = ", ".join(
+            x
+            for x in (
+                f"max ${config.max_cost:g}" if config.max_cost else "",
+                f"max {config.max_tokens} tokens" if config.max_tokens else "",
+            )
+            if x
+        )
+        console.print(
+            f"LLM mutator: {config.model} ({config.model_choice}), {config.llm_concurrency} calls at once"
+            + (f", {limits}" if limits else "")
+            + (f", near-duplicates by {config.embedding_model} embeddings" if config.embedding_model else "")
+            + (f"; every answer replayed from {config.replay}" if config.replay else "")
+        )
+    for line in (
+        checks_said[:1].upper() + checks_said[1:] + "." if checks_said else "",
+        describe(config, task),
+        state.utility.describe() if state.utility else "",
+        f"Overseer: {config.overseer} reads each running agent's recent calls and may stop it"
+        if config.overseer
+        else "",
+        _seed_note(state, config.budget),
+        _one_instance_note(state),
+        _exposed_note(task, box.name),
+    ):
         if line:
             console.print(line)
     deadline = time.monotonic() + config.time_limit if config.time_limit else None
@@ -358,23 +496,39 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
             unanswered = await probe_models(config, task, client, llm_mock, archive)
             if unanswered:
                 return None, None, f"{unanswered}; fix it, then resume: python -m engine.search --resume {folder}"
-            with SearchProgress(console, config.budget, workers, quiet=quiet,
-                                done=state.dev_spent) as progress:
+            with SearchProgress(console, config.budget, workers, quiet=quiet, done=state.dev_spent) as progress:
                 progress.start(state)
-                breaker = CircuitBreaker(config.max_failed_expansions, config.max_failing_time,
-                                         unusable=("failed", "invalid") if config.model else ("failed",))
-                scheduler = make_scheduler(config, state, policy, mutator, box.sandbox, budget=config.budget,
-                                           workers=workers, rng=rng, deadline=deadline, progress=progress,
-                                           expansion_slots=config.llm_concurrency, breaker=breaker,
-                                           seed_screen=first_batch(policy, len(state.dev)))
+                breaker = CircuitBreaker(
+                    config.max_failed_expansions,
+                    config.max_failing_time,
+                    unusable=("failed", "invalid") if config.model else ("failed",),
+                )
+                scheduler = make_scheduler(
+                    config,
+                    state,
+                    policy,
+                    mutator,
+                    box.sandbox,
+                    budget=config.budget,
+                    workers=workers,
+                    rng=rng,
+                    deadline=deadline,
+                    progress=progress,
+                    expansion_slots=config.llm_concurrency,
+                    breaker=breaker,
+                    seed_screen=first_batch(policy, len(state.dev)),
+                )
                 if client is not None:
                     total = client.spent().total
                     progress.count_model_calls(total.calls - total.failed, total.failed)
                     client.observer = scheduler.model_call
                 stop = await scheduler.run()
                 if scheduler.fatal:
-                    then = (f"fix the cause, then resume: python -m engine.search --resume {folder}"
-                            if scheduler.resumable else f"the archive is kept for inspection: {folder}")
+                    then = (
+                        f"fix the cause, then resume: python -m engine.search --resume {folder}"
+                        if scheduler.resumable
+                        else f"the archive is kept for inspection: {folder}"
+                    )
                     return stop, None, f"{scheduler.fatal}; {then}"
                 choice = choose_final(state, policy, rng, config.budget)
                 finalists = [choice.node_id] if choice else []
@@ -391,8 +545,14 @@ def _search(archive, task, config: RunConfig, console, resumed: bool, quiet: boo
         _end(archive, "interrupted", fatal)
         raise UserError(fatal)
     _end(archive, "time_limit" if stop == TIME_LIMIT else "finished", stop)
-    summary = compute_summary(archive, task, choice.node_id if choice else None,
-                              choice.rule if choice else "", stop, config.budget,
-                              spend=client.spent() if client else None)
+    summary = compute_summary(
+        archive,
+        task,
+        choice.node_id if choice else None,
+        choice.rule if choice else "",
+        stop,
+        config.budget,
+        spend=client.spent() if client else None,
+    )
     render_summary(summary, console)
     return 0

@@ -11,6 +11,7 @@ holds the snapshot's rows, then the search goes on exactly as `--resume`
 does (the tree rebuilt from the archive, `--budget` counting the snapshot's
 evaluations too).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,9 @@ def open_from_snapshot(args):
 
     for name in FIXED_ON_RESUME:
         if name != "run_dir" and getattr(args, name, None) is not None:
-            raise UserError(f"--{name.replace('_', '-')} cannot be set with --resume-from: "
-                            "the snapshot's run keeps its own")
+            raise UserError(
+                f"--{name.replace('_', '-')} cannot be set with --resume-from: the snapshot's run keeps its own"
+            )
     folder = Path(args.resume_from)
     manifest = verify_snapshot(folder)
     stored = RunConfig.from_dict(snapshot_run_row(folder)["config"])
@@ -42,10 +44,10 @@ def open_from_snapshot(args):
     config = stored.with_overrides(**overrides).with_overrides(run_dir=args.run_dir or RunConfig.run_dir)
     config.validate()
     run_id, run_folder = new_run_folder(config)
-    origin = {"snapshot": str(folder.resolve()), "run_id": manifest["run_id"],
-              "created_at": manifest.get("created_at")}
-    restore_snapshot(folder, run_folder / "archive.duckdb", run_id=run_id,
-                     config={**config.to_dict(), "resumed_from": origin})
+    origin = {"snapshot": str(folder.resolve()), "run_id": manifest["run_id"], "created_at": manifest.get("created_at")}
+    restore_snapshot(
+        folder, run_folder / "archive.duckdb", run_id=run_id, config={**config.to_dict(), "resumed_from": origin}
+    )
     archive = Archive.open(run_folder)
     try:
         archive.add_event("restore", None, {**origin, "rows": {t: e["rows"] for t, e in manifest["tables"].items()}})
@@ -64,9 +66,11 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _OneLineParser(prog="python -m engine.snapshot",
-                       description="Snapshots of a run: its archive as Parquet files (one per table) and a "
-                       "manifest (schema version, run id, row counts, sha256 checksums).")
+    p = _OneLineParser(
+        prog="python -m engine.snapshot",
+        description="Snapshots of a run: its archive as Parquet files (one per table) and a "
+        "manifest (schema version, run id, row counts, sha256 checksums).",
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     export = sub.add_parser("export", help="write RUN's tables to DEST (a new or empty folder)")
     export.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
@@ -87,8 +91,10 @@ def _export(args) -> None:
     start = time.perf_counter()
     manifest = export_snapshot(args.run, args.dest)
     tables = manifest["tables"]
-    print(f"Snapshot of {manifest['run_id']} -> {args.dest} in {time.perf_counter() - start:.2f} s: "
-          + ", ".join(f"{tables[t]['rows']} {t}" for t in ("nodes", "evaluations", "llm_calls", "events")))
+    print(
+        f"Snapshot of {manifest['run_id']} -> {args.dest} in {time.perf_counter() - start:.2f} s: "
+        + ", ".join(f"{tables[t]['rows']} {t}" for t in ("nodes", "evaluations", "llm_calls", "events"))
+    )
     print(f"Continue it as a new run: python -m engine.search --resume-from {args.dest} [--budget N]")
 
 
@@ -97,8 +103,10 @@ def _verify(args) -> None:
 
     manifest = verify_snapshot(args.snapshot)
     rows = sum(e["rows"] for e in manifest["tables"].values())
-    print(f"{args.snapshot}: whole. Run {manifest['run_id']}, schema version {manifest['schema_version']}, "
-          f"{len(manifest['tables'])} tables, {rows} rows, every checksum matches.")
+    print(
+        f"{args.snapshot}: whole. Run {manifest['run_id']}, schema version {manifest['schema_version']}, "
+        f"{len(manifest['tables'])} tables, {rows} rows, every checksum matches."
+    )
 
 
 def _restore(args) -> None:
@@ -122,4 +130,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
     return 0
-

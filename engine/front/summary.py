@@ -1,4 +1,5 @@
 """The end-of-run summary: computed from the archive alone (pure), then rendered with rich."""
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,9 @@ def _line(label: str, rows: list[tuple[str, float, str | None]], task) -> AgentL
     return AgentLine(label, *out["dev"], *out["holdout"])
 
 
-def compute_summary(archive: Archive, task, final_node: int | None, final_rule: str,
-                    stop_reason: str, budget: int, spend=None) -> Summary:
+def compute_summary(
+    archive: Archive, task, final_node: int | None, final_rule: str, stop_reason: str, budget: int, spend=None
+) -> Summary:
     def node_rows(node: int):
         return archive.query("SELECT split, score, metrics FROM evaluations WHERE node_id = ?", [node])
 
@@ -70,29 +72,47 @@ def compute_summary(archive: Archive, task, final_node: int | None, final_rule: 
         rows = archive.query("SELECT split, score, metrics FROM reference_evaluations WHERE agent = ?", [name])
         agents.append(_line(f"{name} (reference)", rows, task))
     nodes = dict(archive.query("SELECT status, count(*) FROM nodes GROUP BY status ORDER BY status"))
-    dev = dict(archive.query("SELECT status, count(*) FROM evaluations WHERE split = 'dev' GROUP BY status ORDER BY status"))
+    dev = dict(
+        archive.query("SELECT status, count(*) FROM evaluations WHERE split = 'dev' GROUP BY status ORDER BY status")
+    )
     holdout = archive.query("SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0]
     return Summary(
-        run_id=archive.run_id, archive=str(archive.path), run_dir=str(Path(archive.path).parent),
-        stop_reason=stop_reason, final_node=final_node, final_rule=final_rule, agents=agents,
-        nodes_by_status=nodes, dev_evaluations_by_status=dev, budget=budget,
-        dev_done=sum(dev.values()), holdout_done=int(holdout), raw_metric=task.raw_metric,
+        run_id=archive.run_id,
+        archive=str(archive.path),
+        run_dir=str(Path(archive.path).parent),
+        stop_reason=stop_reason,
+        final_node=final_node,
+        final_rule=final_rule,
+        agents=agents,
+        nodes_by_status=nodes,
+        dev_evaluations_by_status=dev,
+        budget=budget,
+        dev_done=sum(dev.values()),
+        holdout_done=int(holdout),
+        raw_metric=task.raw_metric,
         raw_metric_note=getattr(task, "raw_metric_note", ""),
         score_note=getattr(task, "score_note", Summary.score_note),
-        extra={**({"spend": spend} if spend is not None else {}), **noise_probe(archive),
-               "rejected": rejected_children(archive), **seed_at_zero(archive, task)},
+        extra={
+            **({"spend": spend} if spend is not None else {}),
+            **noise_probe(archive),
+            "rejected": rejected_children(archive),
+            **seed_at_zero(archive, task),
+        },
     )
 
 
-REJECTIONS = (("near-duplicate of node%", "near-duplicates"), ("duplicate of node%", "exact duplicates"),
-              ("pyflakes:%", "name errors (pyflakes)"))
+REJECTIONS = (
+    ("near-duplicate of node%", "near-duplicates"),
+    ("duplicate of node%", "exact duplicates"),
+    ("pyflakes:%", "name errors (pyflakes)"),
+)
 
 
 def rejected_children(archive: Archive) -> dict[str, int]:
     """Children refused before any sandbox, by why: near-duplicates, exact duplicates, pyflakes name errors."""
     counts = {}
     for pattern, label in REJECTIONS:
-        (n,), = archive.query("SELECT count(*) FROM nodes WHERE status = 'invalid' AND reason LIKE ?", [pattern])
+        ((n,),) = archive.query("SELECT count(*) FROM nodes WHERE status = 'invalid' AND reason LIKE ?", [pattern])
         if n:
             counts[label] = int(n)
     return counts
@@ -103,8 +123,10 @@ def seed_at_zero(archive: Archive, task) -> dict:
 
     A folder whose evaluator lacks a data file, or catches its own exception, returns a score of 0 rather
     than failing: the run then compares every child with 0, and nothing else says why."""
-    rows = archive.query("SELECT metrics, feedback FROM evaluations WHERE node_id = 0 AND split = 'dev' "
-                         "AND status = 'ok' ORDER BY \"repeat\", instance_id")
+    rows = archive.query(
+        "SELECT metrics, feedback FROM evaluations WHERE node_id = 0 AND split = 'dev' "
+        "AND status = 'ok' ORDER BY \"repeat\", instance_id"
+    )
     if not rows:
         return {}
     for metrics, _ in rows:
@@ -120,9 +142,11 @@ def noise_probe(archive: Archive) -> dict:
     from search.evidence import evidence_weight
     from search.remeasure import pooled_variance
 
-    rows = archive.query("SELECT node_id, \"repeat\", score FROM evaluations WHERE split = 'dev' AND node_id IN "
-                         "(SELECT node_id FROM evaluations WHERE split = 'dev' AND \"repeat\" > 0) "
-                         "ORDER BY node_id, \"repeat\"")
+    rows = archive.query(
+        "SELECT node_id, \"repeat\", score FROM evaluations WHERE split = 'dev' AND node_id IN "
+        "(SELECT node_id FROM evaluations WHERE split = 'dev' AND \"repeat\" > 0) "
+        'ORDER BY node_id, "repeat"'
+    )
     runs: dict[int, list[float]] = {}
     for node, _, score in rows:
         runs.setdefault(int(node), []).append(float(score))
@@ -130,9 +154,10 @@ def noise_probe(archive: Archive) -> dict:
     if len(seed) < 2:
         return {}
     variance = pooled_variance(runs)
-    (remeasures, candidates), = archive.query(
+    ((remeasures, candidates),) = archive.query(
         "SELECT count(*), count(DISTINCT node_id) FROM events WHERE kind = 'evaluate' "
-        "AND detail->>'rule' = 're-measure'")
+        "AND detail->>'rule' = 're-measure'"
+    )
     return {"noise": (seed, evidence_weight(seed[0], variance), variance, (int(remeasures), int(candidates)))}
 
 
@@ -142,7 +167,8 @@ def best_measured(archive: Archive) -> int | None:
         "WITH dev AS (SELECT count(*) AS n FROM instances WHERE split = 'dev'), "
         "means AS (SELECT node_id, avg(score) AS mean, count(DISTINCT instance_id) AS k FROM evaluations "
         "WHERE split = 'dev' AND \"repeat\" = 0 GROUP BY node_id) "
-        "SELECT node_id FROM means, dev WHERE k = dev.n ORDER BY mean DESC, node_id LIMIT 1")
+        "SELECT node_id FROM means, dev WHERE k = dev.n ORDER BY mean DESC, node_id LIMIT 1"
+    )
     return int(rows[0][0]) if rows else None
 
 
@@ -152,17 +178,20 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def _money(line) -> str:
     """One spend line: dollars, tokens in and out, calls."""
-    return (f"${line.cost_usd:.4f}, {line.tokens_in} tokens in, {line.tokens_out} out, {line.calls} calls"
-            + (f" ({line.failed} failed)" if line.failed else ""))
+    return f"${line.cost_usd:.4f}, {line.tokens_in} tokens in, {line.tokens_out} out, {line.calls} calls" + (
+        f" ({line.failed} failed)" if line.failed else ""
+    )
 
 
 def render_summary(summary: Summary, console) -> None:
     from rich.table import Table
 
     console.print()
-    console.print(f"[bold]Run {summary.run_id}[/bold]: {summary.stop_reason}; "
-                  f"{summary.dev_done}/{summary.budget} dev evaluations, "
-                  f"{summary.holdout_done} holdout evaluations on top")
+    console.print(
+        f"[bold]Run {summary.run_id}[/bold]: {summary.stop_reason}; "
+        f"{summary.dev_done}/{summary.budget} dev evaluations, "
+        f"{summary.holdout_done} holdout evaluations on top"
+    )
     if summary.final_node is None:
         console.print("No valid evaluated node to report.")
     else:
@@ -172,39 +201,59 @@ def render_summary(summary: Summary, console) -> None:
     for name in ("agent", "dev score", "n", f"dev {raw}", "holdout score", "n", f"holdout {raw}"):
         table.add_column(name, justify="left" if name == "agent" else "right", no_wrap=name == "agent")
     for a in summary.agents:
-        table.add_row(a.label, _fmt(a.dev_mean), str(a.dev_n), _fmt(a.dev_raw), _fmt(a.holdout_mean),
-                      str(a.holdout_n), _fmt(a.holdout_raw))
+        table.add_row(
+            a.label,
+            _fmt(a.dev_mean),
+            str(a.dev_n),
+            _fmt(a.dev_raw),
+            _fmt(a.holdout_mean),
+            str(a.holdout_n),
+            _fmt(a.holdout_raw),
+        )
     console.print(table)
     if summary.raw_metric_note:
         console.print(f"({summary.raw_metric_note}; {summary.score_note})")
     if "seed_zero" in summary.extra:
-        console.print(f"Warning: the seed scored {summary.raw_metric} = 0 on every dev evaluation (a missing data "
-                      f"file or an error the evaluator caught?): {summary.extra['seed_zero']}",
-                      soft_wrap=True, markup=False, highlight=False)
+        console.print(
+            f"Warning: the seed scored {summary.raw_metric} = 0 on every dev evaluation (a missing data "
+            f"file or an error the evaluator caught?): {summary.extra['seed_zero']}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
     nodes = ", ".join(f"{v} {k}" for k, v in summary.nodes_by_status.items())
     evals = ", ".join(f"{v} {k}" for k, v in summary.dev_evaluations_by_status.items())
     console.print(f"Nodes: {nodes}. Dev evaluations: {evals}.")
     rejected = summary.extra.get("rejected")
     if rejected:
-        console.print("Rejected before evaluation: " + ", ".join(f"{n} {label}" for label, n in rejected.items())
-                      + ".")
+        console.print("Rejected before evaluation: " + ", ".join(f"{n} {label}" for label, n in rejected.items()) + ".")
     if "noise" in summary.extra:
         seed, w, variance, remeasured = summary.extra["noise"]
         kind = "noisy" if variance else "deterministic"
         scores = ", ".join(f"{x:.4f}" for x in seed[:-1]) + f" and {seed[-1]:.4f}"
-        console.print(f"Noise probe: the seed's runs on its dev instance scored {scores} ({kind}), "
-                      f"so one evaluation counted as w = {w:g} pass/fail trials (search/evidence.py).")
+        console.print(
+            f"Noise probe: the seed's runs on its dev instance scored {scores} ({kind}), "
+            f"so one evaluation counted as w = {w:g} pass/fail trials (search/evidence.py)."
+        )
         if remeasured[0]:
-            console.print(f"Re-measured for the final choice (search/remeasure.py): {remeasured[0]} more runs of "
-                          f"{remeasured[1]} candidates; noise variance {variance:.3g} per run.")
+            console.print(
+                f"Re-measured for the final choice (search/remeasure.py): {remeasured[0]} more runs of "
+                f"{remeasured[1]} candidates; noise variance {variance:.3g} per run."
+            )
     spend = summary.extra.get("spend")
     if spend is not None:
-        console.print(f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else ""))
+        console.print(
+            f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else "")
+        )
         for title, lines in (("by purpose", spend.by_purpose), ("by model", spend.by_model)):
             if lines:
                 console.print(f"  {title}: " + "; ".join(f"{k} {_money(v)}" for k, v in sorted(lines.items())))
     console.print(f"Archive: {summary.archive}", soft_wrap=True)
     console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} [--budget N]", soft_wrap=True)
     query = "SELECT status, count(*) FROM nodes GROUP BY status"
-    console.print(f'Query:   python -m engine.runs sql {shlex.quote(summary.run_dir)} "{query}"',
-                  soft_wrap=True, markup=False, highlight=False)
+    console.print(
+        f'Query:   python -m engine.runs sql {shlex.quote(summary.run_dir)} "{query}"',
+        soft_wrap=True,
+        markup=False,
+        highlight=False,
+    )

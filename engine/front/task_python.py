@@ -5,6 +5,7 @@ line is the path of an interpreter or a venv folder, relative to the folder or
 absolute. Either is checked once, up front (it exists, runs, is Python 3.8 or
 newer); anything wrong is one line (a UserError).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,14 +32,17 @@ def choose_task_python(config: RunConfig) -> str | None:
     if config.task_python:
         source, given, base = "--task-python", config.task_python, None
     elif entry is not None:
-        lines = [line.strip() for line in entry.read_text(encoding="utf-8", errors="replace").splitlines()
-                 if line.strip()]
+        lines = [
+            line.strip() for line in entry.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
+        ]
         if not lines:
             raise UserError(f"{entry} is empty: it should hold the path of the task's Python (or its venv)")
         source, given, base = f"{entry} (the task's Python)", lines[0], str(entry.parent.resolve())
         if config.sandbox == "docker" or config.image is not None:
-            raise UserError(f"{entry} names the task's own Python, which --sandbox docker cannot run (the image "
-                            "holds its own): use --sandbox bwrap or process")
+            raise UserError(
+                f"{entry} names the task's own Python, which --sandbox docker cannot run (the image "
+                "holds its own): use --sandbox bwrap or process"
+            )
     else:
         return None
     try:

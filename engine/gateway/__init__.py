@@ -26,6 +26,7 @@ call past the cap is refused and the evaluation ends with status `error`,
 "agent token cap of N exceeded". Agents call it with `agents_seed/clade_llm.py`
 (stdlib only), which the tasks copy into the sandbox.
 """
+
 from __future__ import annotations
 
 from engine.gateway.server import Gateway, GatewaySettings

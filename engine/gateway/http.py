@@ -4,6 +4,7 @@ One request per connection (the response says `Connection: close`); bodies
 need a Content-Length (no chunked uploads) and are capped; a client that
 sends nothing for READ_TIMEOUT_S is dropped.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -93,6 +94,8 @@ def response_bytes(status: int, payload: dict) -> bytes:
         reason = HTTPStatus(status).phrase
     except ValueError:
         reason = "Error"
-    head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
     return head.encode("latin-1") + body

@@ -23,6 +23,7 @@ evaluation's cap: the evaluation ends with status `error`) or
 `budget_exceeded` (the run's --max-cost / --max-tokens: the run stops); 502 the
 provider failed after the client's retries.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,8 +40,19 @@ from engine.gateway.sessions import AgentSession, SessionTable
 from engine.sandbox.base import LLMEndpoint
 
 # What an agent may set; everything else (tools, logprobs, n > 1, stream) is refused by name.
-ANSWER_PARAMS = frozenset({"temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
-                           "presence_penalty", "frequency_penalty", "response_format"})
+ANSWER_PARAMS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "stop",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "response_format",
+    }
+)
 IGNORED = frozenset({"user", "model", "messages", "stream", "n"})
 MAX_BODY_BYTES = 4 * 2**20
 SOCKET_NAME = "llm.sock"
@@ -49,8 +61,8 @@ REFUSALS_TOLD = 200  # refusals told to on_refused; past that only counted (a fl
 
 @dataclass(frozen=True)
 class GatewaySettings:
-    models: tuple[str, ...]                   # the allow-list; the first is used when a request names none
-    max_tokens_per_evaluation: int | None     # the per-evaluation cap (tokens in + out); None: no cap
+    models: tuple[str, ...]  # the allow-list; the first is used when a request names none
+    max_tokens_per_evaluation: int | None  # the per-evaluation cap (tokens in + out); None: no cap
     max_body_bytes: int = MAX_BODY_BYTES
 
     def __post_init__(self) -> None:
@@ -61,9 +73,17 @@ class GatewaySettings:
 class Gateway:
     """Serve the run's agents; `async with Gateway(client, settings) as gw:` inside the run's event loop."""
 
-    def __init__(self, client, settings: GatewaySettings, *, base_dir: str | None = None, overseer=None,
-                 listen: tuple[str, int] | None = None, tls: tuple[str, str] | None = None,
-                 on_refused=None) -> None:
+    def __init__(
+        self,
+        client,
+        settings: GatewaySettings,
+        *,
+        base_dir: str | None = None,
+        overseer=None,
+        listen: tuple[str, int] | None = None,
+        tls: tuple[str, str] | None = None,
+        on_refused=None,
+    ) -> None:
         """`overseer` (engine.gateway.overseer.Overseer, --overseer): reads each session's recent calls and
         may end it. `listen` (host, port; port 0: any free one) serves TCP too, with `tls` (certificate file,
         key file) if given; `on_refused(detail)` hears of every refused token."""
@@ -109,6 +129,7 @@ class Gateway:
         shown = advertised_host(host)
         shown = f"[{shown}]" if ":" in shown else shown
         self.url = f"{'https' if context else 'http'}://{shown}:{bound}"
+
     async def close(self) -> None:
         if self._tcp is not None:
             self._tcp.close()
@@ -134,8 +155,14 @@ class Gateway:
         await self.close()
 
     # ----- evaluations ---------------------------------------------------------
-    def open_session(self, node_id: int | None, instance_id: str | None, label: str | None = None,
-                     purpose: str = "agent", cap: int | None = None) -> AgentSession:
+    def open_session(
+        self,
+        node_id: int | None,
+        instance_id: str | None,
+        label: str | None = None,
+        purpose: str = "agent",
+        cap: int | None = None,
+    ) -> AgentSession:
         """A session whose calls are booked as `purpose`; `cap` overrides the per-evaluation token cap."""
         cap = self.settings.max_tokens_per_evaluation if cap is None else cap
         return self._sessions.open(node_id, instance_id, cap, label, purpose)
@@ -180,20 +207,30 @@ class Gateway:
     async def _route(self, request: Request) -> tuple[int, dict]:
         path = request.path.rstrip("/")
         if path not in ("/v1/chat/completions", "/chat/completions", "/v1/models", "/models"):
-            raise HTTPError(404, f"no route {request.method} {request.path}; the gateway serves "
-                                 "POST /v1/chat/completions and GET /v1/models", code="not_found")
+            raise HTTPError(
+                404,
+                f"no route {request.method} {request.path}; the gateway serves "
+                "POST /v1/chat/completions and GET /v1/models",
+                code="not_found",
+            )
         session = self._sessions.find(request.bearer())
         if session is None:
             why = self._sessions.why_refused(request.bearer())
-            said = {"no token": "no bearer token", "ended": "the token's evaluation has ended",
-                    "unknown": "unknown token"}[why]
-            raise HTTPError(401, f"{said}: use this evaluation's CLADE_LLM_TOKEN", "authentication_error",
-                            "invalid_api_key")
+            said = {
+                "no token": "no bearer token",
+                "ended": "the token's evaluation has ended",
+                "unknown": "unknown token",
+            }[why]
+            raise HTTPError(
+                401, f"{said}: use this evaluation's CLADE_LLM_TOKEN", "authentication_error", "invalid_api_key"
+            )
         if path.endswith("/models"):
             if request.method != "GET":
                 raise HTTPError(405, "use GET /v1/models")
-            return 200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "clade"}
-                                                    for m in self.settings.models]}
+            return 200, {
+                "object": "list",
+                "data": [{"id": m, "object": "model", "owned_by": "clade"} for m in self.settings.models],
+            }
         if request.method != "POST":
             raise HTTPError(405, "use POST /v1/chat/completions")
         return 200, await self._chat(session, request.json())
@@ -206,16 +243,23 @@ class Gateway:
             if session.stop_reason:
                 raise HTTPError(429, session.stop_reason, "budget_exceeded", "budget_exceeded")
             if session.overseer_reason:
-                raise HTTPError(429, f"stopped by the overseer: {session.overseer_reason}", "overseer_stop",
-                                "overseer_stop")
+                raise HTTPError(
+                    429, f"stopped by the overseer: {session.overseer_reason}", "overseer_stop", "overseer_stop"
+                )
             if session.over_cap():
                 session.end_capped()
                 raise HTTPError(429, session.cap_reason, "token_cap_exceeded", "token_cap_exceeded")
             key = session.next_key()
             try:
-                answer = await self.client.complete(messages, model=model, purpose=session.purpose,
-                                                    node_id=session.node_id,
-                                                    instance_id=session.instance_id, key=key, **params)
+                answer = await self.client.complete(
+                    messages,
+                    model=model,
+                    purpose=session.purpose,
+                    node_id=session.node_id,
+                    instance_id=session.instance_id,
+                    key=key,
+                    **params,
+                )
             except BudgetExceeded as exc:
                 session.end_stopped(str(exc), fatal=False)
                 raise HTTPError(429, str(exc), "budget_exceeded", "budget_exceeded") from None
@@ -231,12 +275,18 @@ class Gateway:
             if self.overseer is not None:
                 self.overseer.heard(session, messages, answer.text)
         return {
-            "id": f"clade-{answer.call_id}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"clade-{answer.call_id}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.text},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": answer.tokens_in, "completion_tokens": answer.tokens_out,
-                      "total_tokens": answer.tokens_in + answer.tokens_out},
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": answer.text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": answer.tokens_in,
+                "completion_tokens": answer.tokens_out,
+                "total_tokens": answer.tokens_in + answer.tokens_out,
+            },
         }
 
     def _refuse(self, request: Request, writer: asyncio.StreamWriter) -> None:
@@ -245,9 +295,12 @@ class Gateway:
         if self._on_refused is None or self.refused > REFUSALS_TOLD:
             return
         peer = writer.get_extra_info("peername")
-        detail = {"why": self._sessions.why_refused(request.bearer()), "path": request.path[:200],
-                  "peer": f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "unix socket",
-                  "refusal": self.refused}
+        detail = {
+            "why": self._sessions.why_refused(request.bearer()),
+            "path": request.path[:200],
+            "peer": f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "unix socket",
+            "refusal": self.refused,
+        }
         try:
             self._on_refused(detail)
         except Exception:  # noqa: BLE001 - recording a refusal must never break the gateway
@@ -256,19 +309,26 @@ class Gateway:
     def _parse(self, body: dict) -> tuple[str, list[dict], dict]:
         model = body.get("model") or self.settings.models[0]
         if model not in self.settings.models:
-            raise HTTPError(404, f"model {model!r} is not available to agents in this run; "
-                                 f"allowed: {', '.join(self.settings.models)}", code="model_not_found")
+            raise HTTPError(
+                404,
+                f"model {model!r} is not available to agents in this run; allowed: {', '.join(self.settings.models)}",
+                code="model_not_found",
+            )
         if body.get("stream"):
             raise HTTPError(400, "streaming is not supported by the Clade gateway: send stream=false")
         if body.get("n", 1) != 1:
             raise HTTPError(400, "only n=1 is supported: make several calls")
         unknown = sorted(set(body) - ANSWER_PARAMS - IGNORED)
         if unknown:
-            raise HTTPError(400, f"unsupported parameter(s): {', '.join(unknown)}; supported: "
-                                 f"{', '.join(sorted(ANSWER_PARAMS))}")
+            raise HTTPError(
+                400, f"unsupported parameter(s): {', '.join(unknown)}; supported: {', '.join(sorted(ANSWER_PARAMS))}"
+            )
         messages = body.get("messages")
-        if not isinstance(messages, list) or not messages or not all(
-                isinstance(m, dict) and isinstance(m.get("role"), str) and "content" in m for m in messages):
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(isinstance(m, dict) and isinstance(m.get("role"), str) and "content" in m for m in messages)
+        ):
             raise HTTPError(400, "messages must be a non-empty list of {role, content} objects")
         params = {k: body[k] for k in ANSWER_PARAMS if k in body and body[k] is not None}
         return model, messages, params

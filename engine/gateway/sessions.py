@@ -9,6 +9,7 @@ evaluation meets its cap at the same call. The call that crosses the cap is
 the last one answered (as for the run's budget); the next one ends the
 evaluation: `ended` is set and `run_agent` stops the job.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,16 +25,16 @@ class AgentSession:
     token: str
     node_id: int | None
     instance_id: str | None
-    label: str                       # names the calls' keys: "node 7 instance HumanEval/2"
-    cap: int | None                  # tokens (in + out) one evaluation may use; None: no cap
-    purpose: str = "agent"           # what its calls are booked as: 'agent', 'self_improve', 'smoke'
+    label: str  # names the calls' keys: "node 7 instance HumanEval/2"
+    cap: int | None  # tokens (in + out) one evaluation may use; None: no cap
+    purpose: str = "agent"  # what its calls are booked as: 'agent', 'self_improve', 'smoke'
     tokens_used: int = 0
-    cost_usd: float = 0.0            # dollars of the answers it received (recorded prices for replayed ones)
-    calls: int = 0                   # calls asked (answered, refused or failed)
+    cost_usd: float = 0.0  # dollars of the answers it received (recorded prices for replayed ones)
+    calls: int = 0  # calls asked (answered, refused or failed)
     capped: bool = False
-    stop_reason: str = ""            # the run's budget was reached, or a fatal model error: the run stops
+    stop_reason: str = ""  # the run's budget was reached, or a fatal model error: the run stops
     stop_fatal: bool = False
-    overseer_reason: str = ""        # the overseer stopped this agent (a loop, no progress, reward hacking)
+    overseer_reason: str = ""  # the overseer stopped this agent (a loop, no progress, reward hacking)
     transcript: list = field(default_factory=list)  # (what the agent sent last, the answer), for the overseer
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     gate: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_CALLS_IN_FLIGHT))
@@ -74,13 +75,20 @@ class SessionTable:
         self._open: dict[str, AgentSession] = {}
         self._ended: set[str] = set()
 
-    def open(self, node_id: int | None, instance_id: str | None, cap: int | None,
-             label: str | None = None, purpose: str = "agent") -> AgentSession:
+    def open(
+        self,
+        node_id: int | None,
+        instance_id: str | None,
+        cap: int | None,
+        label: str | None = None,
+        purpose: str = "agent",
+    ) -> AgentSession:
         token = "clade-" + secrets.token_urlsafe(32)
         if label is None:
             label = f"node {node_id} instance {instance_id}"
-        session = AgentSession(token=token, node_id=node_id, instance_id=instance_id, label=label, cap=cap,
-                               purpose=purpose)
+        session = AgentSession(
+            token=token, node_id=node_id, instance_id=instance_id, label=label, cap=cap, purpose=purpose
+        )
         self._open[token] = session
         return session
 

@@ -5,6 +5,7 @@ in a known language here instead of compiling Python. GrammarMissing (the
 `languages` extra absent) is itself the reason: a child that cannot be
 checked is not evaluated blind.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

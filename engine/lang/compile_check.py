@@ -25,6 +25,7 @@ contained as the evaluation itself. Under docker (or on Ray, whose workers
 do the compiling) the engine's machine would be the only place it could run
 outside the container, so the check is off there and the header says so.
 """
+
 from __future__ import annotations
 
 import os
@@ -86,14 +87,14 @@ class CompileCheck:
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 with open(target, "w", encoding="utf-8") as fh:
                     fh.write(text)
-            job = SandboxJob(files={}, command=[self.compiler, *self.args, entry_file],
-                             answer_file="check.out")
+            job = SandboxJob(files={}, command=[self.compiler, *self.args, entry_file], answer_file="check.out")
             argv, env = sandbox.wrapped_command(job, workdir)
             if self.language.name == "go":
                 argv, env = self._go_cache(argv, env)
             try:
-                done = subprocess.run(argv, cwd=workdir, env=env, capture_output=True, text=True,
-                                      timeout=TIMEOUT_S, errors="replace")
+                done = subprocess.run(
+                    argv, cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, errors="replace"
+                )
             except subprocess.TimeoutExpired:
                 return f"{self.said}: took more than {TIMEOUT_S:g} s"
         if done.returncode == 0:
@@ -105,8 +106,11 @@ class CompileCheck:
             self._cache = tempfile.TemporaryDirectory(prefix="clade-go-cache-")
         if self.sandbox_name == "bwrap":  # the cache bound in beside the job's folder
             at = argv.index("--")
-            return argv[:at] + ["--bind", self._cache.name, GO_CACHE_IN_BWRAP] + argv[at:], \
-                {**env, **GO_ENV, "GOCACHE": GO_CACHE_IN_BWRAP}
+            return argv[:at] + ["--bind", self._cache.name, GO_CACHE_IN_BWRAP] + argv[at:], {
+                **env,
+                **GO_ENV,
+                "GOCACHE": GO_CACHE_IN_BWRAP,
+            }
         return argv, {**env, **GO_ENV, "GOCACHE": self._cache.name}
 
 
@@ -122,8 +126,9 @@ def first_error(output: str, entry_file: str = "") -> str:
     return chosen[:300]
 
 
-def choose(language: Language | None, setting: str, sandbox_name: str, executor: str = "local"
-           ) -> tuple[CompileCheck | None, str]:
+def choose(
+    language: Language | None, setting: str, sandbox_name: str, executor: str = "local"
+) -> tuple[CompileCheck | None, str]:
     """The run's compile check (or None) and the header's words for the checks a child goes through.
 
     `setting`: auto (the compiler where it is installed), on (a missing compiler is an error: ValueError),

@@ -8,6 +8,7 @@ marker inside a string is not a marker; and a marker inside a block comment
 (`/* ... EVOLVE-BLOCK-END ... */`, `#= ... =#`) is refused with that reason:
 it would silently make the whole rest of the file one comment.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ START, END = "EVOLVE-BLOCK-START", "EVOLVE-BLOCK-END"
 @dataclass(frozen=True)
 class Region:
     start_line: int  # 0-based line of the START marker
-    end_line: int    # 0-based line of the END marker (the region is the lines strictly between)
+    end_line: int  # 0-based line of the END marker (the region is the lines strictly between)
 
 
 class MarkerError(ValueError):
@@ -37,9 +38,12 @@ def evolve_region(source: str, language: Language) -> Region | None:
             if marker not in text:
                 continue
             if not text.lstrip().startswith(language.line_comment) or (
-                    language.block_comment and text.lstrip().startswith(language.block_comment[0])):
-                raise MarkerError(f"line {comment.start_point[0] + 1}: {marker} is inside a block comment "
-                                  f"({text.strip()[:2]}...); write it as a {language.line_comment} comment")
+                language.block_comment and text.lstrip().startswith(language.block_comment[0])
+            ):
+                raise MarkerError(
+                    f"line {comment.start_point[0] + 1}: {marker} is inside a block comment "
+                    f"({text.strip()[:2]}...); write it as a {language.line_comment} comment"
+                )
             found.append((marker, comment.start_point[0]))
     if not found:
         return None

@@ -17,6 +17,7 @@ markers). Operators are drawn by `weights` (the caller's credited weights,
 else LANG_WEIGHTS). A child must parse (engine.lang.syntax): a few tries are
 made, then the mutator gives up with MutationError. Deterministic for a seed.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,13 +43,23 @@ FLOAT_SUFFIXES = ("f", "d0", "f32", "f64", "_f64", "_f32")
 TRIES = 12
 # Numbers first: most programs are tuned, not rewired. The site each operator works on:
 LANG_WEIGHTS = {"const": 0.35, "numeric": 0.25, "swap_op": 0.25, "swap_stmt": 0.075, "delete": 0.075}
-SITE_OF = {"const": "number", "numeric": "float", "swap_op": "operator", "swap_stmt": "statements",
-           "delete": "statements"}
+SITE_OF = {
+    "const": "number",
+    "numeric": "float",
+    "swap_op": "operator",
+    "swap_stmt": "statements",
+    "delete": "statements",
+}
 
 
-def mutate(source: str, language: Language, rng: np.random.Generator, region: Region | None = None,
-           weights: Mapping[str, float] | None = None,
-           numeric_success: tuple[float, float] | None = None) -> tuple[str, str]:
+def mutate(
+    source: str,
+    language: Language,
+    rng: np.random.Generator,
+    region: Region | None = None,
+    weights: Mapping[str, float] | None = None,
+    numeric_success: tuple[float, float] | None = None,
+) -> tuple[str, str]:
     """(child source, what changed) with one operator applied inside `region`; MutationError if no child that
     parses could be made. `numeric_success`: the run's (better, tried) numeric children, for the ES step size."""
     root = parse(source, language).root_node
@@ -62,8 +73,9 @@ def mutate(source: str, language: Language, rng: np.random.Generator, region: Re
     for _ in range(TRIES):
         name = names[int(rng.choice(len(names), p=p / p.sum()))]
         site = sites[SITE_OF[name]]
-        edits = (_numeric(site, rng, numeric_success) if name == "numeric"
-                 else getattr(_Operators, name)(site, data, rng))
+        edits = (
+            _numeric(site, rng, numeric_success) if name == "numeric" else getattr(_Operators, name)(site, data, rng)
+        )
         if not edits:
             continue
         child, said = _apply(data, edits)
@@ -140,12 +152,18 @@ def _float_text(value: float, digits: int = 6) -> str:
 def _negated(node) -> bool:
     """Is the literal the operand of a unary minus (`-0.5`)? Then the sign is part of the value moved."""
     parent = node.parent
-    return (parent is not None and "unary" in parent.type and parent.child_count == 2
-            and parent.children[0].text == b"-" and parent.children[1] == node)
+    return (
+        parent is not None
+        and "unary" in parent.type
+        and parent.child_count == 2
+        and parent.children[0].text == b"-"
+        and parent.children[1] == node
+    )
 
 
-def _numeric(floats, rng: np.random.Generator, success: tuple[float, float] | None
-             ) -> tuple[list[tuple[int, int, str]], str] | None:
+def _numeric(
+    floats, rng: np.random.Generator, success: tuple[float, float] | None
+) -> tuple[list[tuple[int, int, str]], str] | None:
     """engine/mutators/numeric.py's ES step on every float literal of the block, as byte edits.
 
     A negated literal (`-0.5`) moves as one signed value; a positive literal whose new value is negative is
@@ -204,7 +222,7 @@ class _Operators:
         block = blocks[int(rng.integers(len(blocks)))]
         k = int(rng.integers(len(block) - 1))
         first, second = block[k], block[k + 1]
-        between = data[first.end_byte:second.start_byte].decode("utf-8")
+        between = data[first.end_byte : second.start_byte].decode("utf-8")
         text = second.text.decode("utf-8") + between + first.text.decode("utf-8")
         return [(first.start_byte, second.end_byte, text)], f"swap_stmt at line {first.start_point[0] + 1}"
 

@@ -7,6 +7,7 @@ its code fences, and the comment syntax EVOLVE-BLOCK markers are written in
 (ShinkaEvolve and OpenEvolve write `// EVOLVE-BLOCK-START` in C-like
 languages, `! EVOLVE-BLOCK-START` in Fortran, `# EVOLVE-BLOCK-START` in Julia).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,16 +18,22 @@ from pathlib import PurePath
 class Language:
     name: str
     extensions: tuple[str, ...]
-    fences: tuple[str, ...]          # code-fence tags a model may use for it (the first is ours)
-    line_comment: str                # what starts a line comment
+    fences: tuple[str, ...]  # code-fence tags a model may use for it (the first is ours)
+    line_comment: str  # what starts a line comment
     block_comment: tuple[str, str] | None  # (open, close), or None when the language has none
-    grammar: str                     # the tree-sitter grammar's Python module
+    grammar: str  # the tree-sitter grammar's Python module
 
 
 LANGUAGES: tuple[Language, ...] = (
     Language("c", (".c", ".h"), ("c",), "//", ("/*", "*/"), "tree_sitter_c"),
-    Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".cu"), ("cpp", "c++", "cxx", "cuda"), "//", ("/*", "*/"),
-             "tree_sitter_cpp"),
+    Language(
+        "cpp",
+        (".cpp", ".cc", ".cxx", ".hpp", ".cu"),
+        ("cpp", "c++", "cxx", "cuda"),
+        "//",
+        ("/*", "*/"),
+        "tree_sitter_cpp",
+    ),
     Language("rust", (".rs",), ("rust", "rs"), "//", ("/*", "*/"), "tree_sitter_rust"),
     Language("go", (".go",), ("go", "golang"), "//", ("/*", "*/"), "tree_sitter_go"),
     Language("fortran", (".f90", ".f95", ".f03", ".f08", ".f"), ("fortran", "f90"), "!", None, "tree_sitter_fortran"),

@@ -8,10 +8,11 @@ order, is the reason a child is refused: "line 3, column 27: missing ';'".
 Without the grammar installed the check cannot run; `syntax_problem` says so
 by raising GrammarMissing, so that a run can say which check it uses.
 """
+
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 from engine.lang.registry import Language
 
@@ -22,15 +23,16 @@ class GrammarMissing(Exception):
     """tree-sitter or this language's grammar is not installed (the `languages` extra)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser(grammar: str):
     try:
         import tree_sitter
 
         module = importlib.import_module(grammar)
     except ImportError as exc:
-        raise GrammarMissing(f"{exc.name or grammar} is not installed: "
-                             "pip install -c constraints.txt -e '.[languages]'") from None
+        raise GrammarMissing(
+            f"{exc.name or grammar} is not installed: pip install -c constraints.txt -e '.[languages]'"
+        ) from None
     return tree_sitter.Parser(tree_sitter.Language(module.language()))
 
 
@@ -52,7 +54,7 @@ def syntax_problem(source: str, language: Language) -> str | None:
     if bad.is_missing:
         return f"{where}: missing {bad.type!r} ({language.name} syntax)"
     text = bad.text.decode("utf-8", "replace").strip().splitlines()
-    near = (text[0][:SHOWN_TEXT] if text else "")
+    near = text[0][:SHOWN_TEXT] if text else ""
     return f"{where}: {language.name} syntax error" + (f" near {near!r}" if near else "")
 
 

@@ -3,6 +3,7 @@
 The endpoints are plain (sync) functions: Starlette runs them in its thread pool, so a slow read of one
 archive does not stall other requests; each opens, reads and closes its archive (engine/live/view.py).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,12 @@ def _static_files() -> dict[str, tuple[Path, str]]:
     from engine.report.page import STATIC as REPORT
 
     js, css = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
-    return {"live.js": (STATIC / "live.js", js), "live.css": (STATIC / "live.css", css),
-            "panel.js": (REPORT / "panel.js", js), "report.css": (REPORT / "report.css", css)}
+    return {
+        "live.js": (STATIC / "live.js", js),
+        "live.css": (STATIC / "live.css", css),
+        "panel.js": (REPORT / "panel.js", js),
+        "report.css": (REPORT / "report.css", css),
+    }
 
 
 def build_app(sources: Sources):
@@ -72,10 +77,15 @@ def build_app(sources: Sources):
         return Response(found[0].read_bytes(), media_type=found[1], headers={"Cache-Control": "no-cache"})
 
     # gzip: a big run's tree and charts are a few MB of markup per change, a tenth of that compressed
-    return Starlette(middleware=[Middleware(GZipMiddleware, minimum_size=4096)], routes=[
-        Route("/", index), Route("/api/runs", runs),
-        Route("/run/{name}", run_page), Route("/api/run/{name}", run_data),
-        Route("/api/run/{name}/node/{node:int}", node_data),
-        Route("/static/{file}", static),
-        Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon, and no 404 in the console
-    ])
+    return Starlette(
+        middleware=[Middleware(GZipMiddleware, minimum_size=4096)],
+        routes=[
+            Route("/", index),
+            Route("/api/runs", runs),
+            Route("/run/{name}", run_page),
+            Route("/api/run/{name}", run_data),
+            Route("/api/run/{name}/node/{node:int}", node_data),
+            Route("/static/{file}", static),
+            Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon, and no 404 in the console
+        ],
+    )

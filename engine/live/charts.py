@@ -1,5 +1,6 @@
 """The live page's charts as inline SVG and HTML strings, drawn on the server like the report's tree (no
 charting library, no asset, no network). Pure: plain lists in, markup out; every text escaped."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -15,8 +16,9 @@ def _empty(text: str) -> str:
     return f'<p class="empty">{escape(text)}</p>'
 
 
-def score_chart(scores: list[tuple[float, int, str]], best: list[float | None], width: int = 560,
-                height: int = 200) -> str:
+def score_chart(
+    scores: list[tuple[float, int, str]], best: list[float | None], width: int = 560, height: int = 200
+) -> str:
     """Each dev evaluation's score (a dot: score, node, instance) in the order they finished, and the best
     mean so far among nodes evaluated on every dev instance (a gold step line)."""
     if not scores:
@@ -31,19 +33,28 @@ def score_chart(scores: list[tuple[float, int, str]], best: list[float | None], 
     def y(v: float) -> float:
         return round(top + (1 - min(1.0, max(0.0, v))) * h, 1)
 
-    out = [f'<line class="axis" x1="{left}" x2="{left + w}" y1="{y(v)}" y2="{y(v)}"/>'
-           f'<text class="axis end" x="{left - 4}" y="{y(v) + 3}">{v:.1f}</text>' for v in (0.0, 0.5, 1.0)]
-    out.append(f'<text class="axis" x="{left}" y="{height - 6}">1</text>'
-               f'<text class="axis end" x="{left + w}" y="{height - 6}">{n:,} dev evaluations</text>')
+    out = [
+        f'<line class="axis" x1="{left}" x2="{left + w}" y1="{y(v)}" y2="{y(v)}"/>'
+        f'<text class="axis end" x="{left - 4}" y="{y(v) + 3}">{v:.1f}</text>'
+        for v in (0.0, 0.5, 1.0)
+    ]
+    out.append(
+        f'<text class="axis" x="{left}" y="{height - 6}">1</text>'
+        f'<text class="axis end" x="{left + w}" y="{height - 6}">{n:,} dev evaluations</text>'
+    )
     for i, (score, node, instance) in enumerate(scores):
-        out.append(f'<circle cx="{x(i)}" cy="{y(score)}" r="2.2"><title>#{i + 1}: node {node} on '
-                   f'{escape(str(instance))}, score {score:.3f}</title></circle>')
+        out.append(
+            f'<circle cx="{x(i)}" cy="{y(score)}" r="2.2"><title>#{i + 1}: node {node} on '
+            f"{escape(str(instance))}, score {score:.3f}</title></circle>"
+        )
     points = [(x(i), y(b)) for i, b in enumerate(best) if b is not None]
     if points:
         steps = [f"M{points[0][0]} {points[0][1]}"] + [f"H{px}V{py}" for px, py in points[1:]]
         out.append(f'<path class="best" d="{"".join(steps)}"><title>best mean so far: {best[-1]:.3f}</title></path>')
-    return (f'<svg class="chart score" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="score over evaluations">{"".join(out)}</svg>')
+    return (
+        f'<svg class="chart score" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="score over evaluations">{"".join(out)}</svg>'
+    )
 
 
 def best_so_far(evals: list[tuple[int, float]], n_dev: int) -> list[float | None]:
@@ -66,8 +77,11 @@ def best_so_far(evals: list[tuple[int, float]], n_dev: int) -> list[float | None
     return out
 
 
-def worker_lanes(rows: list[tuple[str, datetime | None, datetime | None, float | None, str, int, str]],
-                 now: datetime | None = None, width: int = 760) -> str:
+def worker_lanes(
+    rows: list[tuple[str, datetime | None, datetime | None, float | None, str, int, str]],
+    now: datetime | None = None,
+    width: int = 760,
+) -> str:
     """One lane per worker, one bar per evaluation from its start to its end (still running: to `now`),
     coloured by score (viridis, red when it did not end ok): whether every worker keeps busy.
     rows: (worker, started_at, finished_at, score, status, node, instance)."""
@@ -85,9 +99,11 @@ def worker_lanes(rows: list[tuple[str, datetime | None, datetime | None, float |
     for i, worker in enumerate(workers):
         name = worker or "—"
         short = name if len(name) <= 22 else name[:21] + "…"
-        out.append(f'<text x="0" y="{i * lane_h + 12}"><title>{escape(name)}</title>{escape(short)}</text>'
-                   f'<line x1="{label_w}" x2="{width - 10}" y1="{i * lane_h + lane_h - 1}" '
-                   f'y2="{i * lane_h + lane_h - 1}"/>')
+        out.append(
+            f'<text x="0" y="{i * lane_h + 12}"><title>{escape(name)}</title>{escape(short)}</text>'
+            f'<line x1="{label_w}" x2="{width - 10}" y1="{i * lane_h + lane_h - 1}" '
+            f'y2="{i * lane_h + lane_h - 1}"/>'
+        )
     lane = {wk: i for i, wk in enumerate(workers)}
     for worker, start, end, score, status, node, instance in timed:
         stop = end or now or start
@@ -95,14 +111,20 @@ def worker_lanes(rows: list[tuple[str, datetime | None, datetime | None, float |
         x1 = label_w + (stop - first).total_seconds() / span * w
         fill = FAILED if status != "ok" else "#bbbbbb" if score is None else colour(score)
         secs = (stop - start).total_seconds()
-        out.append(f'<rect x="{x0:.1f}" y="{lane[worker or ""] * lane_h + 2}" width="{max(1.5, x1 - x0):.1f}" '
-                   f'height="{lane_h - 5}" fill="{fill}"><title>node {node} on {escape(str(instance))}: '
-                   f'{escape(status)}, score {"—" if score is None else f"{score:.3f}"}, {secs:.1f} s</title></rect>')
+        out.append(
+            f'<rect x="{x0:.1f}" y="{lane[worker or ""] * lane_h + 2}" width="{max(1.5, x1 - x0):.1f}" '
+            f'height="{lane_h - 5}" fill="{fill}"><title>node {node} on {escape(str(instance))}: '
+            f"{escape(status)}, score {'—' if score is None else f'{score:.3f}'}, {secs:.1f} s</title></rect>"
+        )
     y = height - 6
-    out.append(f'<text class="axis" x="{label_w}" y="{y}">{first:%H:%M:%S}</text>'
-               f'<text class="axis end" x="{width - 10}" y="{y}">{last:%H:%M:%S} ({span:,.0f} s)</text>')
-    return (f'<svg class="chart lanes" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="evaluations per worker over time">{"".join(out)}</svg>')
+    out.append(
+        f'<text class="axis" x="{label_w}" y="{y}">{first:%H:%M:%S}</text>'
+        f'<text class="axis end" x="{width - 10}" y="{y}">{last:%H:%M:%S} ({span:,.0f} s)</text>'
+    )
+    return (
+        f'<svg class="chart lanes" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="evaluations per worker over time">{"".join(out)}</svg>'
+    )
 
 
 def purpose_table(rows: list[tuple[str, int, int, int, int, float, int]]) -> str:
@@ -115,8 +137,12 @@ def purpose_table(rows: list[tuple[str, int, int, int, int, float, int]]) -> str
     for purpose, calls, failed, t_in, t_out, cost, unpriced in rows:
         bar = round(100 * (t_in + t_out) / peak)
         price = f"${cost:,.4f}" + (f" (+{unpriced} unpriced)" if unpriced else "")
-        body.append(f'<tr><td>{escape(str(purpose))}</td><td>{calls:,}</td><td>{failed:,}</td><td>{t_in:,}</td>'
-                    f'<td>{t_out:,}</td><td>{escape(price)}</td>'
-                    f'<td class="bar"><span style="width:{bar}px"></span></td></tr>')
-    return ('<table class="purposes"><tr><th>purpose</th><th>calls</th><th>failed</th><th>tokens in</th>'
-            f'<th>tokens out</th><th>cost</th><th>tokens</th></tr>{"".join(body)}</table>')
+        body.append(
+            f"<tr><td>{escape(str(purpose))}</td><td>{calls:,}</td><td>{failed:,}</td><td>{t_in:,}</td>"
+            f"<td>{t_out:,}</td><td>{escape(price)}</td>"
+            f'<td class="bar"><span style="width:{bar}px"></span></td></tr>'
+        )
+    return (
+        '<table class="purposes"><tr><th>purpose</th><th>calls</th><th>failed</th><th>tokens in</th>'
+        f"<th>tokens out</th><th>cost</th><th>tokens</th></tr>{''.join(body)}</table>"
+    )

@@ -1,6 +1,7 @@
 """The live page's two HTML shells (index, run). They hold no data: live.js fills them from the JSON routes
 and keeps them current, so a page loaded before a search moves on is never stale. Only local /static/ files
 are referenced (no CDN: pages here may have no internet)."""
+
 from __future__ import annotations
 
 from html import escape
@@ -18,7 +19,9 @@ _HEAD = """<!DOCTYPE html>
 
 
 def index_html() -> str:
-    return _HEAD.format(title="Clade runs") + """<body data-page="index">
+    return (
+        _HEAD.format(title="Clade runs")
+        + """<body data-page="index">
 <header>
 <h1>Clade runs</h1>
 <p class="sub" id="sources"></p>
@@ -29,11 +32,14 @@ def index_html() -> str:
 </body>
 </html>
 """
+    )
 
 
 def run_html(name: str) -> str:
     title = f"Clade live: {name}"
-    return _HEAD.format(title=escape(title)) + f"""<body data-page="run" data-run="{escape(name)}">
+    return (
+        _HEAD.format(title=escape(title))
+        + f"""<body data-page="run" data-run="{escape(name)}">
 <header>
 <p class="sub"><a href="/">← all runs</a></p>
 <h1>{escape(title)}</h1>
@@ -66,11 +72,15 @@ path leads to the final node (while the search runs: the best node so far).</p><
 </body>
 </html>
 """
+    )
 
 
 def not_found_html(message: str) -> str:
-    return _HEAD.format(title="Clade: not found") + f"""<body>
+    return (
+        _HEAD.format(title="Clade: not found")
+        + f"""<body>
 <header><p class="sub"><a href="/">← all runs</a></p><h1>Not found</h1><p class="sub">{escape(message)}</p></header>
 </body>
 </html>
 """
+    )

@@ -4,6 +4,7 @@ Everything a user can get wrong (the extra not installed, a path that is not a r
 one line on stderr and exit code 2 before anything is served; the port is bound here first, so "in use"
 is said plainly instead of as a uvicorn traceback.
 """
+
 from __future__ import annotations
 
 import socket
@@ -43,8 +44,11 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        reason = "is in use (choose another with --port, or --port 0 for any free one)" \
-            if exc.errno in (98, 48) else f"cannot be bound ({exc.strerror})"
+        reason = (
+            "is in use (choose another with --port, or --port 0 for any free one)"
+            if exc.errno in (98, 48)
+            else f"cannot be bound ({exc.strerror})"
+        )
         raise OSError(f"port {port} on {host} {reason}") from None
     sock.listen(128)
     sock.set_inheritable(True)
@@ -60,8 +64,8 @@ def serve(runs: list[str], run_dir: str = "runs", host: str = "127.0.0.1", port:
     import uvicorn
 
     from archive import ArchiveError
-    from engine.live.app import build_app
     from engine.errors import EXIT_INTERRUPTED
+    from engine.live.app import build_app
     from engine.runinfo.yielding import yielding
 
     try:
@@ -72,8 +76,9 @@ def serve(runs: list[str], run_dir: str = "runs", host: str = "127.0.0.1", port:
     shown = sock.getsockname()[1]
     where = f"[{host}]" if ":" in host else host
     print(f"Serving {', '.join(map(str, sources.paths))} at http://{where}:{shown}/ (Ctrl-C stops)", flush=True)
-    server = uvicorn.Server(uvicorn.Config(build_app(sources), log_level="warning", lifespan="off",
-                                           timeout_graceful_shutdown=2))
+    server = uvicorn.Server(
+        uvicorn.Config(build_app(sources), log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
+    )
 
     def run_server() -> int:
         try:

@@ -1,5 +1,6 @@
 """Which runs the live page shows: the folders given on the command line, looked at again on every request,
 so a search started after the server shows up without a restart."""
+
 from __future__ import annotations
 
 from pathlib import Path

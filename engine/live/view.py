@@ -4,9 +4,10 @@ Every function opens the archive read-only, reads, and closes it before it retur
 live copy is replaced every ~2 s: a reader never keeps it open). A run whose archive a search holds and
 that has no live copy yet answers `locked` ("in use by a running search") instead of failing.
 """
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,20 +35,31 @@ def index_rows(sources: Sources) -> dict[str, Any]:
             if name is None:
                 continue
             live = isinstance(r, RunInfo) and r.live_as_of is not None
-            state = "live" if live else "finished" if isinstance(r, RunInfo) and r.status == "finished" else (
-                "locked" if not isinstance(r, RunInfo) and r.locked else "other")
+            state = (
+                "live"
+                if live
+                else "finished"
+                if isinstance(r, RunInfo) and r.status == "finished"
+                else ("locked" if not isinstance(r, RunInfo) and r.locked else "other")
+            )
             rows.append({"name": name, "cells": list_cells(r), "state": state})
-    return {"columns": [c for c, _ in LIST_COLUMNS], "justify": [j for _, j in LIST_COLUMNS], "rows": rows,
-            "sources": [str(p) for p in sources.paths]}
+    return {
+        "columns": [c for c, _ in LIST_COLUMNS],
+        "justify": [j for _, j in LIST_COLUMNS],
+        "rows": rows,
+        "sources": [str(p) for p in sources.paths],
+    }
 
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-_VERSION_SQL = ("SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM evaluations), "
-                "(SELECT count(*) FROM llm_calls), (SELECT coalesce(max(seq), 0) FROM events), "
-                "(SELECT status FROM runs LIMIT 1)")
+_VERSION_SQL = (
+    "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM evaluations), "
+    "(SELECT count(*) FROM llm_calls), (SELECT coalesce(max(seq), 0) FROM events), "
+    "(SELECT status FROM runs LIMIT 1)"
+)
 
 
 def run_view(folder: Path, since: str | None = None) -> dict[str, Any]:
@@ -56,23 +68,41 @@ def run_view(folder: Path, since: str | None = None) -> dict[str, Any]:
     state comes back (`unchanged`), so an idle page costs one small query."""
     from engine.runinfo.reading import open_read_only, shown_status
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     try:
         archive = open_read_only(folder)
     except ArchiveLocked:
-        return {"state": "locked", "status": LOCKED, "now": now.isoformat(), "version": "locked",
-                "message": f"{folder.name} is {LOCKED} and has no live copy yet; this page shows it once it has"}
+        return {
+            "state": "locked",
+            "status": LOCKED,
+            "now": now.isoformat(),
+            "version": "locked",
+            "message": f"{folder.name} is {LOCKED} and has no live copy yet; this page shows it once it has",
+        }
     except ArchiveError as exc:  # removed, or broken: said on the page, which keeps polling
-        return {"state": "error", "status": "unreadable", "now": now.isoformat(), "version": "error",
-                "message": str(exc)}
+        return {
+            "state": "error",
+            "status": "unreadable",
+            "now": now.isoformat(),
+            "version": "error",
+            "message": str(exc),
+        }
     with archive:
         live = archive.live_as_of
         version = "/".join(str(v) for v in archive.query(_VERSION_SQL)[0])
         row = archive.run_row()
         stored = str(row.get("status", ""))
-        state = "live" if live is not None and stored == "running" else "finished" if stored == "finished" else "stopped"
-        head = {"state": state, "status": shown_status(stored, live), "live_as_of": _iso(live), "now": now.isoformat(),
-                "version": version, "run_id": archive.run_id}
+        state = (
+            "live" if live is not None and stored == "running" else "finished" if stored == "finished" else "stopped"
+        )
+        head = {
+            "state": state,
+            "status": shown_status(stored, live),
+            "live_as_of": _iso(live),
+            "now": now.isoformat(),
+            "version": version,
+            "run_id": archive.run_id,
+        }
         if since == version:
             return {**head, "unchanged": True}
         return {**head, **_figures(archive, now if state == "live" else None)}
@@ -90,25 +120,39 @@ def _figures(archive, now: datetime | None) -> dict[str, Any]:
     final = final_choice(archive)
     best = best_mean(stats, max(n_dev, 1))
     focus = final[0] if final else best[0] if best else None
-    evals = archive.query("SELECT node_id, instance_id, split, score, status, worker, started_at, finished_at "
-                          "FROM evaluations ORDER BY coalesce(finished_at, started_at), node_id, instance_id")
+    evals = archive.query(
+        "SELECT node_id, instance_id, split, score, status, worker, started_at, finished_at "
+        "FROM evaluations ORDER BY coalesce(finished_at, started_at), node_id, instance_id"
+    )
     dev = [(float(score), int(node), inst) for node, inst, split, score, *_ in evals if split == "dev"]
     purposes = archive.query(
         "SELECT coalesce(purpose, '-'), count(*), count(error), coalesce(sum(tokens_in), 0), "
         "coalesce(sum(tokens_out), 0), coalesce(sum(cost_usd), 0), "
-        "count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) FROM llm_calls GROUP BY ALL ORDER BY 1")
+        "count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) FROM llm_calls GROUP BY ALL ORDER BY 1"
+    )
     by_status = {s: sum(1 for n in nodes if n["status"] == s) for s in ("valid", "invalid", "failed")}
-    lanes = [(w or "", start, end, None if score is None else float(score), status, int(node), inst)
-             for node, inst, split, score, status, w, start, end in evals]
+    lanes = [
+        (w or "", start, end, None if score is None else float(score), status, int(node), inst)
+        for node, inst, split, score, status, w, start, end in evals
+    ]
     calls = [(p, int(c), int(f), int(i), int(o), float(d), int(u)) for p, c, f, i, o, d, u in purposes]
     return {
-        "task": config.get("task"), "policy": config.get("policy"), "budget": config.get("budget"),
-        "dev_evals": len(dev), "holdout_evals": sum(1 for e in evals if e[2] == "holdout"),
-        "nodes": len(nodes), "nodes_by_status": by_status, "n_dev_instances": n_dev,
+        "task": config.get("task"),
+        "policy": config.get("policy"),
+        "budget": config.get("budget"),
+        "dev_evals": len(dev),
+        "holdout_evals": sum(1 for e in evals if e[2] == "holdout"),
+        "nodes": len(nodes),
+        "nodes_by_status": by_status,
+        "n_dev_instances": n_dev,
         "final": None if final is None else {"node": final[0], "rule": final[1]},
         "best": None if best is None else {"node": best[0], "mean": best[1]},
-        "spend": {"calls": sum(c[1] for c in calls), "tokens_in": sum(c[3] for c in calls),
-                  "tokens_out": sum(c[4] for c in calls), "cost_usd": sum(c[5] for c in calls)},
+        "spend": {
+            "calls": sum(c[1] for c in calls),
+            "tokens_in": sum(c[3] for c in calls),
+            "tokens_out": sum(c[4] for c in calls),
+            "cost_usd": sum(c[5] for c in calls),
+        },
         "html": {
             "legend": legend_html(nodes),
             "tree": render_tree(nodes, final[0] if final else None, path_to(nodes, focus)),

@@ -8,6 +8,7 @@ Every call is a row in the archive's `llm_calls` table, written when it returns
 or fails; the same table answers repeated requests (resume, `--replay`) at no
 cost. Importing this package does not import litellm.
 """
+
 from __future__ import annotations
 
 from engine.llm.budget import Budget
@@ -18,6 +19,15 @@ from engine.llm.request import LLMRequest, build_request
 from engine.llm.spend import Spend, SpendLine
 
 __all__ = [
-    "Budget", "BudgetExceeded", "LLMAnswer", "LLMClient", "LLMError", "LLMFatalError", "LLMRequest",
-    "LLMSettings", "Spend", "SpendLine", "build_request",
+    "Budget",
+    "BudgetExceeded",
+    "LLMAnswer",
+    "LLMClient",
+    "LLMError",
+    "LLMFatalError",
+    "LLMRequest",
+    "LLMSettings",
+    "Spend",
+    "SpendLine",
+    "build_request",
 ]

@@ -26,6 +26,7 @@ Dollar comparisons allow 1e-9 USD for float rounding (0.1 * 5 may sum to
 0.49999999999999994). A call of unknown price counts 0 dollars and its tokens.
 Answers from the archive (cached) never pass through the budget.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -42,14 +43,20 @@ class Reservation:
 
 
 class Budget:
-    def __init__(self, max_cost_usd: float | None = None, max_tokens_total: int | None = None, *,
-                 spent_usd: float = 0.0, spent_tokens: int = 0,
-                 estimates: dict[str, tuple[float, int]] | None = None) -> None:
+    def __init__(
+        self,
+        max_cost_usd: float | None = None,
+        max_tokens_total: int | None = None,
+        *,
+        spent_usd: float = 0.0,
+        spent_tokens: int = 0,
+        estimates: dict[str, tuple[float, int]] | None = None,
+    ) -> None:
         self.max_cost_usd = max_cost_usd
         self.max_tokens_total = max_tokens_total
         self.spent_usd = float(spent_usd)
         self.spent_tokens = int(spent_tokens)
-        self._estimates = dict(estimates or {})   # model -> (largest cost, largest tokens) of a successful call
+        self._estimates = dict(estimates or {})  # model -> (largest cost, largest tokens) of a successful call
         self._in_flight: list[Reservation] = []
         self._changed: asyncio.Event | None = None
 
@@ -58,9 +65,15 @@ class Budget:
         cost, tokens_in, tokens_out, _ = archive.llm_spend()
         rows = archive.query(
             "SELECT model, coalesce(max(cost_usd), 0), coalesce(max(tokens_in + tokens_out), 0) "
-            "FROM llm_calls WHERE error IS NULL GROUP BY model")
-        return cls(max_cost_usd, max_tokens_total, spent_usd=cost, spent_tokens=tokens_in + tokens_out,
-                   estimates={str(m): (float(c), int(t)) for m, c, t in rows})
+            "FROM llm_calls WHERE error IS NULL GROUP BY model"
+        )
+        return cls(
+            max_cost_usd,
+            max_tokens_total,
+            spent_usd=cost,
+            spent_tokens=tokens_in + tokens_out,
+            estimates={str(m): (float(c), int(t)) for m, c, t in rows},
+        )
 
     @property
     def limited(self) -> bool:
@@ -73,11 +86,15 @@ class Budget:
     def exceeded(self) -> str | None:
         """Why no new paid call may start (one line), or None."""
         if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd - EPS_USD:
-            return (f"LLM budget reached: ${self.spent_usd:.4f} spent of ${self.max_cost_usd:.4f} "
-                    "(max cost); no new paid call is made")
+            return (
+                f"LLM budget reached: ${self.spent_usd:.4f} spent of ${self.max_cost_usd:.4f} "
+                "(max cost); no new paid call is made"
+            )
         if self.max_tokens_total is not None and self.spent_tokens >= self.max_tokens_total:
-            return (f"LLM budget reached: {self.spent_tokens} tokens used of {self.max_tokens_total} "
-                    "(max tokens); no new paid call is made")
+            return (
+                f"LLM budget reached: {self.spent_tokens} tokens used of {self.max_tokens_total} "
+                "(max tokens); no new paid call is made"
+            )
         return None
 
     def _fits(self) -> bool:

@@ -25,6 +25,7 @@ The client is the only writer of llm_calls and keeps no state the archive
 does not have: a new client on a reopened archive sees the same spend and the
 same recorded answers.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -48,12 +49,19 @@ from engine.llm.records import LLMAnswer, LLMSettings
 from engine.llm.request import LLMRequest, build_request
 from engine.llm.spend import Spend, SpendTally
 
-Mock = Callable[[str, list, int], Any]   # (model, messages, attempt) -> mock_response for litellm, or None
+Mock = Callable[[str, list, int], Any]  # (model, messages, attempt) -> mock_response for litellm, or None
 
 
 class LLMClient:
-    def __init__(self, archive, settings: LLMSettings | None = None, *, mock: Mock | None = None,
-                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        archive,
+        settings: LLMSettings | None = None,
+        *,
+        mock: Mock | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
         """`mock(model, messages, attempt)` returns what litellm gets as `mock_response` (a string answer, or an
         exception instance litellm raises); returning None makes a real call. `rng` draws the backoff jitter."""
         self.archive = archive
@@ -76,9 +84,19 @@ class LLMClient:
     def budget(self) -> Budget:
         return self._budget
 
-    async def complete(self, messages: list[dict], *, model: str, purpose: str, node_id: int | None,
-                       key: str = "", instance_id: str | None = None, retries: int | None = None,
-                       timeout_s: float | None = None, **params: Any) -> LLMAnswer:
+    async def complete(
+        self,
+        messages: list[dict],
+        *,
+        model: str,
+        purpose: str,
+        node_id: int | None,
+        key: str = "",
+        instance_id: str | None = None,
+        retries: int | None = None,
+        timeout_s: float | None = None,
+        **params: Any,
+    ) -> LLMAnswer:
         """`instance_id`: the instance an agent's call is made for (the gateway's calls); stored on its rows.
         `retries` and `timeout_s` override the settings' for this call (a probe gives up sooner)."""
         request = build_request(model, messages, params, key)
@@ -92,9 +110,15 @@ class LLMClient:
             del self._in_flight[request.hash]
             done.set()
 
-    async def _complete(self, request: LLMRequest, purpose: str, node_id: int | None,
-                        instance_id: str | None = None, retries: int | None = None,
-                        timeout_s: float | None = None) -> LLMAnswer:
+    async def _complete(
+        self,
+        request: LLMRequest,
+        purpose: str,
+        node_id: int | None,
+        instance_id: str | None = None,
+        retries: int | None = None,
+        timeout_s: float | None = None,
+    ) -> LLMAnswer:
         recorded = self.archive.llm_answer(request.hash)
         if recorded is None and self.settings.replay_only and request.key:
             # a replay follows the original's events, not its timing: a prompt may show feedback that had not
@@ -104,8 +128,10 @@ class LLMClient:
             self._tally.add_cached()
             return _answer_from(recorded)
         if self.settings.replay_only:
-            raise LLMFatalError(f"no recorded answer for request {request.hash[:12]} ({purpose}, {request.model}); "
-                                "the replayed run diverged from the original")
+            raise LLMFatalError(
+                f"no recorded answer for request {request.hash[:12]} ({purpose}, {request.model}); "
+                "the replayed run diverged from the original"
+            )
         reservation = await self._budget.admit(request.model)
         observed = None
         try:
@@ -127,15 +153,23 @@ class LLMClient:
             self._tally.add_cached()
             return embedding.vectors(recorded.response)
         if self.settings.replay_only:
-            raise LLMFatalError(f"no recorded embedding for request {request.hash[:12]} ({model}); "
-                                "the replayed run diverged from the original")
+            raise LLMFatalError(
+                f"no recorded embedding for request {request.hash[:12]} ({model}); "
+                "the replayed run diverged from the original"
+            )
         reservation = await self._budget.admit(model)
         observed = None
 
         async def send(attempt: int, timeout_s: float):
-            return await embedding.aembed(model, texts, api_base=self.settings.api_base,
-                                          api_key=self.settings.api_key, timeout_s=timeout_s,
-                                          unpriced=self._unpriced)
+            return await embedding.aembed(
+                model,
+                texts,
+                api_base=self.settings.api_base,
+                api_key=self.settings.api_key,
+                timeout_s=timeout_s,
+                unpriced=self._unpriced,
+            )
+
         try:
             reply, _, _ = await self._attempts(request, "embed", node_id, send)
             observed = (reply.cost_usd, reply.tokens_in)
@@ -143,29 +177,54 @@ class LLMClient:
         finally:
             self._budget.release(reservation, observed)
 
-    async def _call_with_retries(self, request: LLMRequest, purpose: str, node_id: int | None,
-                                 instance_id: str | None = None, retries: int | None = None,
-                                 timeout_s: float | None = None) -> LLMAnswer:
+    async def _call_with_retries(
+        self,
+        request: LLMRequest,
+        purpose: str,
+        node_id: int | None,
+        instance_id: str | None = None,
+        retries: int | None = None,
+        timeout_s: float | None = None,
+    ) -> LLMAnswer:
         async def send(attempt: int, timeout_s: float):
             mock_response = provider.NO_MOCK
             if self._mock is not None:
                 value = self._mock(request.model, request.messages, attempt)
                 mock_response = provider.NO_MOCK if value is None else value
             params = {**request.answer_params, **request.transport_params}
-            return await provider.acomplete(request.model, request.messages, params,
-                                            api_base=self.settings.api_base, api_key=self.settings.api_key,
-                                            timeout_s=timeout_s, mock_response=mock_response,
-                                            unpriced=self._unpriced)
+            return await provider.acomplete(
+                request.model,
+                request.messages,
+                params,
+                api_base=self.settings.api_base,
+                api_key=self.settings.api_key,
+                timeout_s=timeout_s,
+                mock_response=mock_response,
+                unpriced=self._unpriced,
+            )
 
-        reply, call_id, latency = await self._attempts(request, purpose, node_id, send, instance_id, retries,
-                                                       timeout_s)
-        return LLMAnswer(text=reply.text, model=request.model, tokens_in=reply.tokens_in,
-                         tokens_out=reply.tokens_out, cost_usd=reply.cost_usd, latency_s=latency,
-                         call_id=call_id, cached=False)
+        reply, call_id, latency = await self._attempts(request, purpose, node_id, send, instance_id, retries, timeout_s)
+        return LLMAnswer(
+            text=reply.text,
+            model=request.model,
+            tokens_in=reply.tokens_in,
+            tokens_out=reply.tokens_out,
+            cost_usd=reply.cost_usd,
+            latency_s=latency,
+            call_id=call_id,
+            cached=False,
+        )
 
-    async def _attempts(self, request: LLMRequest, purpose: str, node_id: int | None,
-                        send: Callable[[int, float], Awaitable[Any]], instance_id: str | None = None,
-                        retries: int | None = None, timeout_s: float | None = None) -> tuple[Any, int, float]:
+    async def _attempts(
+        self,
+        request: LLMRequest,
+        purpose: str,
+        node_id: int | None,
+        send: Callable[[int, float], Awaitable[Any]],
+        instance_id: str | None = None,
+        retries: int | None = None,
+        timeout_s: float | None = None,
+    ) -> tuple[Any, int, float]:
         """`send(attempt, timeout_s)` until it succeeds, a row per attempt: (reply, its row's id, latency)."""
         settings = self.settings
         attempts = (settings.max_retries if retries is None else retries) + 1
@@ -188,19 +247,50 @@ class LLMClient:
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 raise LLMError(f"{purpose} call failed{tries}: {line}") from exc
             latency = time.perf_counter() - started
-            call_id = self._write(request, purpose, node_id, reply.record(), reply.tokens_in, reply.tokens_out,
-                                  reply.cost_usd, latency, None, instance_id)
+            call_id = self._write(
+                request,
+                purpose,
+                node_id,
+                reply.record(),
+                reply.tokens_in,
+                reply.tokens_out,
+                reply.cost_usd,
+                latency,
+                None,
+                instance_id,
+            )
             return reply, call_id, latency
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _write(self, request: LLMRequest, purpose: str, node_id: int | None, response: dict | None,
-               tokens_in: int, tokens_out: int, cost_usd: float | None, latency_s: float, error: str | None,
-               instance_id: str | None = None) -> int:
+    def _write(
+        self,
+        request: LLMRequest,
+        purpose: str,
+        node_id: int | None,
+        response: dict | None,
+        tokens_in: int,
+        tokens_out: int,
+        cost_usd: float | None,
+        latency_s: float,
+        error: str | None,
+        instance_id: str | None = None,
+    ) -> int:
         """One llm_calls row, committed now; no await between taking the id and writing it."""
-        call = LLMCallRecord(id=self.archive.next_llm_call_id(), node_id=node_id, purpose=purpose,
-                             model=request.model, request_hash=request.hash, request=request.record,
-                             response=response, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost_usd,
-                             latency_s=latency_s, error=error, instance_id=instance_id)
+        call = LLMCallRecord(
+            id=self.archive.next_llm_call_id(),
+            node_id=node_id,
+            purpose=purpose,
+            model=request.model,
+            request_hash=request.hash,
+            request=request.record,
+            response=response,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost_usd=cost_usd,
+            latency_s=latency_s,
+            error=error,
+            instance_id=instance_id,
+        )
         self.archive.add_llm_call(call)
         self._tally.add(call)
         if self.observer is not None:
@@ -211,6 +301,13 @@ class LLMClient:
 
 def _answer_from(call: LLMCallRecord) -> LLMAnswer:
     response = call.response or {}
-    return LLMAnswer(text=str(response.get("text") or ""), model=call.model, tokens_in=int(call.tokens_in or 0),
-                     tokens_out=int(call.tokens_out or 0), cost_usd=call.cost_usd,
-                     latency_s=float(call.latency_s or 0.0), call_id=int(call.id), cached=True)
+    return LLMAnswer(
+        text=str(response.get("text") or ""),
+        model=call.model,
+        tokens_in=int(call.tokens_in or 0),
+        tokens_out=int(call.tokens_out or 0),
+        cost_usd=call.cost_usd,
+        latency_s=float(call.latency_s or 0.0),
+        call_id=int(call.id),
+        cached=True,
+    )

@@ -4,6 +4,7 @@ The row's `response` holds the vectors (float32, base64: ~5.5 bytes a
 dimension instead of ~20 in JSON) so that a resumed or replayed run reads
 them back instead of paying again, and decides novelty as the original did.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,9 +25,12 @@ class EmbedReply:
 
     def record(self) -> dict:
         """What the `response` column stores."""
-        return {"model": self.response_model, "usage": {"prompt_tokens": self.tokens_in, "completion_tokens": 0},
-                "dims": len(self.vectors[0]) if self.vectors else 0,
-                "vectors_f32_b64": [_pack(v) for v in self.vectors]}
+        return {
+            "model": self.response_model,
+            "usage": {"prompt_tokens": self.tokens_in, "completion_tokens": 0},
+            "dims": len(self.vectors[0]) if self.vectors else 0,
+            "vectors_f32_b64": [_pack(v) for v in self.vectors],
+        }
 
 
 def vectors(response: dict | None) -> list[list[float]]:
@@ -34,8 +38,15 @@ def vectors(response: dict | None) -> list[list[float]]:
     return [_unpack(text) for text in (response or {}).get("vectors_f32_b64", [])]
 
 
-async def aembed(model: str, texts: list[str], *, api_base: str | None, api_key: str | None, timeout_s: float,
-                 unpriced: set[str] | None = None) -> EmbedReply:
+async def aembed(
+    model: str,
+    texts: list[str],
+    *,
+    api_base: str | None,
+    api_key: str | None,
+    timeout_s: float,
+    unpriced: set[str] | None = None,
+) -> EmbedReply:
     """One attempt through `litellm.aembedding` (retries off); raises what litellm raises."""
     litellm = provider.load_litellm()
     kwargs: dict[str, Any] = dict(model=model, input=list(texts), timeout=timeout_s, num_retries=0, max_retries=0)
@@ -52,8 +63,12 @@ async def aembed(model: str, texts: list[str], *, api_base: str | None, api_key:
     tokens = getattr(usage, "prompt_tokens", None) if usage is not None else None
     if tokens is None:
         tokens = sum(max(1, len(text) // 4) for text in texts)  # no usage sent: about 4 characters a token
-    return EmbedReply(vectors=found, tokens_in=int(tokens), cost_usd=provider.price(litellm, response, model, unpriced),
-                      response_model=getattr(response, "model", None))
+    return EmbedReply(
+        vectors=found,
+        tokens_in=int(tokens),
+        cost_usd=provider.price(litellm, response, model, unpriced),
+        response_model=getattr(response, "model", None),
+    )
 
 
 def _field(item: Any, name: str) -> Any:

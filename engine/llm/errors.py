@@ -7,13 +7,14 @@ because litellm does not always pick the class a user would: a missing
 OpenAI key arrives as an InternalServerError (500) "Missing credentials ...",
 which retrying can never cure.
 """
+
 from __future__ import annotations
 
 import re
 
-RETRY = "retry"   # transient: rate limit, server error, timeout, lost connection
-FATAL = "fatal"   # no later call can succeed: stop the run
-FAIL = "fail"     # this call failed; the run may go on
+RETRY = "retry"  # transient: rate limit, server error, timeout, lost connection
+FATAL = "fatal"  # no later call can succeed: stop the run
+FAIL = "fail"  # this call failed; the run may go on
 
 
 class LLMError(Exception):
@@ -37,7 +38,8 @@ _CREDENTIALS = re.compile(
     r"|\b(?:no|missing|invalid|incorrect|expired|revoked|wrong)\W+(?:\w+\W+)?(?:api[\s_-]?key|credentials)"
     r"|\bapi[\s_-]?key\W+(?:\w+\W+)?(?:not valid|invalid|not found|not set|not provided|missing|required|expired)"
     r"|\b(?:set|setting|pass|passing)\W+(?:\S+\s+){0,6}?`?\w*_API_KEY",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # An account out of credit: retrying cannot help (a per-minute quota is a rate limit, not this).
 _NO_CREDIT = re.compile(r"insufficient_quota|exceeded your current quota|credit balance is too low", re.IGNORECASE)
 
@@ -80,15 +82,29 @@ def classify(exc: BaseException, model: str) -> tuple[str, str]:
     if isinstance(exc, litellm.PermissionDeniedError):
         return FATAL, f"{model} refused the request (permission denied: {detail}): check the API key's access to it"
     if isinstance(exc, litellm.ContextWindowExceededError):
-        return FATAL, (f"the prompt does not fit {model}'s context window ({detail}): "
-                       "use a model with a longer context or send smaller agents")
+        return FATAL, (
+            f"the prompt does not fit {model}'s context window ({detail}): "
+            "use a model with a longer context or send smaller agents"
+        )
     if isinstance(exc, litellm.NotFoundError):
-        return FATAL, (f"model {model} not found by its provider ({detail}): "
-                       "check --model (provider/name, e.g. openai/gpt-4o-mini) and --api-base")
+        return FATAL, (
+            f"model {model} not found by its provider ({detail}): "
+            "check --model (provider/name, e.g. openai/gpt-4o-mini) and --api-base"
+        )
     if isinstance(exc, litellm.BadRequestError):
         return FATAL, f"{model} rejected the request ({detail}): check --model and the call's parameters"
-    if isinstance(exc, (litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
-                        litellm.BadGatewayError, litellm.APIConnectionError, litellm.Timeout, TimeoutError)):
+    if isinstance(
+        exc,
+        (
+            litellm.RateLimitError,
+            litellm.InternalServerError,
+            litellm.ServiceUnavailableError,
+            litellm.BadGatewayError,
+            litellm.APIConnectionError,
+            litellm.Timeout,
+            TimeoutError,
+        ),
+    ):
         return RETRY, f"{model}: {error_text(exc)}"
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):

@@ -13,6 +13,7 @@ none; `NO_KEY` is sent in place of a missing one) and one tiny call per model
 must answer instead, booked in `llm_calls` with purpose `probe`, before any
 evaluation starts.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,9 +31,14 @@ _KEY_LIKE = re.compile(r"API_KEY|_TOKEN$")
 # The key variables of common providers, as litellm's validate_environment names them (a test holds them
 # equal): a missing key is said without importing litellm, which takes seconds of CPU.
 KNOWN_KEYS = {
-    "openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
-    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"), "groq": ("GROQ_API_KEY",), "mistral": ("MISTRAL_API_KEY",),
-    "deepseek": ("DEEPSEEK_API_KEY",), "openrouter": ("OPENROUTER_API_KEY",), "xai": ("XAI_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "groq": ("GROQ_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "xai": ("XAI_API_KEY",),
     "together_ai": ("TOGETHERAI_API_KEY",),
 }
 
@@ -58,8 +64,10 @@ def unknown_provider(model: str, api_base: str | None) -> str | None:
         with contextlib.redirect_stdout(io.StringIO()):
             litellm.get_llm_provider(model=model, api_base=api_base)
     except Exception:  # noqa: BLE001 - litellm raises several kinds here
-        return (f"--model {model}: litellm knows no provider for it; name one as provider/name, "
-                "e.g. openai/gpt-4o-mini (openai/<name> with --api-base for an OpenAI-compatible server)")
+        return (
+            f"--model {model}: litellm knows no provider for it; name one as provider/name, "
+            "e.g. openai/gpt-4o-mini (openai/<name> with --api-base for an OpenAI-compatible server)"
+        )
     return None
 
 
@@ -104,5 +112,13 @@ def placeholder_key(models: list[str], api_base: str | None) -> str | None:
 async def probe(client, model: str, number: int) -> None:
     """One tiny call that must answer; raises the client's LLMError (one line) when it does not.
     `number` makes each probe a new request, never an answer recorded by an earlier start."""
-    await client.complete(PROBE_MESSAGES, model=model, purpose="probe", node_id=None, key=f"probe {number}",
-                          retries=PROBE_RETRIES, timeout_s=PROBE_TIMEOUT_S, max_tokens=5)
+    await client.complete(
+        PROBE_MESSAGES,
+        model=model,
+        purpose="probe",
+        node_id=None,
+        key=f"probe {number}",
+        retries=PROBE_RETRIES,
+        timeout_s=PROBE_TIMEOUT_S,
+        max_tokens=5,
+    )

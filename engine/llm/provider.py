@@ -12,6 +12,7 @@ another Exception becomes an InternalServerError with its status_code (500 by
 default); the strings "litellm.RateLimitError", "litellm.InternalServerError"
 and "litellm.ContextWindowExceededError" raise those errors.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -23,7 +24,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-NO_MOCK = object()   # no offline answer: call the provider for real
+NO_MOCK = object()  # no offline answer: call the provider for real
 TIMEOUT_GRACE_S = 10.0  # an attempt litellm has not ended this long after its timeout is abandoned
 
 
@@ -35,8 +36,9 @@ def load_litellm():
     # A call cancelled (time limit, breaker, Ctrl-C) just after litellm's worker thread built the provider's
     # coroutine leaves that coroutine unawaited inside litellm; the warning says nothing a user can act on.
     # (An identical filter replaces itself, so repeated loads do not pile them up.)
-    warnings.filterwarnings("ignore", message=r"coroutine '\w+\.a?completion' was never awaited",
-                            category=RuntimeWarning)
+    warnings.filterwarnings(
+        "ignore", message=r"coroutine '\w+\.a?completion' was never awaited", category=RuntimeWarning
+    )
     return litellm
 
 
@@ -51,13 +53,25 @@ class Reply:
 
     def record(self) -> dict:
         """What the `response` column stores."""
-        return {"text": self.text, "finish_reason": self.finish_reason, "model": self.response_model,
-                "usage": {"prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out}}
+        return {
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "model": self.response_model,
+            "usage": {"prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out},
+        }
 
 
-async def acomplete(model: str, messages: list[dict], params: dict[str, Any], *, api_base: str | None,
-                    timeout_s: float, mock_response: Any = NO_MOCK, unpriced: set[str] | None = None,
-                    api_key: str | None = None) -> Reply:
+async def acomplete(
+    model: str,
+    messages: list[dict],
+    params: dict[str, Any],
+    *,
+    api_base: str | None,
+    timeout_s: float,
+    mock_response: Any = NO_MOCK,
+    unpriced: set[str] | None = None,
+    api_key: str | None = None,
+) -> Reply:
     """One attempt through `litellm.acompletion` (litellm's and the OpenAI SDK's own retries off).
     Raises what litellm raises; an attempt that outlives its timeout raises TimeoutError."""
     litellm = load_litellm()
@@ -73,9 +87,14 @@ async def acomplete(model: str, messages: list[dict], params: dict[str, Any], *,
     choice = response.choices[0]
     text = getattr(choice.message, "content", None) or ""
     tokens_in, tokens_out = _usage(litellm, response, model, messages, text)
-    return Reply(text=text, finish_reason=getattr(choice, "finish_reason", None), tokens_in=tokens_in,
-                 tokens_out=tokens_out, cost_usd=price(litellm, response, model, unpriced),
-                 response_model=getattr(response, "model", None))
+    return Reply(
+        text=text,
+        finish_reason=getattr(choice, "finish_reason", None),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost_usd=price(litellm, response, model, unpriced),
+        response_model=getattr(response, "model", None),
+    )
 
 
 def _usage(litellm, response, model: str, messages: list[dict], text: str) -> tuple[int, int]:

@@ -1,4 +1,5 @@
 """The public records of the LLM client: its settings and the answer of one call."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,13 +10,13 @@ class LLMAnswer:
     """What `LLMClient.complete` returns."""
 
     text: str
-    model: str            # the model as the caller named it (e.g. "openai/gpt-4o-mini")
+    model: str  # the model as the caller named it (e.g. "openai/gpt-4o-mini")
     tokens_in: int
     tokens_out: int
     cost_usd: float | None  # None when litellm does not know the model's price
     latency_s: float
-    call_id: int          # id of the llm_calls row that holds this answer
-    cached: bool          # answered from the archive (replay, resume, a repeated request): no new spend
+    call_id: int  # id of the llm_calls row that holds this answer
+    cached: bool  # answered from the archive (replay, resume, a repeated request): no new spend
 
 
 @dataclass(frozen=True)
@@ -27,13 +28,13 @@ class LLMSettings:
     drawn at random from the client's seeded source ("equal jitter").
     """
 
-    api_base: str | None = None       # a local server: "http://127.0.0.1:8080/v1" with model "openai/<name>"
-    api_key: str | None = None        # sent instead of the provider's key variable (never stored): a local server's
-    max_retries: int = 4              # retries after the first attempt, on transient errors only
-    timeout_s: float = 120.0          # per attempt
+    api_base: str | None = None  # a local server: "http://127.0.0.1:8080/v1" with model "openai/<name>"
+    api_key: str | None = None  # sent instead of the provider's key variable (never stored): a local server's
+    max_retries: int = 4  # retries after the first attempt, on transient errors only
+    timeout_s: float = 120.0  # per attempt
     max_cost_usd: float | None = None
     max_tokens_total: int | None = None  # tokens in + out, over the whole run
-    replay_only: bool = False         # answer only from the archive; never call a model
+    replay_only: bool = False  # answer only from the archive; never call a model
     backoff_base_s: float = 1.0
     backoff_cap_s: float = 30.0
 
@@ -51,5 +52,5 @@ class LLMSettings:
 
     def backoff_s(self, attempt: int, uniform: float) -> float:
         """The sleep before retry number `attempt + 1`; `uniform` is a draw in [0, 1)."""
-        ceiling = min(self.backoff_cap_s, self.backoff_base_s * (2.0 ** attempt))
+        ceiling = min(self.backoff_cap_s, self.backoff_base_s * (2.0**attempt))
         return ceiling / 2.0 + uniform * ceiling / 2.0

@@ -8,6 +8,7 @@ caller's `key`. The key makes otherwise identical requests distinct ("child
 collapsed into one, while a resumed or replayed run asking the same thing
 again finds the recorded answer.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,17 +19,38 @@ from typing import Any
 
 # Passed to litellm, but neither hashed nor stored: they change how or where a request is sent,
 # or what it is priced at, not what the model answers (api_key is a secret and is never stored).
-TRANSPORT_PARAMS = frozenset({
-    "api_key", "api_version", "organization", "metadata", "extra_headers", "headers", "drop_params",
-    "input_cost_per_token", "output_cost_per_token", "input_cost_per_second", "output_cost_per_second",
-    "mock_delay",  # litellm's offline answers: how long the fake call takes
-})
+TRANSPORT_PARAMS = frozenset(
+    {
+        "api_key",
+        "api_version",
+        "organization",
+        "metadata",
+        "extra_headers",
+        "headers",
+        "drop_params",
+        "input_cost_per_token",
+        "output_cost_per_token",
+        "input_cost_per_second",
+        "output_cost_per_second",
+        "mock_delay",  # litellm's offline answers: how long the fake call takes
+    }
+)
 
 # Set by the client from LLMSettings (or its mock); a caller passing them is a programming error.
-CLIENT_PARAMS = frozenset({
-    "api_base", "base_url", "timeout", "request_timeout", "num_retries", "max_retries",
-    "mock_response", "mock_timeout", "stream", "acompletion",
-})
+CLIENT_PARAMS = frozenset(
+    {
+        "api_base",
+        "base_url",
+        "timeout",
+        "request_timeout",
+        "num_retries",
+        "max_retries",
+        "mock_response",
+        "mock_timeout",
+        "stream",
+        "acompletion",
+    }
+)
 
 
 def canonical_json(value: Any) -> str:
@@ -40,10 +62,10 @@ def canonical_json(value: Any) -> str:
 class LLMRequest:
     model: str
     messages: list[dict]
-    answer_params: dict       # hashed and stored
-    transport_params: dict    # passed to litellm only
+    answer_params: dict  # hashed and stored
+    transport_params: dict  # passed to litellm only
     key: str
-    hash: str                 # sha256 hex of canonical_json(record)
+    hash: str  # sha256 hex of canonical_json(record)
 
     @property
     def record(self) -> dict:
@@ -51,7 +73,9 @@ class LLMRequest:
         return {"model": self.model, "messages": self.messages, "params": self.answer_params, "key": self.key}
 
 
-def build_request(model: str, messages: list[Mapping[str, Any]], params: Mapping[str, Any], key: str = "") -> LLMRequest:
+def build_request(
+    model: str, messages: list[Mapping[str, Any]], params: Mapping[str, Any], key: str = ""
+) -> LLMRequest:
     if not model:
         raise ValueError("a model is required (provider/name, e.g. openai/gpt-4o-mini)")
     reserved = sorted(CLIENT_PARAMS.intersection(params))
@@ -62,6 +86,11 @@ def build_request(model: str, messages: list[Mapping[str, Any]], params: Mapping
     body = {"model": model, "messages": [dict(m) for m in messages], "params": answer, "key": str(key)}
     text = canonical_json(body)
     frozen = json.loads(text)  # a private copy: later changes to the caller's messages do not leak in
-    return LLMRequest(model=model, messages=frozen["messages"], answer_params=frozen["params"],
-                      transport_params=transport, key=str(key),
-                      hash=hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return LLMRequest(
+        model=model,
+        messages=frozen["messages"],
+        answer_params=frozen["params"],
+        transport_params=transport,
+        key=str(key),
+        hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )

@@ -5,6 +5,7 @@ what was spent before it was stopped) and adds each new row as it is written.
 `calls` counts rows, failed attempts included (they are rows too); answers
 served from the archive are counted apart, in `cached`, and cost nothing.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -16,20 +17,26 @@ from archive.records import LLMCallRecord
 
 @dataclass(frozen=True)
 class SpendLine:
-    cost_usd: float = 0.0     # sum over priced calls; calls of unknown price add tokens only
+    cost_usd: float = 0.0  # sum over priced calls; calls of unknown price add tokens only
     tokens_in: int = 0
     tokens_out: int = 0
-    calls: int = 0            # rows: successful calls and failed attempts
+    calls: int = 0  # rows: successful calls and failed attempts
     failed: int = 0
 
     @property
     def tokens(self) -> int:
         return self.tokens_in + self.tokens_out
 
-    def plus(self, cost_usd: float | None, tokens_in: int, tokens_out: int, calls: int = 1,
-             failed: int = 0) -> SpendLine:
-        return SpendLine(self.cost_usd + (cost_usd or 0.0), self.tokens_in + tokens_in,
-                         self.tokens_out + tokens_out, self.calls + calls, self.failed + failed)
+    def plus(
+        self, cost_usd: float | None, tokens_in: int, tokens_out: int, calls: int = 1, failed: int = 0
+    ) -> SpendLine:
+        return SpendLine(
+            self.cost_usd + (cost_usd or 0.0),
+            self.tokens_in + tokens_in,
+            self.tokens_out + tokens_out,
+            self.calls + calls,
+            self.failed + failed,
+        )
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ class Spend:
     total: SpendLine = SpendLine()
     by_purpose: Mapping[str, SpendLine] = field(default_factory=dict)
     by_model: Mapping[str, SpendLine] = field(default_factory=dict)
-    cached: int = 0           # answers this client served from the archive (no spend)
+    cached: int = 0  # answers this client served from the archive (no spend)
 
     @property
     def cost_usd(self) -> float:
@@ -78,7 +85,8 @@ class SpendTally:
         rows = archive.query(
             "SELECT coalesce(purpose, ''), coalesce(model, ''), coalesce(sum(cost_usd), 0), "
             "coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), count(*), count(error) "
-            "FROM llm_calls GROUP BY 1, 2 ORDER BY 1, 2")
+            "FROM llm_calls GROUP BY 1, 2 ORDER BY 1, 2"
+        )
         by_purpose: dict[str, SpendLine] = {}
         by_model: dict[str, SpendLine] = {}
         failed = 0
@@ -103,6 +111,6 @@ class SpendTally:
         return self._total
 
     def snapshot(self) -> Spend:
-        return Spend(self._total, MappingProxyType(dict(self._purpose)), MappingProxyType(dict(self._model)),
-                     self._cached)
-
+        return Spend(
+            self._total, MappingProxyType(dict(self._purpose)), MappingProxyType(dict(self._model)), self._cached
+        )

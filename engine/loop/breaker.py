@@ -20,6 +20,7 @@ abandoned as on Ctrl-C), says the last error, and can be resumed once the
 cause is fixed. The breaker holds only live counters: a resumed run starts
 them afresh.
 """
+
 from __future__ import annotations
 
 import time
@@ -30,9 +31,13 @@ DEFAULT_MAX_FAILING_S = 300.0
 
 
 class CircuitBreaker:
-    def __init__(self, max_failed_expansions: int = DEFAULT_MAX_FAILED_EXPANSIONS,
-                 max_failing_s: float = DEFAULT_MAX_FAILING_S, clock: Callable[[], float] = time.monotonic,
-                 unusable: tuple[str, ...] = ("failed",)) -> None:
+    def __init__(
+        self,
+        max_failed_expansions: int = DEFAULT_MAX_FAILED_EXPANSIONS,
+        max_failing_s: float = DEFAULT_MAX_FAILING_S,
+        clock: Callable[[], float] = time.monotonic,
+        unusable: tuple[str, ...] = ("failed",),
+    ) -> None:
         """`unusable`: the child statuses that count as a failed expansion (a model's runs add "invalid")."""
         self.max_failed_expansions = max_failed_expansions
         self.unusable = unusable
@@ -64,13 +69,17 @@ class CircuitBreaker:
         """Why the run must stop now (one line), or None."""
         if self._failed_in_row >= self.max_failed_expansions:
             what = " or ".join(self.unusable)
-            return (f"{self._failed_in_row} expansion{'s' if self._failed_in_row > 1 else ''} in a row made no "
-                    f"usable child ({what}; the limit is --max-failed-expansions {self.max_failed_expansions}); "
-                    f"the last: {self.last_error}")
+            return (
+                f"{self._failed_in_row} expansion{'s' if self._failed_in_row > 1 else ''} in a row made no "
+                f"usable child ({what}; the limit is --max-failed-expansions {self.max_failed_expansions}); "
+                f"the last: {self.last_error}"
+            )
         if self._failing_since is not None and self._clock() - self._failing_since >= self.max_failing_s:
-            return (f"model calls have failed for {self._clock() - self._failing_since:.0f} s with no success "
-                    f"({self._failures_since_ok} failed; the limit is --max-failing-time {self.max_failing_s:g}); "
-                    f"the last: {self.last_error}")
+            return (
+                f"model calls have failed for {self._clock() - self._failing_since:.0f} s with no success "
+                f"({self._failures_since_ok} failed; the limit is --max-failing-time {self.max_failing_s:g}); "
+                f"the last: {self.last_error}"
+            )
         return None
 
     def seconds_left(self) -> float | None:

@@ -8,6 +8,7 @@ parent's own mean dev score at that moment (an error scores 0: a miss). A
 resumed run rebuilds the record by replaying the archive's nodes and
 evaluations in their order, so it reads as it did before the stop.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

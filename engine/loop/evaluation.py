@@ -24,6 +24,7 @@ Three optional parts, all declared by the task:
   the key) the job is stopped and the outcome carries `stop`: the caller does
   not record it and stops the run.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,12 +51,12 @@ class Outcome:
     stderr_tail: str = ""
     started_at: datetime | None = None
     finished_at: datetime | None = None
-    stop: str = ""        # not the agent's doing (the run's LLM budget, a bad key): do not record; stop the run
-    fatal: bool = False   # the stop is one the user must act on (a bad key, an unknown model)
-    llm_cost_usd: float = 0.0   # the agent's model calls through the gateway (SICA's utility reads it)
+    stop: str = ""  # not the agent's doing (the run's LLM budget, a bad key): do not record; stop the run
+    fatal: bool = False  # the stop is one the user must act on (a bad key, an unknown model)
+    llm_cost_usd: float = 0.0  # the agent's model calls through the gateway (SICA's utility reads it)
     llm_tokens: int = 0
-    trajectory: tuple = ()      # the agent's steps as it reported them (task.trajectory(answer)), for the archive
-    worker: str = ""            # where the job ran, when the sandbox says (a Ray node); else the caller's slot
+    trajectory: tuple = ()  # the agent's steps as it reported them (task.trajectory(answer)), for the archive
+    worker: str = ""  # where the job ran, when the sandbox says (a Ray node); else the caller's slot
 
 
 def _last_line(text: str) -> str:
@@ -69,9 +70,17 @@ def hidden_paths(task) -> tuple[str, ...]:
     return tuple(hidden()) if hidden is not None else ()
 
 
-async def run_agent(task, sandbox: Sandbox, files: Mapping[str, str], instance: Instance, *,
-                    gateway=None, node_id: int | None = None, label: str | None = None,
-                    purpose: str = "agent") -> Outcome:
+async def run_agent(
+    task,
+    sandbox: Sandbox,
+    files: Mapping[str, str],
+    instance: Instance,
+    *,
+    gateway=None,
+    node_id: int | None = None,
+    label: str | None = None,
+    purpose: str = "agent",
+) -> Outcome:
     """Run `files` on `instance` and grade the answer. Never raises for anything the agent does.
 
     `gateway`: the run's LLM gateway (None: the agent gets no model access); its calls are booked
@@ -87,9 +96,14 @@ async def run_agent(task, sandbox: Sandbox, files: Mapping[str, str], instance: 
     started = utcnow()
     clock = time.perf_counter()
     try:
-        job = SandboxJob(files=job_files, command=list(task.command()), answer_file=task.answer_file,
-                         limits=task.limits, llm=gateway.endpoint(session) if session else None,
-                         hidden=hidden_paths(task))
+        job = SandboxJob(
+            files=job_files,
+            command=list(task.command()),
+            answer_file=task.answer_file,
+            limits=task.limits,
+            llm=gateway.endpoint(session) if session else None,
+            hidden=hidden_paths(task),
+        )
         result = await _run_watched(sandbox, job, session)
     finally:
         if session is not None:
@@ -100,15 +114,21 @@ async def run_agent(task, sandbox: Sandbox, files: Mapping[str, str], instance: 
     return replace(outcome, llm_cost_usd=session.cost_usd, llm_tokens=session.tokens_used)
 
 
-async def _graded(task, sandbox: Sandbox, instance: Instance, result: SandboxResult | None, session,
-                  clock: float, started: datetime) -> Outcome:
+async def _graded(
+    task, sandbox: Sandbox, instance: Instance, result: SandboxResult | None, session, clock: float, started: datetime
+) -> Outcome:
     if session is not None and (session.capped or session.stop_reason or session.overseer_reason):
-        common = {"runtime_s": time.perf_counter() - clock, "started_at": started, "finished_at": utcnow(),
-                  "stdout_tail": result.stdout_tail if result else "",
-                  "stderr_tail": result.stderr_tail if result else ""}
+        common = {
+            "runtime_s": time.perf_counter() - clock,
+            "started_at": started,
+            "finished_at": utcnow(),
+            "stdout_tail": result.stdout_tail if result else "",
+            "stderr_tail": result.stderr_tail if result else "",
+        }
         if session.stop_reason:
-            return Outcome("error", {}, session.stop_reason, stop=session.stop_reason, fatal=session.stop_fatal,
-                           **common)
+            return Outcome(
+                "error", {}, session.stop_reason, stop=session.stop_reason, fatal=session.stop_fatal, **common
+            )
         if session.overseer_reason:
             return Outcome("killed", {}, f"stopped by the overseer: {session.overseer_reason}", **common)
         return Outcome("error", {}, session.cap_reason, **common)
@@ -123,9 +143,10 @@ async def _graded(task, sandbox: Sandbox, instance: Instance, result: SandboxRes
     try:
         grade = await _grade(task, sandbox, instance, result.answer)
     except (BudgetExceeded, LLMFatalError) as exc:  # a judge's call (rubric tasks): the run's budget or key, not
-        stop = str(exc)                              # the agent's doing: not recorded, the run stops
-        return replace(_outcome("error", {}, stop, result, clock, started), stop=stop,
-                       fatal=isinstance(exc, LLMFatalError))
+        stop = str(exc)  # the agent's doing: not recorded, the run stops
+        return replace(
+            _outcome("error", {}, stop, result, clock, started), stop=stop, fatal=isinstance(exc, LLMFatalError)
+        )
     if not grade.valid:
         return _outcome("bad_output", {}, grade.feedback, result, clock, started, steps)
     return _outcome("ok", grade.metrics, grade.feedback, result, clock, started, steps)
@@ -148,11 +169,21 @@ def _why(result: SandboxResult) -> str:
     return f"{why}: {detail}" if detail else why
 
 
-def _outcome(status: str, metrics: dict, feedback: str, result: SandboxResult, clock: float,
-             started: datetime, steps: tuple = ()) -> Outcome:
-    return Outcome(status, metrics, feedback, runtime_s=time.perf_counter() - clock,
-                   stdout_tail=result.stdout_tail, stderr_tail=result.stderr_tail, started_at=started,
-                   finished_at=utcnow(), trajectory=steps, worker=result.worker)
+def _outcome(
+    status: str, metrics: dict, feedback: str, result: SandboxResult, clock: float, started: datetime, steps: tuple = ()
+) -> Outcome:
+    return Outcome(
+        status,
+        metrics,
+        feedback,
+        runtime_s=time.perf_counter() - clock,
+        stdout_tail=result.stdout_tail,
+        stderr_tail=result.stderr_tail,
+        started_at=started,
+        finished_at=utcnow(),
+        trajectory=steps,
+        worker=result.worker,
+    )
 
 
 async def _grade(task, sandbox: Sandbox, instance: Instance, answer: bytes) -> Grade:

@@ -11,18 +11,19 @@ tokens), after which the offline mutator is asked again for the same parent
 so the archive shows what the mutator tried. With --embedding-model the LLM mutator checks novelty itself
 (an embedding model, re-asking the model) and a proposal carries its verdict (`near_duplicate`).
 """
+
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
 from archive import NodeRecord
 from archive.store import files_hash
-from engine.mutators import MutationContext, Proposal, check_child, new_name_problem
 from engine.loop.state import RunState
+from engine.mutators import MutationContext, Proposal, check_child, new_name_problem
 
 DONORS = 2
 NEAR_DUPLICATE = "near-duplicate of node"  # engine.mutators.novelty's reasons start so
@@ -48,8 +49,9 @@ def unified_diff(parent: Mapping[str, str], child: Mapping[str, str]) -> str:
     for path in sorted(set(parent) | set(child)):
         before, after = parent.get(path, ""), child.get(path, "")
         if before != after:
-            parts.extend(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
-                                              f"a/{path}", f"b/{path}"))
+            parts.extend(
+                difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{path}", f"b/{path}")
+            )
     return "".join(parts)
 
 
@@ -70,13 +72,19 @@ def mutation_context(state: RunState, parent: int, decision_detail: Mapping | No
     """What the mutator may use besides the parent; a decision with context 'archive' (ADAS) widens it."""
     task = state.task
     whole = bool(decision_detail) and decision_detail.get("context") == "archive"
-    return MutationContext(task.entry_file, task.entry_function, tuple(task.entry_args),
-                           donors(state, parent, ARCHIVE_DONORS if whole else DONORS), whole_archive=whole,
-                           operator_credit=state.credit.as_mapping())
+    return MutationContext(
+        task.entry_file,
+        task.entry_function,
+        tuple(task.entry_args),
+        donors(state, parent, ARCHIVE_DONORS if whole else DONORS),
+        whole_archive=whole,
+        operator_credit=state.credit.as_mapping(),
+    )
 
 
-def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseException,
-                decision_detail: dict) -> ExpansionResult:
+def store_child(
+    state: RunState, mutator, parent: int, outcome: Proposal | BaseException, decision_detail: dict
+) -> ExpansionResult:
     """Check a proposal (or the mutator's error) and store it as the next node, valid or not."""
     task = state.task
     parent_files = state.files(parent)
@@ -85,9 +93,11 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
         status, reason = "failed", f"{type(outcome).__name__}: {outcome}"[:500]
     else:
         files, description = dict(outcome.files), outcome.description
-        reason = (check_child(files, task.entry_file, task.entry_function, task.entry_args)
-                  or new_name_problem(parent_files, files)
-                  or getattr(outcome, "invalid_reason", None))  # e.g. a self-edited agent that fails its smoke run
+        reason = (
+            check_child(files, task.entry_file, task.entry_function, task.entry_args)
+            or new_name_problem(parent_files, files)
+            or getattr(outcome, "invalid_reason", None)
+        )  # e.g. a self-edited agent that fails its smoke run
         if reason is None and state.compile_check is not None and files_hash(files) not in state.code_hashes:
             reason = state.compile_check.problem(files, task.entry_file)  # --compile-check: the compiler's word
         status = "valid" if reason is None else "invalid"
@@ -104,10 +114,18 @@ def store_child(state: RunState, mutator, parent: int, outcome: Proposal | BaseE
         status = "valid" if reason is None else "invalid"
     node_id = state.tree.n
     record = NodeRecord(
-        id=node_id, parent_id=parent, depth=int(state.tree.depth[parent]) + 1, status=status,
-        mutator=mutator.name, model=getattr(outcome, "model", None) or mutator.model,
-        diff=unified_diff(parent_files, files), code_hash=code_hash, reason=reason or "", description=description,
-        note=getattr(outcome, "note", "") or "", role=state.role,
+        id=node_id,
+        parent_id=parent,
+        depth=int(state.tree.depth[parent]) + 1,
+        status=status,
+        mutator=mutator.name,
+        model=getattr(outcome, "model", None) or mutator.model,
+        diff=unified_diff(parent_files, files),
+        code_hash=code_hash,
+        reason=reason or "",
+        description=description,
+        note=getattr(outcome, "note", "") or "",
+        role=state.role,
     )
     detail = {**decision_detail, "child": node_id, "status": status}
     if getattr(outcome, "key", None):
@@ -132,8 +150,9 @@ def expand(state: RunState, mutator, parent: int, rng: np.random.Generator, deci
     invalid and the mutator asked again for the same parent, up to NEAR_DUPLICATE_RETRIES times."""
     for attempt in range(NEAR_DUPLICATE_RETRIES + 1):
         try:
-            outcome: Proposal | BaseException = mutator.propose(state.files(parent),
-                                                                mutation_context(state, parent, decision_detail), rng)
+            outcome: Proposal | BaseException = mutator.propose(
+                state.files(parent), mutation_context(state, parent, decision_detail), rng
+            )
         except Exception as exc:  # a mutator bug or a model's garbage must not end the run
             outcome = exc
         detail = decision_detail if attempt == 0 else {**decision_detail, "asked_again": attempt}

@@ -5,10 +5,11 @@ which every score is measured) and the task's reference agents; they never
 reach the search's statistics or a prompt. These runs come on top of the
 budget and are reported apart.
 """
+
 from __future__ import annotations
 
 import asyncio
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -21,16 +22,23 @@ from search.remeasure import remeasured_final
 from tasks.base import Instance
 
 
-async def _run_all(state: RunState, sandbox, workers: int,
-                   jobs: list[tuple[Mapping[str, str], Instance, int | str]], progress=None) -> list[Outcome]:
+async def _run_all(
+    state: RunState, sandbox, workers: int, jobs: list[tuple[Mapping[str, str], Instance, int | str]], progress=None
+) -> list[Outcome]:
     """Each job: (files, instance, the node id, or a reference agent's name)."""
     gate = asyncio.Semaphore(workers)
 
     async def one(files: Mapping[str, str], instance: Instance, who: int | str) -> Outcome:
         async with gate:
-            outcome = await run_agent(state.task, sandbox, files, instance, gateway=state.gateway,
-                                      node_id=who if isinstance(who, int) else None,
-                                      label=None if isinstance(who, int) else f"reference {who} instance {instance.id}")
+            outcome = await run_agent(
+                state.task,
+                sandbox,
+                files,
+                instance,
+                gateway=state.gateway,
+                node_id=who if isinstance(who, int) else None,
+                label=None if isinstance(who, int) else f"reference {who} instance {instance.id}",
+            )
         if progress:
             progress.advance_extra()
         return outcome
@@ -69,8 +77,12 @@ def holdout_plan(state: RunState, nodes: Iterable[int]) -> list[tuple[int, Insta
 def reference_plan(state: RunState) -> list[tuple[str, Instance]]:
     """(reference agent, instance) of every reference run still to make, once per run."""
     seen = {(r.agent, r.instance_id) for r in state.archive.references()}
-    return [(name, inst) for name in state.task.reference_agents() for inst in state.dev + state.holdout
-            if (name, inst.id) not in seen]
+    return [
+        (name, inst)
+        for name in state.task.reference_agents()
+        for inst in state.dev + state.holdout
+        if (name, inst.id) not in seen
+    ]
 
 
 async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterable[int], progress=None) -> None:
@@ -84,12 +96,25 @@ async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterabl
             if outcome.stop:  # the run's LLM budget, not the agent: measured by a resumed run with more
                 continue
             score, metrics = scored(state.utility, _score(state, inst, outcome, node == 0), outcome)
-            state.archive.add_evaluation(EvaluationRecord(
-                node_id=node, instance_id=inst.id, split="holdout", repeat=0, score=score,
-                metrics=metrics, status=outcome.status, runtime_s=outcome.runtime_s,
-                stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
-                worker=outcome.worker or "holdout", started_at=outcome.started_at, finished_at=outcome.finished_at,
-            ), steps=outcome.trajectory)
+            state.archive.add_evaluation(
+                EvaluationRecord(
+                    node_id=node,
+                    instance_id=inst.id,
+                    split="holdout",
+                    repeat=0,
+                    score=score,
+                    metrics=metrics,
+                    status=outcome.status,
+                    runtime_s=outcome.runtime_s,
+                    stdout_tail=outcome.stdout_tail,
+                    stderr_tail=outcome.stderr_tail,
+                    feedback=outcome.feedback,
+                    worker=outcome.worker or "holdout",
+                    started_at=outcome.started_at,
+                    finished_at=outcome.finished_at,
+                ),
+                steps=outcome.trajectory,
+            )
             if node == 0 and outcome.status == "ok":
                 state.seed_metrics[inst.id] = outcome.metrics
 
@@ -103,11 +128,18 @@ async def measure_references(state: RunState, sandbox, workers: int, progress=No
     for (name, inst), outcome in zip(plan, outcomes):
         if outcome.stop:
             continue
-        state.archive.add_reference(ReferenceEvaluation(
-            agent=name, instance_id=inst.id, split=inst.split, score=_score(state, inst, outcome, False),
-            metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,
-            feedback=outcome.feedback,
-        ))
+        state.archive.add_reference(
+            ReferenceEvaluation(
+                agent=name,
+                instance_id=inst.id,
+                split=inst.split,
+                score=_score(state, inst, outcome, False),
+                metrics=outcome.metrics,
+                status=outcome.status,
+                runtime_s=outcome.runtime_s,
+                feedback=outcome.feedback,
+            )
+        )
 
 
 def choose_final(state: RunState, policy, rng: np.random.Generator, budget: int) -> FinalChoice | None:

@@ -5,6 +5,7 @@ returned first, so deciding again would ask other questions. The replay
 therefore does not decide: `ReplayScheduler` walks the original's recorded
 evaluations and expansions (engine.loop.replay_plan) and grows the same tree.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -116,8 +117,10 @@ class ReplayScheduler(Scheduler):
         tree = self.state.tree
         index = self.state.dev_index.get(step.instance)
         if index is None or step.node >= tree.n or not tree.valid[step.node]:
-            self.fatal = (f"the replay diverged at event {step.seq}: node {step.node} on instance {step.instance} "
-                          "was evaluated in the original but cannot be here")
+            self.fatal = (
+                f"the replay diverged at event {step.seq}: node {step.node} on instance {step.instance} "
+                "was evaluated in the original but cannot be here"
+            )
             return self.fatal
         if tree.is_tried(step.node, index):
             return None  # a resumed replay: already stored
@@ -142,8 +145,13 @@ class ReplayScheduler(Scheduler):
         self._stored = None
         decision = Expand(step.parent, step.detail)
         if not self._copies(step):
-            task, launch = self._launch_expansion(decision, step.key, model=recorded_model(original, step.key),
-                                                  answer_format=step.answer_format, novelty_below=step.novelty_below)
+            task, launch = self._launch_expansion(
+                decision,
+                step.key,
+                model=recorded_model(original, step.key),
+                answer_format=step.answer_format,
+                novelty_below=step.novelty_below,
+            )
             try:
                 await asyncio.wait([task])
             finally:
@@ -161,6 +169,8 @@ class ReplayScheduler(Scheduler):
         got = self._stored
         if got is None or (got.node_id, got.status) != (step.child, step.status):
             said = f"node {got.node_id} came out {got.status}" if got else "no child was stored"
-            self.fatal = (f"the replay diverged at event {step.seq}: {said}, where the original stored node "
-                          f"{step.child} ({step.status}) from parent {step.parent}")
+            self.fatal = (
+                f"the replay diverged at event {step.seq}: {said}, where the original stored node "
+                f"{step.child} ({step.status}) from parent {step.parent}"
+            )
         return self.fatal

@@ -6,6 +6,7 @@ when the evaluation finished; node ids follow expand events. Walking these in
 the tree where the original's stood when it stored that child, whatever the
 original's workers and timing were.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,16 +47,29 @@ def read_plan(original: Archive) -> list[Step]:
     steps: list[Step] = []
     for seq, kind, node, detail in original.events():
         if kind == "evaluate":
-            steps.append(RecordedEvaluation(seq, int(node), str(detail["instance"]),
-                                            {k: v for k, v in detail.items() if k not in OUTCOME_KEYS}))
+            steps.append(
+                RecordedEvaluation(
+                    seq, int(node), str(detail["instance"]), {k: v for k, v in detail.items() if k not in OUTCOME_KEYS}
+                )
+            )
         elif kind == "expand":
-            steps.append(RecordedExpansion(seq, int(node), int(detail["child"]), str(detail["status"]),
-                                           detail.get("key"), detail.get("answer_format"),
-                                           {k: v for k, v in detail.items() if k not in STORED_KEYS},
-                                           detail.get("novelty_below")))
+            steps.append(
+                RecordedExpansion(
+                    seq,
+                    int(node),
+                    int(detail["child"]),
+                    str(detail["status"]),
+                    detail.get("key"),
+                    detail.get("answer_format"),
+                    {k: v for k, v in detail.items() if k not in STORED_KEYS},
+                    detail.get("novelty_below"),
+                )
+            )
         elif kind == "restore":
-            raise ValueError(f"{original.path} was started from a snapshot (--resume-from): the nodes it restored "
-                             "were not grown by recorded events, so it cannot be replayed")
+            raise ValueError(
+                f"{original.path} was started from a snapshot (--resume-from): the nodes it restored "
+                "were not grown by recorded events, so it cannot be replayed"
+            )
     return steps
 
 
@@ -76,6 +90,7 @@ def recorded_child(original: Archive, child: int) -> Proposal | Exception:
 def recorded_model(original: Archive, key: str) -> str | None:
     """The model of the expansion's first recorded call: an ensemble draws it with a random state that a
     replay taking the expansions in the original's order does not repeat."""
-    rows = original.query("SELECT model FROM llm_calls WHERE starts_with(request->>'key', ?) ORDER BY id LIMIT 1",
-                          [f"{key} "])
+    rows = original.query(
+        "SELECT model FROM llm_calls WHERE starts_with(request->>'key', ?) ORDER BY id LIMIT 1", [f"{key} "]
+    )
     return rows[0][0] if rows else None

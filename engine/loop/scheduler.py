@@ -31,6 +31,7 @@ how much one evaluation counts (search.evidence) in every decision after it.
 When they differ, the end of the budget re-measures the best candidates
 (search.remeasure) for the final choice.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -68,10 +69,22 @@ class ExpansionLaunch:
 
 
 class Scheduler:
-    def __init__(self, state: RunState, policy, mutator, sandbox, *, budget: int, workers: int,
-                 rng: np.random.Generator, deadline: float | None = None, progress=None,
-                 expansion_slots: int = 1, breaker: CircuitBreaker | None = None,
-                 seed_screen: int | None = None) -> None:
+    def __init__(
+        self,
+        state: RunState,
+        policy,
+        mutator,
+        sandbox,
+        *,
+        budget: int,
+        workers: int,
+        rng: np.random.Generator,
+        deadline: float | None = None,
+        progress=None,
+        expansion_slots: int = 1,
+        breaker: CircuitBreaker | None = None,
+        seed_screen: int | None = None,
+    ) -> None:
         """`seed_screen`: the seed's evaluations that must not all fail (default: every dev instance)."""
         self.state = state
         self.policy = policy
@@ -100,10 +113,12 @@ class Scheduler:
         """The seed's dev evaluations so far (a resumed run): how many, and which failed with what."""
         rows = self.state.archive.query(
             "SELECT instance_id, status, feedback FROM evaluations WHERE node_id = 0 AND split = 'dev' "
-            "AND \"repeat\" = 0 ORDER BY finished_at")
+            'AND "repeat" = 0 ORDER BY finished_at'
+        )
         self._seed_done = len(rows)
-        self._seed_failures = [(i, f"{status}: {feedback}" if feedback else status)
-                               for i, status, feedback in rows if status != "ok"]
+        self._seed_failures = [
+            (i, f"{status}: {feedback}" if feedback else status) for i, status, feedback in rows if status != "ok"
+        ]
 
     def _seed_verdict(self) -> str | None:
         """Why the run cannot go on when the seed failed every evaluation of its first stage, else None."""
@@ -135,8 +150,11 @@ class Scheduler:
 
     def _wake_in(self) -> float:
         """Seconds until the loop must look at the time limit and the breaker's clock again."""
-        waits = [w for w in (None if self.deadline is None else self.deadline - time.monotonic(),
-                             self.breaker.seconds_left()) if w is not None]
+        waits = [
+            w
+            for w in (None if self.deadline is None else self.deadline - time.monotonic(), self.breaker.seconds_left())
+            if w is not None
+        ]
         return max(min(waits + [POLL_S]), 0.01)
 
     # ----- decisions --------------------------------------------------------
@@ -154,8 +172,12 @@ class Scheduler:
             node = pick_repeat(self.state.runs, self.state.noise_var or 0.0, self._repeating)
             if node is not None:
                 return self._repeat(node, "re-measure")
-        view = tree.view(pending_expansions=self._expanding, budget=self.budget,
-                         can_expand=self._expanding < self.expansion_slots, evidence=self.state.evidence())
+        view = tree.view(
+            pending_expansions=self._expanding,
+            budget=self.budget,
+            can_expand=self._expanding < self.expansion_slots,
+            evidence=self.state.evidence(),
+        )
         return self.policy.decide(view, self.rng)
 
     def _repeat(self, node: int, rule: str) -> Evaluate:
@@ -174,17 +196,24 @@ class Scheduler:
         result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
         return self._expanded(result)
 
-    def _launch_expansion(self, decision: Expand, key: str | None = None,
-                          **pinned: str | int | None) -> tuple[asyncio.Task, ExpansionLaunch]:
+    def _launch_expansion(
+        self, decision: Expand, key: str | None = None, **pinned: str | int | None
+    ) -> tuple[asyncio.Task, ExpansionLaunch]:
         """Start an asynchronous mutation; the child is stored when it returns. `key` and `pinned` (model,
         answer_format, novelty_below) repeat an expansion as it was first made (a resumed or replayed run)."""
         parent = decision.node_id
         self._expanding += 1
         child_rng = np.random.default_rng(int(self.rng.integers(2**63)))
         extra = {name: value for name, value in {"key": key, **pinned}.items() if value}
-        task = asyncio.ensure_future(self.mutator.propose_async(
-            self.state.files(parent), mutation_context(self.state, parent, decision.detail), child_rng, parent=parent,
-            **extra))
+        task = asyncio.ensure_future(
+            self.mutator.propose_async(
+                self.state.files(parent),
+                mutation_context(self.state, parent, decision.detail),
+                child_rng,
+                parent=parent,
+                **extra,
+            )
+        )
         return task, ExpansionLaunch(parent, decision.detail)
 
     def _finish_expansion(self, launch: ExpansionLaunch, task: asyncio.Future) -> str | None:
@@ -219,8 +248,11 @@ class Scheduler:
         launch = Launch(decision.node_id, decision.instance, self._free_workers.pop(0), decision.detail)
         files = self.state.files(decision.node_id)
         instance = self.state.dev[decision.instance]
-        task = asyncio.ensure_future(run_agent(self.state.task, self.sandbox, files, instance,
-                                               gateway=self.state.gateway, node_id=decision.node_id))
+        task = asyncio.ensure_future(
+            run_agent(
+                self.state.task, self.sandbox, files, instance, gateway=self.state.gateway, node_id=decision.node_id
+            )
+        )
         return task, launch
 
     def _record(self, launch: Launch, outcome: Outcome) -> str | None:
@@ -245,10 +277,20 @@ class Scheduler:
         score, metrics = scored(state.utility, score, outcome)
         repeat = int(launch.detail.get("repeat", 0))
         record = EvaluationRecord(
-            node_id=launch.node, instance_id=instance.id, split="dev", repeat=repeat, score=score,
-            metrics=metrics, status=outcome.status, runtime_s=outcome.runtime_s,
-            stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
-            worker=outcome.worker or f"w{launch.worker}", started_at=outcome.started_at, finished_at=outcome.finished_at,
+            node_id=launch.node,
+            instance_id=instance.id,
+            split="dev",
+            repeat=repeat,
+            score=score,
+            metrics=metrics,
+            status=outcome.status,
+            runtime_s=outcome.runtime_s,
+            stdout_tail=outcome.stdout_tail,
+            stderr_tail=outcome.stderr_tail,
+            feedback=outcome.feedback,
+            worker=outcome.worker or f"w{launch.worker}",
+            started_at=outcome.started_at,
+            finished_at=outcome.finished_at,
         )
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail), steps=outcome.trajectory)

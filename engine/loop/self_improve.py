@@ -20,21 +20,21 @@ kind 'expansion'). The expansion's key ("self parent P child k") names its
 calls, so a resumed run reuses answers already paid for and `--replay` asks the
 same questions again.
 """
+
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 
 from engine.loop.evaluation import LLM_CLIENT_FILE, hidden_paths, run_agent
 from engine.mutators.base import MutationContext, MutationError, Proposal
 from engine.mutators.llm import lineage_notes
-from engine.mutators.self_problem import (EvaluationLog, choose_weakness, diagnosis_messages,
-                                          self_improvement_statement)
+from engine.mutators.self_problem import EvaluationLog, choose_weakness, diagnosis_messages, self_improvement_statement
 from engine.mutators.validate import check_child
 from tasks.base import Grade, Instance
 
@@ -62,9 +62,9 @@ sys.exit(1 if problems else 0)
 class SelfProposal(Proposal):
     model: str | None = None
     key: str = ""
-    trajectory: tuple = ()            # the parent's steps while it edited itself: stored with the child
+    trajectory: tuple = ()  # the parent's steps while it edited itself: stored with the child
     invalid_reason: str | None = None  # the smoke run failed: store_child stores the child invalid with this
-    note: str = ""                     # with diagnose: the review that planned it (the node's improvement note)
+    note: str = ""  # with diagnose: the review that planned it (the node's improvement note)
 
 
 def _failed(reason: str, outcome) -> MutationError:
@@ -89,12 +89,23 @@ class SelfImprovementJob:
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
         files = {f"{WORKSPACE}/{path}": text.encode() for path, text in instance.data["files"].items()}
-        problem = {"instance_id": instance.id, "statement": self.statement, "workspace": WORKSPACE,
-                   "test_command": f"python ../self_check.py {self.task.entry_file} {self.task.entry_function}",
-                   "trajectory_file": "trajectory.jsonl", "entry_file": self.task.entry_file,
-                   "entry_function": self.task.entry_function}
-        files.update({"self_runner.py": RUNNER.read_bytes(), "self_check.py": SELF_CHECK.encode(),
-                      "clade_llm.py": LLM_CLIENT_FILE.read_bytes(), "problem.json": json.dumps(problem).encode()})
+        problem = {
+            "instance_id": instance.id,
+            "statement": self.statement,
+            "workspace": WORKSPACE,
+            "test_command": f"python ../self_check.py {self.task.entry_file} {self.task.entry_function}",
+            "trajectory_file": "trajectory.jsonl",
+            "entry_file": self.task.entry_file,
+            "entry_function": self.task.entry_function,
+        }
+        files.update(
+            {
+                "self_runner.py": RUNNER.read_bytes(),
+                "self_check.py": SELF_CHECK.encode(),
+                "clade_llm.py": LLM_CLIENT_FILE.read_bytes(),
+                "problem.json": json.dumps(problem).encode(),
+            }
+        )
         return files
 
     def command(self) -> list[str]:
@@ -106,8 +117,9 @@ class SelfImprovementJob:
             files = {str(k): v for k, v in data["files"].items() if isinstance(v, str)}
         except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
             return Grade(False, {}, "the self-improvement run left no readable answer.json")
-        return Grade(True, {"files": files, "summary": str(data.get("summary") or ""),
-                            "error": str(data.get("error") or "")}, "")
+        return Grade(
+            True, {"files": files, "summary": str(data.get("summary") or ""), "error": str(data.get("error") or "")}, ""
+        )
 
     def trajectory(self, answer: bytes) -> list[dict]:
         steps = json.loads(answer).get("trajectory") or []
@@ -117,7 +129,9 @@ class SelfImprovementJob:
 class SelfMutator:
     name = "self"
     asynchronous = True
-    novelty_check = False  # a focused self-edit of a whole agent is near its parent by design; exact duplicates still count
+    novelty_check = (
+        False  # a focused self-edit of a whole agent is near its parent by design; exact duplicates still count
+    )
 
     def __init__(self, client, model: str, state, sandbox, *, diagnose: bool = False) -> None:
         self.client = client
@@ -140,27 +154,41 @@ class SelfMutator:
             "SELECT e.instance_id, e.status, e.score, e.metrics, coalesce(e.feedback, ''), "
             "coalesce(i.data->>'statement', i.data->>'prompt', '') FROM evaluations e "
             "JOIN instances i ON i.id = e.instance_id WHERE e.node_id = ? AND e.split = 'dev' AND e.\"repeat\" = 0 "
-            "ORDER BY e.instance_id", [node])
+            "ORDER BY e.instance_id",
+            [node],
+        )
         steps: dict[str, list[dict]] = {}
         for instance, step, tool, action, result in archive.query(
-                "SELECT instance_id, step, tool, action, result FROM trajectory_steps WHERE node_id = ? "
-                "AND kind = 'evaluation' AND \"repeat\" = 0 ORDER BY instance_id, step", [node]):
+            "SELECT instance_id, step, tool, action, result FROM trajectory_steps WHERE node_id = ? "
+            "AND kind = 'evaluation' AND \"repeat\" = 0 ORDER BY instance_id, step",
+            [node],
+        ):
             steps.setdefault(instance, []).append({"step": step, "tool": tool, "action": action, "result": result})
-        return [EvaluationLog(i, status, float(score), json.loads(metrics or "{}"), feedback, statement,
-                              tuple(steps.get(i, ()))) for i, status, score, metrics, feedback, statement in rows]
+        return [
+            EvaluationLog(
+                i, status, float(score), json.loads(metrics or "{}"), feedback, statement, tuple(steps.get(i, ()))
+            )
+            for i, status, score, metrics, feedback, statement in rows
+        ]
 
     def _solved_by(self, node: int) -> set[str]:
         if node < 0:
             return set()
-        return {log.instance_id for log in self._logs(node)
-                if log.metrics.get("resolved", log.metrics.get("task_score", log.score)) >= 1}
+        return {
+            log.instance_id
+            for log in self._logs(node)
+            if log.metrics.get("resolved", log.metrics.get("task_score", log.score)) >= 1
+        }
 
     def _tried(self, parent: int) -> list[tuple[str, str]]:
         """(description, outcome) of the children already stored from this parent, oldest first."""
         rows = self.state.archive.query(
-            "SELECT description, status, reason FROM nodes WHERE parent_id = ? ORDER BY id", [parent])
-        return [(description or "a change", status if status == "valid" else f"{status}: {reason}"[:160])
-                for description, status, reason in rows]
+            "SELECT description, status, reason FROM nodes WHERE parent_id = ? ORDER BY id", [parent]
+        )
+        return [
+            (description or "a change", status if status == "valid" else f"{status}: {reason}"[:160])
+            for description, status, reason in rows
+        ]
 
     def _smoke_instance(self, parent: int) -> Instance | None:
         smoke = getattr(self.state.task, "smoke_instance", None)
@@ -168,13 +196,22 @@ class SelfMutator:
             return smoke()
         row = self.state.archive.query(
             "SELECT instance_id FROM evaluations WHERE node_id = ? AND split = 'dev' AND status = 'ok' "
-            "ORDER BY score DESC, instance_id LIMIT 1", [parent])
+            "ORDER BY score DESC, instance_id LIMIT 1",
+            [parent],
+        )
         by_id = {inst.id: inst for inst in self.state.dev}
         return by_id.get(row[0][0]) if row else None
 
     # ----- the expansion ---------------------------------------------------------
-    async def propose_async(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
-                            parent: int, key: str | None = None, **_pinned) -> SelfProposal:
+    async def propose_async(
+        self,
+        files: Mapping[str, str],
+        context: MutationContext,
+        rng: np.random.Generator,
+        parent: int,
+        key: str | None = None,
+        **_pinned,
+    ) -> SelfProposal:
         from engine.llm import BudgetExceeded, LLMFatalError
 
         key = key or self._key(parent)
@@ -190,8 +227,9 @@ class SelfMutator:
             exc.key, exc.model = key, self.model
             raise
 
-    async def _improve(self, files: dict[str, str], context: MutationContext, rng: np.random.Generator, parent: int,
-                       key: str) -> SelfProposal:
+    async def _improve(
+        self, files: dict[str, str], context: MutationContext, rng: np.random.Generator, parent: int, key: str
+    ) -> SelfProposal:
         from engine.llm import BudgetExceeded
 
         task, gateway = self.state.task, self.state.gateway
@@ -200,19 +238,34 @@ class SelfMutator:
         parent_of = int(self.state.tree.parent[parent])
         weakness = choose_weakness(self._logs(parent), self._solved_by(parent_of), rng)
         tried = self._tried(parent)
-        statement = self_improvement_statement(weakness, sorted(files), context.entry_file, context.entry_function,
-                                               task.description, tried=tried)
+        statement = self_improvement_statement(
+            weakness, sorted(files), context.entry_file, context.entry_function, task.description, tried=tried
+        )
         note = ""
         if self.diagnose:
-            answer = await self.client.complete(diagnosis_messages(statement, lineage_notes(self.state, parent)),
-                                                model=self.model, purpose="diagnose", node_id=parent,
-                                                key=f"{key} diagnose", temperature=0.0)
+            answer = await self.client.complete(
+                diagnosis_messages(statement, lineage_notes(self.state, parent)),
+                model=self.model,
+                purpose="diagnose",
+                node_id=parent,
+                key=f"{key} diagnose",
+                temperature=0.0,
+            )
             note = answer.text.strip()[:4000]
-            statement = self_improvement_statement(weakness, sorted(files), context.entry_file,
-                                                   context.entry_function, task.description, note)
+            statement = self_improvement_statement(
+                weakness, sorted(files), context.entry_file, context.entry_function, task.description, note
+            )
         job = SelfImprovementJob(task, statement)
-        outcome = await run_agent(job, self.sandbox, files, Instance(key, "dev", {"files": files}), gateway=gateway,
-                                  node_id=parent, label=key, purpose="self_improve")
+        outcome = await run_agent(
+            job,
+            self.sandbox,
+            files,
+            Instance(key, "dev", {"files": files}),
+            gateway=gateway,
+            node_id=parent,
+            label=key,
+            purpose="self_improve",
+        )
         if outcome.stop:
             raise BudgetExceeded(outcome.stop) if not outcome.fatal else MutationError(outcome.stop)
         if outcome.status != "ok":
@@ -223,8 +276,9 @@ class SelfMutator:
         description = f"{about}: {' '.join(summary.split())}"[:240] if summary else about
         if child == files:
             raise _failed(f"the agent left its own code unchanged (an empty patch); it said: {summary[:200]}", outcome)
-        proposal = SelfProposal(files=child, description=description, model=self.model, key=key,
-                                trajectory=outcome.trajectory, note=note)
+        proposal = SelfProposal(
+            files=child, description=description, model=self.model, key=key, trajectory=outcome.trajectory, note=note
+        )
         if check_child(child, task.entry_file, task.entry_function, task.entry_args):
             return proposal  # store_child says why it is invalid; no smoke run for code that cannot load
         from archive.store import files_hash
@@ -242,8 +296,16 @@ class SelfMutator:
         smoke = self._smoke_instance(parent)
         if smoke is None:
             return proposal
-        outcome = await run_agent(task, self.sandbox, proposal.files, smoke, gateway=self.state.gateway,
-                                  node_id=parent, label=f"{key} smoke", purpose="smoke")
+        outcome = await run_agent(
+            task,
+            self.sandbox,
+            proposal.files,
+            smoke,
+            gateway=self.state.gateway,
+            node_id=parent,
+            label=f"{key} smoke",
+            purpose="smoke",
+        )
         if outcome.stop:
             raise BudgetExceeded(outcome.stop) if not outcome.fatal else MutationError(outcome.stop)
         score = task.score(smoke, outcome.metrics, None) if outcome.status == "ok" else 0.0

@@ -10,6 +10,7 @@ file), whatever the agent does, then writes answer.json: every text file left
 under workspace/ (the child), the agent's summary or error, and its
 trajectory. The engine reads nothing else, and checks the child itself.
 """
+
 import importlib.util
 import json
 import os
@@ -39,7 +40,10 @@ def workspace_files(root):
                 continue
             total += len(text)
             if len(files) >= MAX_FILES or total > MAX_BYTES:
-                return files, f"the workspace holds more than {MAX_FILES} files or {MAX_BYTES} bytes: the rest is dropped"
+                return (
+                    files,
+                    f"the workspace holds more than {MAX_FILES} files or {MAX_BYTES} bytes: the rest is dropped",
+                )
             files[os.path.relpath(path, root).replace(os.sep, "/")] = text
     return files, ""
 
@@ -78,8 +82,12 @@ def main():
         error = f"{type(exc).__name__}: {exc}".splitlines()[0][:500] if str(exc) else type(exc).__name__
         traceback.print_exc()
     files, dropped = workspace_files(problem["workspace"])
-    answer = {"files": files, "summary": summary, "error": error or dropped,
-              "trajectory": trajectory(problem.get("trajectory_file") or "trajectory.jsonl")}
+    answer = {
+        "files": files,
+        "summary": summary,
+        "error": error or dropped,
+        "trajectory": trajectory(problem.get("trajectory_file") or "trajectory.jsonl"),
+    }
     with open("answer.json", "w", encoding="utf-8") as fh:
         json.dump(answer, fh)
     return 0

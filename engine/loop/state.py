@@ -4,10 +4,11 @@ Nothing here is authoritative: the archive is. A resumed run replays the
 archive's nodes and evaluations into `TreeStats` and goes on (Optuna's rule:
 storage is the single source of truth).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from archive import Archive
 from engine.loop.credit import OperatorCredit
@@ -94,8 +95,14 @@ class RunState:
         """One dev instance and the seed measured ok on it, run fewer than PROBE_RUNS times: re-run it
         (search.evidence)."""
         tree = self.tree
-        return (tree.n_instances == 1 and bool(tree.valid[0]) and tree.n_evals[0] == 1 and tree.s[0] > 0.0
-                and bool(self.seed_metrics) and len(self.runs.get(0, ())) < PROBE_RUNS)
+        return (
+            tree.n_instances == 1
+            and bool(tree.valid[0])
+            and tree.n_evals[0] == 1
+            and tree.s[0] > 0.0
+            and bool(self.seed_metrics)
+            and len(self.runs.get(0, ())) < PROBE_RUNS
+        )
 
     def noisy(self) -> bool:
         """A one-instance task whose repeated runs differ: the end of the run re-measures candidates."""
@@ -112,7 +119,7 @@ class RunState:
         return evidence_weight(float(self.tree.s[0]), self.noise_var)
 
     @classmethod
-    def rebuild(cls, archive: Archive, task: object) -> "RunState":
+    def rebuild(cls, archive: Archive, task: object) -> RunState:
         instances = [Instance(i, s, d) for i, s, d in archive.instances()]
         dev = [x for x in instances if x.split == "dev"]
         holdout = [x for x in instances if x.split == "holdout"]

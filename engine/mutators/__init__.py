@@ -3,12 +3,21 @@
 `OfflineMutator` is the built-in genetic-programming mutator (no LLM);
 `check_child` is the static validity check every child goes through.
 """
+
 from __future__ import annotations
 
-from engine.mutators.flakes import new_name_problem
 from engine.mutators.base import MutationContext, MutationError, Mutator, Proposal
+from engine.mutators.flakes import new_name_problem
 from engine.mutators.offline import OfflineMutator, operators_in
 from engine.mutators.validate import check_child
 
-__all__ = ["MutationContext", "MutationError", "Mutator", "OfflineMutator", "Proposal", "check_child",
-           "new_name_problem", "operators_in"]
+__all__ = [
+    "MutationContext",
+    "MutationError",
+    "Mutator",
+    "OfflineMutator",
+    "Proposal",
+    "check_child",
+    "new_name_problem",
+    "operators_in",
+]

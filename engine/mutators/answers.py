@@ -18,6 +18,7 @@ entry file.
 A malformed answer raises `AnswerFormatError` (a `MutationError`) with one line
 saying what is wrong, fit to be sent back to the model.
 """
+
 from __future__ import annotations
 
 import json
@@ -82,11 +83,13 @@ def _parse_blocks(lines: list[str], entry_file: str) -> list[EditBlock]:
             if _DIVIDER.match(line):
                 state = "replace"
             elif _SEARCH.match(line):
-                raise AnswerFormatError(f"line {number}: a second '<<<<<<< SEARCH' before the '=======' of the block "
-                                        f"opened at line {start}")
+                raise AnswerFormatError(
+                    f"line {number}: a second '<<<<<<< SEARCH' before the '=======' of the block opened at line {start}"
+                )
             elif _REPLACE.match(line):
-                raise AnswerFormatError(f"line {number}: '>>>>>>> REPLACE' before any '=======' in the block opened "
-                                        f"at line {start}")
+                raise AnswerFormatError(
+                    f"line {number}: '>>>>>>> REPLACE' before any '=======' in the block opened at line {start}"
+                )
             else:
                 search.append(line)
         else:
@@ -94,8 +97,10 @@ def _parse_blocks(lines: list[str], entry_file: str) -> list[EditBlock]:
                 blocks.append(EditBlock(path, _join(search), _join(replace)))
                 state = "outside"
             elif _SEARCH.match(line):
-                raise AnswerFormatError(f"line {number}: '<<<<<<< SEARCH' inside the block opened at line {start} "
-                                        f"(its '>>>>>>> REPLACE' is missing)")
+                raise AnswerFormatError(
+                    f"line {number}: '<<<<<<< SEARCH' inside the block opened at line {start} "
+                    f"(its '>>>>>>> REPLACE' is missing)"
+                )
             elif _DIVIDER.match(line):
                 raise AnswerFormatError(f"line {number}: a second '=======' in the block opened at line {start}")
             else:
@@ -105,8 +110,10 @@ def _parse_blocks(lines: list[str], entry_file: str) -> list[EditBlock]:
         raise AnswerFormatError(f"the block opened at line {start} has no {missing} (answer cut off?)")
     if not blocks:
         if any(_FENCE.match(line) for line in lines):
-            raise AnswerFormatError("no SEARCH/REPLACE block in the answer (a code block is not an edit; "
-                                    "use <<<<<<< SEARCH / ======= / >>>>>>> REPLACE)")
+            raise AnswerFormatError(
+                "no SEARCH/REPLACE block in the answer (a code block is not an edit; "
+                "use <<<<<<< SEARCH / ======= / >>>>>>> REPLACE)"
+            )
         raise AnswerFormatError("no SEARCH/REPLACE block in the answer")
     return blocks
 
@@ -168,11 +175,17 @@ def _parse_rewrite(lines: list[str], entry_file: str) -> dict[str, str]:
             i += 1
             continue
         mark, info = fence.group(1), fence.group(2)
-        close = next((k for k in range(i + 1, len(lines))
-                      if re.fullmatch(rf"\s*{re.escape(mark[0])}{{{len(mark)},}}\s*", lines[k])), None)
+        close = next(
+            (
+                k
+                for k in range(i + 1, len(lines))
+                if re.fullmatch(rf"\s*{re.escape(mark[0])}{{{len(mark)},}}\s*", lines[k])
+            ),
+            None,
+        )
         if close is None:
             raise AnswerFormatError(f"the code block opened at line {i + 1} is not closed (answer cut off?)")
-        body = _join(lines[i + 1:close])
+        body = _join(lines[i + 1 : close])
         path = _info_path(info) or _previous_path(lines, i)
         language = info.split()[0].lower() if info.split() else ""
         if path:
@@ -182,8 +195,10 @@ def _parse_rewrite(lines: list[str], entry_file: str) -> dict[str, str]:
         i = close + 1
     if entry_file not in named and unnamed:
         if len(unnamed) > 1:
-            raise AnswerFormatError(f"{len(unnamed)} code blocks without a file name; put the file name on the "
-                                    f"line before the block with the whole file")
+            raise AnswerFormatError(
+                f"{len(unnamed)} code blocks without a file name; put the file name on the "
+                f"line before the block with the whole file"
+            )
         named[entry_file] = unnamed[0]
     if not named:
         raise AnswerFormatError("no fenced code block with the whole file in the answer")
@@ -224,7 +239,7 @@ def extract_description(text: str, limit: int = 200) -> str:
 
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.replace("`", "").replace("**", "").split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _names_path(line: str) -> bool:

@@ -19,6 +19,7 @@ operators in the style of FunSearch's program edits):
 - `prune`: replace an operation by one of its operands (hoist / shrink),
   which undoes bloat and lets a search drop a term.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,13 +33,32 @@ from engine.mutators.workspace import Workspace, fresh, short
 
 ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 COMPARE = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
-SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Lt: "<", ast.LtE: "<=",
-          ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+SYMBOL = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+}
 WRAPPABLE = (ast.Name, ast.BinOp, ast.Call, ast.UnaryOp, ast.Subscript, ast.Attribute, ast.IfExp)
 
 # insert: how often each term kind is drawn (exact-fit and gap terms are the ones that go past best fit)
-TERM_WEIGHTS = {"lin": 0.3, "diff": 1.0, "inv": 0.6, "eq": 0.6, "sq": 0.5, "le": 1.5, "window": 1.5,
-                "ratio": 0.4, "decay": 0.8}
+TERM_WEIGHTS = {
+    "lin": 0.3,
+    "diff": 1.0,
+    "inv": 0.6,
+    "eq": 0.6,
+    "sq": 0.5,
+    "le": 1.5,
+    "window": 1.5,
+    "ratio": 0.4,
+    "decay": 0.8,
+}
 
 
 def _pick(rng: np.random.Generator, items: list):
@@ -52,8 +72,12 @@ def _fmt(value: float) -> str:
 def _is_boolean(node: ast.AST) -> bool:
     if isinstance(node, (ast.Compare, ast.BoolOp)):
         return True
-    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) \
-        and _is_boolean(node.left) and _is_boolean(node.right)
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, (ast.BitAnd, ast.BitOr))
+        and _is_boolean(node.left)
+        and _is_boolean(node.right)
+    )
 
 
 def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
@@ -66,7 +90,7 @@ def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
     draw = rng.random()
     if slot.restricted:
         if abs(old) < 1e-3:
-            return None   # a guard epsilon: rescaling it changes nothing that matters
+            return None  # a guard epsilon: rescaling it changes nothing that matters
         new = old * math.exp(rng.normal(0.0, 0.5))
     elif draw < 0.45 and old != 0:
         new = old * math.exp(rng.normal(0.0, 0.5))
@@ -87,8 +111,12 @@ def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
 
 
 def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
-    slots = [s for s in sites.slots if not s.restricted and (
-        (isinstance(s.node, ast.BinOp) and isinstance(s.node.op, ARITH)) or isinstance(s.node, ast.Compare))]
+    slots = [
+        s
+        for s in sites.slots
+        if not s.restricted
+        and ((isinstance(s.node, ast.BinOp) and isinstance(s.node.op, ARITH)) or isinstance(s.node, ast.Compare))
+    ]
     if not slots:
         return None
     node = _pick(rng, slots).node
@@ -105,9 +133,9 @@ def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
     choices = [op for op in (ast.Add, ast.Sub, ast.Mult) if op is not old]
     right = number_value(node.right)
     if old is ast.Mult and right is not None and right != 0:
-        choices.append(ast.Div)   # dividing by a non-zero literal is safe
+        choices.append(ast.Div)  # dividing by a non-zero literal is safe
     if _is_boolean(node.left) and _is_boolean(node.right):
-        choices = [op for op in choices if op is not ast.Sub]   # numpy refuses bool - bool
+        choices = [op for op in choices if op is not ast.Sub]  # numpy refuses bool - bool
     if not choices:
         return None
     new = _pick(rng, choices)
@@ -134,8 +162,18 @@ def op_wrap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
 
 
 # displays a number cannot be added to: the insert operator leaves such results alone
-NOT_NUMERIC = (ast.Tuple, ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
-               ast.GeneratorExp, ast.JoinedStr, ast.Lambda)
+NOT_NUMERIC = (
+    ast.Tuple,
+    ast.List,
+    ast.Dict,
+    ast.Set,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.JoinedStr,
+    ast.Lambda,
+)
 
 
 def _numeric_result(node: ast.AST) -> bool:
@@ -151,7 +189,7 @@ def _numeric_params(ws: Workspace, func) -> list[str]:
     if func is None:
         return params
     args = [a.arg for a in func.args.posonlyargs + func.args.args]
-    defaults = dict(zip(args[len(args) - len(func.args.defaults):], func.args.defaults))
+    defaults = dict(zip(args[len(args) - len(func.args.defaults) :], func.args.defaults))
     return [p for p in params if p not in defaults or _numeric_result(defaults[p])]
 
 
@@ -187,9 +225,13 @@ def op_prune(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
             options.append((s, node.left))
             if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
                 options.append((s, node.right))
-        elif call_name(node) in ELEMENTWISE and isinstance(node, ast.Call) and node.args \
-                and not isinstance(node.args[0], ast.Starred) \
-                and not (call_name(node) == "clip" and call_name(s.parent) == "exp"):   # keeps exp from overflowing
+        elif (
+            call_name(node) in ELEMENTWISE
+            and isinstance(node, ast.Call)
+            and node.args
+            and not isinstance(node.args[0], ast.Starred)
+            and not (call_name(node) == "clip" and call_name(s.parent) == "exp")
+        ):  # keeps exp from overflowing
             options.append((s, node.args[0]))
         elif isinstance(node, ast.IfExp):
             options += [(s, node.body), (s, node.orelse)]

@@ -11,6 +11,7 @@ A mutator that cannot make a child raises `MutationError` with a one-line
 reason (the scheduler stores a `failed` child); it never returns the parent
 unchanged, which would only be a duplicate.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -26,26 +27,27 @@ class MutationError(Exception):
 
 @dataclass(frozen=True)
 class MutationContext:
-    entry_file: str                      # e.g. "agent.py"
-    entry_function: str                  # e.g. "priority"
-    entry_args: tuple[str, ...]          # e.g. ("item", "bins")
-    donors: tuple[Mapping[str, str], ...] = ()   # files of other valid nodes (for crossover), best first
-    whole_archive: bool = False          # the policy asks the meta-agent to see the archive (ADAS)
+    entry_file: str  # e.g. "agent.py"
+    entry_function: str  # e.g. "priority"
+    entry_args: tuple[str, ...]  # e.g. ("item", "bins")
+    donors: tuple[Mapping[str, str], ...] = ()  # files of other valid nodes (for crossover), best first
+    whole_archive: bool = False  # the policy asks the meta-agent to see the archive (ADAS)
     operator_credit: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # op -> (better, tried)
 
 
 @dataclass(frozen=True)
 class Proposal:
-    files: dict[str, str]    # the child's complete file set (path -> text); unchanged files copied from the parent
-    description: str         # one short line, e.g. "const 0.0->-1.3; insert term -0.7*(bins - item)"
+    files: dict[str, str]  # the child's complete file set (path -> text); unchanged files copied from the parent
+    description: str  # one short line, e.g. "const 0.0->-1.3; insert term -0.7*(bins - item)"
 
 
 @runtime_checkable
 class Mutator(Protocol):
-    name: str                 # "offline", "llm", ...
-    model: str | None         # None for offline
+    name: str  # "offline", "llm", ...
+    model: str | None  # None for offline
 
-    def propose(self, parent_files: Mapping[str, str], context: MutationContext,
-                rng: numpy.random.Generator) -> Proposal:
+    def propose(
+        self, parent_files: Mapping[str, str], context: MutationContext, rng: numpy.random.Generator
+    ) -> Proposal:
         """Return a child of `parent_files`, or raise `MutationError`."""
         ...

@@ -9,6 +9,7 @@ never produces a NameError that `check_child` would have to catch. Internal
 nodes are chosen 90% of the time, as Koza recommends; better donors are
 chosen more often (weight 1 / (rank + 1)).
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,8 +25,17 @@ from engine.mutators.sites import Sites, collect, number_value
 from engine.mutators.workspace import Graft, Workspace, fresh, short
 
 MAX_GRAFT_NODES = 60
-_TARGETS = (ast.Name, ast.BinOp, ast.Call, ast.UnaryOp, ast.Subscript, ast.Attribute, ast.IfExp, ast.Compare,
-            ast.Constant)
+_TARGETS = (
+    ast.Name,
+    ast.BinOp,
+    ast.Call,
+    ast.UnaryOp,
+    ast.Subscript,
+    ast.Attribute,
+    ast.IfExp,
+    ast.Compare,
+    ast.Constant,
+)
 
 
 class _Rename(ast.NodeTransformer):
@@ -36,8 +46,9 @@ class _Rename(ast.NodeTransformer):
         return ast.Name(id=self.new, ctx=node.ctx) if node.id == self.old else node
 
 
-def donor_grafts(donors: Sequence[Mapping[str, str]], entry_file: str, entry_function: str,
-                 np_alias: str) -> tuple[Graft, ...]:
+def donor_grafts(
+    donors: Sequence[Mapping[str, str]], entry_file: str, entry_function: str, np_alias: str
+) -> tuple[Graft, ...]:
     """Every graftable subexpression of the donors' regions; donors that do not parse are skipped."""
     grafts: list[Graft] = []
     seen: set[str] = set()
@@ -48,7 +59,7 @@ def donor_grafts(donors: Sequence[Mapping[str, str]], entry_file: str, entry_fun
         try:
             tree = pyast.parse(source)
             region = find_region(source, tree, entry_function)
-        except (SyntaxError, ValueError, RecursionError, MutationError):   # an unreadable donor offers nothing
+        except (SyntaxError, ValueError, RecursionError, MutationError):  # an unreadable donor offers nothing
             continue
         alias = numpy_alias(tree.body) or (numpy_alias(region.enclosing.body) if region.enclosing else None)
         module_names = module_bindings(tree)[0]
@@ -66,7 +77,7 @@ def donor_grafts(donors: Sequence[Mapping[str, str]], entry_file: str, entry_fun
             seen.add(key)
             names = loaded_names(node)
             if alias is None and np_alias in names and np_alias in module_names:
-                continue   # the donor's `np` is not numpy
+                continue  # the donor's `np` is not numpy
             internal = not isinstance(node, (ast.Name, ast.Constant)) and number_value(node) is None
             grafts.append(Graft(fresh(node), frozenset(names), rank, internal))
     return tuple(grafts)
@@ -75,8 +86,13 @@ def donor_grafts(donors: Sequence[Mapping[str, str]], entry_file: str, entry_fun
 def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
     if not ws.grafts:
         return None
-    targets = [s for s in sites.slots if not s.restricted and isinstance(s.node, _TARGETS)
-               and not (isinstance(s.node, ast.Name) and s.node.id == ws.np_alias)]
+    targets = [
+        s
+        for s in sites.slots
+        if not s.restricted
+        and isinstance(s.node, _TARGETS)
+        and not (isinstance(s.node, ast.Name) and s.node.id == ws.np_alias)
+    ]
     if not targets:
         return None
     slot = targets[int(rng.integers(len(targets)))]

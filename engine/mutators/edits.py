@@ -24,15 +24,16 @@ context lines around the change are fine), that writes a marker, or that
 edits or creates any other file, is a failure. `apply_rewrite` applies whole
 files under the same rule.
 """
+
 from __future__ import annotations
 
 import difflib
 import heapq
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
-from typing import Mapping, Sequence
 
 from engine.mutators.base import MutationError
 from engine.mutators.region import END, START, marker_lines
@@ -44,26 +45,26 @@ _MAX_SEARCH_CHARS_IN_REASON = 60
 
 @dataclass(frozen=True)
 class EditBlock:
-    path: str       # file the block edits
-    search: str     # exact lines to find ("" = create the file); ends with a newline when not empty
-    replace: str    # lines to put instead ("" = delete the SEARCH lines)
+    path: str  # file the block edits
+    search: str  # exact lines to find ("" = create the file); ends with a newline when not empty
+    replace: str  # lines to put instead ("" = delete the SEARCH lines)
 
 
 @dataclass(frozen=True)
 class BlockFailure:
-    index: int              # 1-based position of the block (or rewritten file) in the answer
+    index: int  # 1-based position of the block (or rewritten file) in the answer
     path: str
-    search: str             # the block's SEARCH text ("" for a rewrite)
-    reason: str             # one line
-    closest: str = ""       # the file's lines nearest the SEARCH text, verbatim; "" when not applicable
-    closest_line: int = 0   # 1-based line of `closest` in the file as it was when the block was tried
+    search: str  # the block's SEARCH text ("" for a rewrite)
+    reason: str  # one line
+    closest: str = ""  # the file's lines nearest the SEARCH text, verbatim; "" when not applicable
+    closest_line: int = 0  # 1-based line of `closest` in the file as it was when the block was tried
 
 
 @dataclass(frozen=True)
 class ApplyResult:
-    files: dict[str, str]           # the file set after every block that applied
-    failures: list[BlockFailure]    # one per block that did not apply, in answer order
-    applied: int = 0                # how many blocks (or files) applied
+    files: dict[str, str]  # the file set after every block that applied
+    failures: list[BlockFailure]  # one per block that did not apply, in answer order
+    applied: int = 0  # how many blocks (or files) applied
 
     @property
     def ok(self) -> bool:
@@ -72,9 +73,9 @@ class ApplyResult:
 
 @dataclass(frozen=True)
 class EditableRegion:
-    path: str         # the entry file
-    first_line: int   # 1-based, inclusive: the line after the START marker
-    last_line: int    # 1-based, inclusive: the line before the END marker (first_line - 1 when empty)
+    path: str  # the entry file
+    first_line: int  # 1-based, inclusive: the line after the START marker
+    last_line: int  # 1-based, inclusive: the line before the END marker (first_line - 1 when empty)
 
     def describe(self) -> str:
         return f"lines {self.first_line}-{self.last_line} of {self.path} (between the EVOLVE-BLOCK markers)"
@@ -95,8 +96,9 @@ def find_editable(files: Mapping[str, str], entry_file: str) -> EditableRegion |
     return EditableRegion(entry_file, found[0] + 1, found[1] - 1)
 
 
-def apply_blocks(files: Mapping[str, str], blocks: Sequence[EditBlock],
-                 editable: EditableRegion | None = None) -> ApplyResult:
+def apply_blocks(
+    files: Mapping[str, str], blocks: Sequence[EditBlock], editable: EditableRegion | None = None
+) -> ApplyResult:
     """Apply `blocks` in order to a copy of `files`; every block either applies or is a `BlockFailure`."""
     out = dict(files)
     failures: list[BlockFailure] = []
@@ -114,8 +116,9 @@ def apply_blocks(files: Mapping[str, str], blocks: Sequence[EditBlock],
     return ApplyResult(out, failures, applied)
 
 
-def apply_rewrite(files: Mapping[str, str], rewrites: Mapping[str, str],
-                  editable: EditableRegion | None = None) -> ApplyResult:
+def apply_rewrite(
+    files: Mapping[str, str], rewrites: Mapping[str, str], editable: EditableRegion | None = None
+) -> ApplyResult:
     """Replace whole files. With an EVOLVE-BLOCK, only the region of the entry file is taken from the rewrite.
 
     The rewritten entry file must keep every line outside its markers (trailing
@@ -151,8 +154,10 @@ def apply_rewrite(files: Mapping[str, str], rewrites: Mapping[str, str],
 
 # --- one block ---------------------------------------------------------------------------------------
 
-def _apply_one(files: dict[str, str], block: EditBlock, region: EditableRegion | None,
-               index: int) -> tuple[str, int] | BlockFailure:
+
+def _apply_one(
+    files: dict[str, str], block: EditBlock, region: EditableRegion | None, index: int
+) -> tuple[str, int] | BlockFailure:
     """(new text of block.path, change in its line count), or the failure."""
     path = block.path
 
@@ -198,12 +203,13 @@ def _apply_one(files: dict[str, str], block: EditBlock, region: EditableRegion |
     return "".join(lines[:start] + new_lines + lines[end:]), len(new_lines) - (end - start)
 
 
-def _exact_match(text: str, search_lines: list[str], replace_lines: list[str],
-                 region: EditableRegion | None) -> tuple[str, int] | None:
+def _exact_match(
+    text: str, search_lines: list[str], replace_lines: list[str], region: EditableRegion | None
+) -> tuple[str, int] | None:
     """(new text, 0-based first line) for an exact whole-line match, preferring one inside the region."""
     needle = "".join(s + "\n" for s in search_lines)
     replacement = "".join(r + "\n" for r in replace_lines)
-    found: list[tuple[int, int, bool]] = []   # (position, length, at end of file without newline)
+    found: list[tuple[int, int, bool]] = []  # (position, length, at end of file without newline)
     pos = text.find(needle)
     while pos != -1:
         if pos == 0 or text[pos - 1] == "\n":
@@ -227,11 +233,12 @@ def _exact_match(text: str, search_lines: list[str], replace_lines: list[str],
                 break
     pos, length, at_eof = choice
     new_piece = replacement[:-1] if at_eof and replacement else replacement
-    return text[:pos] + new_piece + text[pos + length:], text.count("\n", 0, pos)
+    return text[:pos] + new_piece + text[pos + length :], text.count("\n", 0, pos)
 
 
-def _tolerant_match(lines: list[str], search_lines: list[str], replace_lines: list[str],
-                    region: EditableRegion | None) -> tuple[int, int, list[str]] | None:
+def _tolerant_match(
+    lines: list[str], search_lines: list[str], replace_lines: list[str], region: EditableRegion | None
+) -> tuple[int, int, list[str]] | None:
     """(start, end, replacement lines) ignoring trailing spaces and a uniform indentation shift."""
     stripped = [s.strip() for s in lines]
     variants = [search_lines]
@@ -243,7 +250,7 @@ def _tolerant_match(lines: list[str], search_lines: list[str], replace_lines: li
         m = len(want)
         chosen = None
         for i in range(len(lines) - m + 1):
-            if stripped[i] != want[0] or stripped[i:i + m] != want:
+            if stripped[i] != want[0] or stripped[i : i + m] != want:
                 continue
             shift = _uniform_shift([lines[i + j].rstrip() for j in range(m)], [s.rstrip() for s in variant])
             if shift is None:
@@ -268,10 +275,10 @@ def _uniform_shift(file_lines: list[str], search_lines: list[str]) -> tuple[str,
     for f, s in zip(file_lines, search_lines):
         if not s.strip():
             continue
-        if f.endswith(s) and not f[:len(f) - len(s)].strip():
-            this = (f[:len(f) - len(s)], "")
-        elif s.endswith(f) and not s[:len(s) - len(f)].strip():
-            this = ("", s[:len(s) - len(f)])
+        if f.endswith(s) and not f[: len(f) - len(s)].strip():
+            this = (f[: len(f) - len(s)], "")
+        elif s.endswith(f) and not s[: len(s) - len(f)].strip():
+            this = ("", s[: len(s) - len(f)])
         else:
             return None
         if shift is None:
@@ -287,7 +294,7 @@ def _reindent(line: str, add: str, remove: str) -> str:
     if add:
         return add + line
     if remove:
-        return line[len(remove):] if line.startswith(remove) else line.lstrip()
+        return line[len(remove) :] if line.startswith(remove) else line.lstrip()
     return line
 
 
@@ -314,7 +321,7 @@ def _region_error(region: EditableRegion | None, start: int, old: list[str], new
     q = 0
     while q < len(old) - p and q < len(new) - p and old[-1 - q].rstrip() == new[-1 - q].rstrip():
         q += 1
-    first, last = start + p, start + len(old) - q   # changed lines [first, last), 0-based
+    first, last = start + p, start + len(old) - q  # changed lines [first, last), 0-based
     lo, hi = region.first_line - 1, region.last_line
     if lo <= first and last <= hi:
         return None
@@ -324,8 +331,10 @@ def _region_error(region: EditableRegion | None, start: int, old: list[str], new
 
 def _writes_marker(replace_lines: list[str], search_lines: list[str]) -> bool:
     """True when the marker comment lines of REPLACE differ from those of SEARCH."""
+
     def markers(lines: list[str]) -> list[str]:
         return [s.strip() for s in lines if s.strip().startswith("#") and (START in s or END in s)]
+
     return markers(replace_lines) != markers(search_lines)
 
 
@@ -337,10 +346,11 @@ def _first_words(search_lines: list[str]) -> str:
 
 
 def _numbered_slice(lines: list[str], start: int, count: int) -> tuple[str, int]:
-    return "\n".join(lines[start:start + max(count, 1)]), start + 1
+    return "\n".join(lines[start : start + max(count, 1)]), start + 1
 
 
 # --- closest lines -----------------------------------------------------------------------------------
+
 
 def closest_lines(lines: Sequence[str], search_lines: Sequence[str]) -> tuple[int, str]:
     """(1-based first line, the lines verbatim) of the window of the file most like the SEARCH lines.
@@ -369,15 +379,16 @@ def closest_lines(lines: Sequence[str], search_lines: Sequence[str]) -> tuple[in
     matcher.set_seq2(text)
     best = (-1.0, 0)
     for start in sorted(starts):
-        matcher.set_seq1("\n".join(s.strip() for s in bare[start:start + m]))
+        matcher.set_seq1("\n".join(s.strip() for s in bare[start : start + m]))
         ratio = matcher.ratio()
         if ratio > best[0]:
             best = (ratio, start)
     start = best[1]
-    return start + 1, "\n".join(bare[start:start + m])
+    return start + 1, "\n".join(bare[start : start + m])
 
 
 # --- whole-file rewrite ------------------------------------------------------------------------------
+
 
 def _splice_rewrite(old: str, new: str, region: EditableRegion, index: int) -> str | BlockFailure:
     path = region.path
@@ -398,9 +409,15 @@ def _splice_rewrite(old: str, new: str, region: EditableRegion, index: int) -> s
             if a != b:
                 line = offset + min(k, max(len(before) - 1, 0))
                 closest, first = _numbered_slice([s.rstrip("\r\n") for s in old_lines], max(line - 1, 0), 3)
-                return BlockFailure(index, path, "", f"the rewrite changes line {line + 1} of {path}, outside "
-                                    f"{region.describe()}; keep everything outside the markers as it is",
-                                    closest, first)
+                return BlockFailure(
+                    index,
+                    path,
+                    "",
+                    f"the rewrite changes line {line + 1} of {path}, outside "
+                    f"{region.describe()}; keep everything outside the markers as it is",
+                    closest,
+                    first,
+                )
     return "".join(old_lines[:lo] + new_lines[n_lo:n_hi] + old_lines[hi:])
 
 

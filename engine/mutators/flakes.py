@@ -16,6 +16,7 @@ Two refinements keep the gate from refusing a program that runs:
   a seed that reads a name its host injects at run time stays usable, and
   so do its children, as long as they add no new unbound read.
 """
+
 from __future__ import annotations
 
 import ast

@@ -24,18 +24,27 @@ began; a near-duplicate goes back to the model (one user message naming the node
 NEAR_DUPLICATE_ASKS times within `max_attempts`; a last near-duplicate is returned with its reason
 (`near_duplicate`) for store_child to store it invalid.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 import numpy as np
 
 from engine.mutators.answers import AnswerFormatError, extract_description, parse_answer, parse_diagnosis
 from engine.mutators.base import MutationContext, MutationError, Proposal
 from engine.mutators.edits import apply_blocks, apply_rewrite, find_editable
-from engine.mutators.prompt import (InstanceFeedback, Inspiration, LineageStep, PromptContext,
-                                    build_diagnosis_prompt, build_mutation_prompt, build_retry_message, note_markdown)
+from engine.mutators.prompt import (
+    Inspiration,
+    InstanceFeedback,
+    LineageStep,
+    PromptContext,
+    build_diagnosis_prompt,
+    build_mutation_prompt,
+    build_retry_message,
+    note_markdown,
+)
 
 FEEDBACK_ITEMS = 6
 INSPIRATIONS = 2
@@ -77,8 +86,18 @@ class LLMMutator:
     name = "llm"
     asynchronous = True
 
-    def __init__(self, client, chooser, state, *, answer_format: str = "diff", diagnose: bool = False,
-                 max_attempts: int = 3, temperature: float | None = None, say=None) -> None:
+    def __init__(
+        self,
+        client,
+        chooser,
+        state,
+        *,
+        answer_format: str = "diff",
+        diagnose: bool = False,
+        max_attempts: int = 3,
+        temperature: float | None = None,
+        say=None,
+    ) -> None:
         """`say(line)` tells the user of a switch of answer format (None: silent)."""
         self.client = client
         self.chooser = chooser
@@ -92,8 +111,10 @@ class LLMMutator:
         self._launched: dict[int, int] = {}
         self._say = say
         self._malformed: dict[str, int] = {}  # model -> malformed diff answers in a row
-        self._rewriting = {m for (m,) in state.archive.query(
-            "SELECT DISTINCT detail->>'model' FROM events WHERE kind = 'answer_format'")}  # switched before a resume
+        self._rewriting = {
+            m
+            for (m,) in state.archive.query("SELECT DISTINCT detail->>'model' FROM events WHERE kind = 'answer_format'")
+        }  # switched before a resume
 
     # ----- which format each model is asked for ----------------------------
     def format_for(self, model: str) -> str:
@@ -109,11 +130,16 @@ class LLMMutator:
         if self._malformed[model] < SWITCH_AFTER:
             return
         self._rewriting.add(model)
-        self.state.archive.add_event("answer_format", None, {"model": model, "from": "diff", "to": "rewrite",
-                                                             "malformed_in_row": SWITCH_AFTER, "last": why})
+        self.state.archive.add_event(
+            "answer_format",
+            None,
+            {"model": model, "from": "diff", "to": "rewrite", "malformed_in_row": SWITCH_AFTER, "last": why},
+        )
         if self._say is not None:
-            self._say(f"{model}: {SWITCH_AFTER} answers in a row held no readable SEARCH/REPLACE block (the last: "
-                      f"{why}); asking it for whole files from now on (--answer-format auto)")
+            self._say(
+                f"{model}: {SWITCH_AFTER} answers in a row held no readable SEARCH/REPLACE block (the last: "
+                f"{why}); asking it for whole files from now on (--answer-format auto)"
+            )
 
     # ----- what the prompt is made of --------------------------------------
     def _key(self, parent: int) -> str:
@@ -121,7 +147,9 @@ class LLMMutator:
         if parent not in self._launched:
             asked = self.state.archive.query(
                 "SELECT count(DISTINCT regexp_extract(request->>'key', '^parent \\d+ child \\d+')) FROM llm_calls "
-                "WHERE starts_with(request->>'key', ?)", [f"parent {parent} child "])[0][0]
+                "WHERE starts_with(request->>'key', ?)",
+                [f"parent {parent} child "],
+            )[0][0]
             self._launched[parent] = max(int(asked), int(self.state.tree.n_children[parent]))
         k = self._launched[parent]
         self._launched[parent] = k + 1
@@ -133,12 +161,14 @@ class LLMMutator:
         Looking up by key, not only by the request's hash, lets a resumed run reuse an answer whose
         prompt has since changed a little (more feedback arrived): the edits apply to the same parent."""
         row = self.state.archive.query(
-            "SELECT response->>'text' FROM llm_calls WHERE request->>'key' = ? AND error IS NULL "
-            "ORDER BY id LIMIT 1", [key])
+            "SELECT response->>'text' FROM llm_calls WHERE request->>'key' = ? AND error IS NULL ORDER BY id LIMIT 1",
+            [key],
+        )
         if row and row[0][0] is not None:
             return _Recorded(row[0][0])
-        return await self.client.complete(messages, model=model, purpose=purpose, node_id=parent, key=key,
-                                          **self.params)
+        return await self.client.complete(
+            messages, model=model, purpose=purpose, node_id=parent, key=key, **self.params
+        )
 
     def orphans(self) -> list[tuple[int, str]]:
         """Expansions whose model calls returned but whose child was never stored (the run was killed):
@@ -148,8 +178,10 @@ class LLMMutator:
             "regexp_extract(request->>'key', '^parent \\d+ child \\d+') AS key, min(id) AS first "
             "FROM llm_calls WHERE error IS NULL GROUP BY ALL), "
             "stored AS (SELECT DISTINCT detail->>'key' AS key FROM events WHERE kind = 'expand') "
-            "SELECT parent, key FROM asked WHERE key <> '' AND key NOT IN (SELECT key FROM stored WHERE key IS NOT NULL) "
-            "ORDER BY first")
+            "SELECT parent, key FROM asked WHERE key <> '' AND key NOT IN (SELECT key FROM stored "
+            "WHERE key IS NOT NULL) "
+            "ORDER BY first"
+        )
         return [(int(parent), key) for parent, key in rows]
 
     def _mean(self, node: int) -> float | None:
@@ -160,7 +192,8 @@ class LLMMutator:
         rows = self.state.archive.query(
             "SELECT instance_id, status, score, feedback, stderr_tail FROM evaluations "
             "WHERE node_id = ? AND split IN ('dev', 'arena') ORDER BY score, instance_id LIMIT ?",  # arena: a tester's
-            [parent, FEEDBACK_ITEMS])
+            [parent, FEEDBACK_ITEMS],
+        )
         return [InstanceFeedback(r[0], r[1], r[2], r[3] or "", r[4] or "") for r in rows]
 
     def _lineage(self, parent: int) -> list[LineageStep]:
@@ -169,8 +202,11 @@ class LLMMutator:
             path.append(node)
             node = int(self.state.tree.parent[node])
         path.reverse()
-        described = dict(self.state.archive.query(
-            f"SELECT id, description FROM nodes WHERE id IN ({','.join('?' * len(path))})", path))
+        described = dict(
+            self.state.archive.query(
+                f"SELECT id, description FROM nodes WHERE id IN ({','.join('?' * len(path))})", path
+            )
+        )
         return [LineageStep(n, described.get(n) or "", self._mean(n), int(self.state.tree.n_evals[n])) for n in path]
 
     def _notes(self, parent: int) -> list[tuple[int, str]]:
@@ -187,22 +223,36 @@ class LLMMutator:
         best = nodes[np.argsort(-means, kind="stable")][:count]
         return [Inspiration(int(n), self._mean(int(n)), self.state.files(int(n))) for n in best]
 
-    def prompt_context(self, files: Mapping[str, str], context: MutationContext, parent: int,
-                       answer_format: str | None = None) -> PromptContext:
+    def prompt_context(
+        self, files: Mapping[str, str], context: MutationContext, parent: int, answer_format: str | None = None
+    ) -> PromptContext:
         task = self.state.task
         return PromptContext(
-            task_description=task.description, entry_file=context.entry_file,
-            entry_function=context.entry_function, entry_args=tuple(context.entry_args), parent_files=files,
-            feedback=self._feedback(parent), lineage=self._lineage(parent),
+            task_description=task.description,
+            entry_file=context.entry_file,
+            entry_function=context.entry_function,
+            entry_args=tuple(context.entry_args),
+            parent_files=files,
+            feedback=self._feedback(parent),
+            lineage=self._lineage(parent),
             inspirations=self._inspirations(parent, ARCHIVE_SHOWN if context.whole_archive else INSPIRATIONS),
-            answer_format=answer_format or self.format_for(self.model), archive_mode=context.whole_archive,
+            answer_format=answer_format or self.format_for(self.model),
+            archive_mode=context.whole_archive,
             notes=self._notes(parent) if self.diagnose else (),
         )
 
     # ----- the conversation ------------------------------------------------
-    async def propose_async(self, files: Mapping[str, str], context: MutationContext, rng: np.random.Generator,
-                            parent: int, key: str | None = None, model: str | None = None,
-                            answer_format: str | None = None, novelty_below: int | None = None) -> LLMProposal:
+    async def propose_async(
+        self,
+        files: Mapping[str, str],
+        context: MutationContext,
+        rng: np.random.Generator,
+        parent: int,
+        key: str | None = None,
+        model: str | None = None,
+        answer_format: str | None = None,
+        novelty_below: int | None = None,
+    ) -> LLMProposal:
         """`key`, `model`, `answer_format` and `novelty_below` given (a resumed or replayed expansion) replace
         the run's own choices: the expansion asks what it asked when it was first made."""
         from engine.llm import BudgetExceeded, LLMFatalError
@@ -225,13 +275,22 @@ class LLMMutator:
             exc.key, exc.model, exc.answer_format = key, model, answer_format
             raise
 
-    async def _converse(self, files: Mapping[str, str], context: MutationContext, parent: int, key: str,
-                        model: str, answer_format: str, novelty_below: int | None = None) -> LLMProposal:
+    async def _converse(
+        self,
+        files: Mapping[str, str],
+        context: MutationContext,
+        parent: int,
+        key: str,
+        model: str,
+        answer_format: str,
+        novelty_below: int | None = None,
+    ) -> LLMProposal:
         ctx = self.prompt_context(files, context, parent, answer_format)
         note = ""
         if self.diagnose:
-            answer = await self._ask(build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent,
-                                     key=f"{key} diagnose")
+            answer = await self._ask(
+                build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent, key=f"{key} diagnose"
+            )
             try:
                 ctx = replace(ctx, diagnosis=parse_diagnosis(answer.text))
                 note = note_markdown(ctx.diagnosis)
@@ -245,16 +304,26 @@ class LLMMutator:
         rejected: LLMProposal | None = None  # the last near-duplicate, stored as such when no better comes
         sent_back = 0
         for attempt in range(self.max_attempts):
-            answer = await self._ask(messages, model=model, purpose="mutate" if attempt == 0 else "retry",
-                                     parent=parent, key=f"{key} attempt {attempt}")
+            answer = await self._ask(
+                messages,
+                model=model,
+                purpose="mutate" if attempt == 0 else "retry",
+                parent=parent,
+                key=f"{key} attempt {attempt}",
+            )
             messages = messages + [{"role": "assistant", "content": answer.text}]
             try:
                 parsed = parse_answer(answer.text, answer_format, context.entry_file)
             except AnswerFormatError as exc:
                 self._read(model, answer_format, False, str(exc))
                 last = f"malformed answer: {exc}"
-                messages.append({"role": "user", "content": f"Your answer could not be used ({exc}). "
-                                 "Answer again, exactly in the format asked for."})
+                messages.append(
+                    {
+                        "role": "user",
+                        "content": f"Your answer could not be used ({exc}). "
+                        "Answer again, exactly in the format asked for.",
+                    }
+                )
                 continue
             self._read(model, answer_format, True)
             if answer_format == "rewrite":
@@ -270,9 +339,15 @@ class LLMMutator:
                 last = "the answer changed nothing"
                 messages.append({"role": "user", "content": "Your edits leave the code unchanged. Propose a change."})
                 continue
-            proposal = LLMProposal(files=current, description=extract_description(answer.text), model=model, key=key,
-                                   answer_format=answer_format, novelty_below=novelty_below if novelty else None,
-                                   note=note)
+            proposal = LLMProposal(
+                files=current,
+                description=extract_description(answer.text),
+                model=model,
+                key=key,
+                answer_format=answer_format,
+                novelty_below=novelty_below if novelty else None,
+                note=note,
+            )
             if novelty is None:
                 return proposal
             reason = await novelty.check(current, node_id=parent, below=novelty_below)
@@ -283,9 +358,14 @@ class LLMMutator:
                 return rejected
             sent_back += 1
             last = reason
-            messages.append({"role": "user", "content": f"Your edits were applied, but the child is a {reason}: it "
-                             "would only measure that agent again. Make a substantive change to the code as it "
-                             "now stands (its behaviour, not its names, comments or layout)."})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": f"Your edits were applied, but the child is a {reason}: it "
+                    "would only measure that agent again. Make a substantive change to the code as it "
+                    "now stands (its behaviour, not its names, comments or layout).",
+                }
+            )
         if rejected is not None:
             return rejected
         raise MutationError(f"no usable answer from {model} after {self.max_attempts} calls: {last}")
@@ -299,8 +379,9 @@ class LLMMutator:
         tree = self.state.tree
         if int(tree.n_evals[node]) != min(CREDIT_AFTER, tree.n_instances) or node == 0:
             return
-        row = self.state.archive.query("SELECT model, parent_id FROM nodes WHERE id = ? AND mutator = ?",
-                                       [node, self.name])
+        row = self.state.archive.query(
+            "SELECT model, parent_id FROM nodes WHERE id = ? AND mutator = ?", [node, self.name]
+        )
         if not row or row[0][0] is None:
             return
         model, parent = row[0]

@@ -7,6 +7,7 @@ models, credited with a child's improvement over its parent, max(0, child
 mean - parent mean), so a model is never punished below zero for a child
 that is worse (most children are); optionally divided by the call's cost.
 """
+
 from __future__ import annotations
 
 import math
@@ -65,8 +66,10 @@ class AsymmetricUCB:
         if untried:
             return untried[int(rng.integers(len(untried)))]
         total = sum(self.pulls.values())
-        scores = [self.reward[m] / self.pulls[m] + self.exploration * math.sqrt(2 * math.log(total) / self.pulls[m])
-                  for m in self.models]
+        scores = [
+            self.reward[m] / self.pulls[m] + self.exploration * math.sqrt(2 * math.log(total) / self.pulls[m])
+            for m in self.models
+        ]
         return self.models[int(np.argmax(scores))]
 
     def credit(self, model: str, improvement: float, cost: float | None = None) -> None:

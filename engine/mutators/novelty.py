@@ -36,6 +36,7 @@ Measured (scripts/bench_novelty.py: ~40-line synthetic programs growing as a tre
 nodes: 5.2 ms vs 19.2 ms for brute-force all-pairs Jaccard (3.7x; it grows linearly with the
 archive), same 384 rejections.
 """
+
 from __future__ import annotations
 
 import ast
@@ -55,6 +56,7 @@ _NUMBER = re.compile(r"\d|\.\d")
 
 
 # ---- normalization ---------------------------------------------------------------------------------------------
+
 
 def normalized_source(files: Mapping[str, str], entry_file: str) -> str:
     """The program's code without comments, docstrings, formatting or local names; files in path order.
@@ -106,8 +108,12 @@ _KEEP = frozenset({"self", "cls", "__name__", "__file__"})
 
 def _drop_docstring(node) -> None:
     body = node.body
-    if body and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and type(body[0]) is ast.Expr
+        and type(body[0].value) is ast.Constant
+        and isinstance(body[0].value.value, str)
+    ):
         node.body = body[1:] or [ast.Pass()]
 
 
@@ -126,6 +132,7 @@ def _rename(sites: list[tuple[ast.AST, str]], local: set[str]) -> None:
 
 # ---- fingerprints ----------------------------------------------------------------------------------------------
 
+
 def tokens(normalized: str) -> list[str]:
     return _TOKEN.findall(normalized)
 
@@ -139,7 +146,7 @@ def shingle_hashes(toks: list[str]):
     """The set of k-token shingles as sorted unique 32-bit hashes (the exact Jaccard's input, 4 bytes each)."""
     import numpy as np
 
-    grams = [toks] if len(toks) < SHINGLE else [toks[i:i + SHINGLE] for i in range(len(toks) - SHINGLE + 1)]
+    grams = [toks] if len(toks) < SHINGLE else [toks[i : i + SHINGLE] for i in range(len(toks) - SHINGLE + 1)]
     # crc32: fast and stable across processes; datasketch mixes the bits before permuting them
     return np.unique(np.fromiter((zlib.crc32("\x1f".join(g).encode()) for g in grams), dtype=np.uint32))
 
@@ -159,16 +166,16 @@ def lsh_bands(threshold: float, num_perm: int = NUM_PERM, recall: float = 0.99) 
     best = (num_perm, 1)
     for rows in range(1, num_perm + 1):
         bands = num_perm // rows
-        if 1.0 - (1.0 - threshold ** rows) ** bands >= recall:
+        if 1.0 - (1.0 - threshold**rows) ** bands >= recall:
             best = (bands, rows)
     return best
 
 
 class _Fingerprint(NamedTuple):
-    digest: str       # sha256 of the normalized source
-    numbers: str      # numbers_key
-    shingles: Any     # shingle_hashes
-    minhash: Any      # LeanMinHash of the shingles
+    digest: str  # sha256 of the normalized source
+    numbers: str  # numbers_key
+    shingles: Any  # shingle_hashes
+    minhash: Any  # LeanMinHash of the shingles
 
 
 class NoveltyIndex:
@@ -201,11 +208,17 @@ class NoveltyIndex:
         normalized = normalized_source(files, self.entry_file)
         toks = tokens(normalized)
         shingles = shingle_hashes(toks)
-        minhash = MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=int, permutations=self._template.permutations,
-                          scheme=self._template.scheme)
+        minhash = MinHash(
+            num_perm=NUM_PERM,
+            seed=SEED,
+            hashfunc=int,
+            permutations=self._template.permutations,
+            scheme=self._template.scheme,
+        )
         minhash.update_batch(shingles.tolist())
-        fingerprint = _Fingerprint(hashlib.sha256(normalized.encode()).hexdigest(), numbers_key(toks), shingles,
-                                   LeanMinHash(minhash))
+        fingerprint = _Fingerprint(
+            hashlib.sha256(normalized.encode()).hexdigest(), numbers_key(toks), shingles, LeanMinHash(minhash)
+        )
         self._last = (key, fingerprint)
         return fingerprint
 
@@ -282,8 +295,9 @@ class EmbeddingNovelty:
     def __contains__(self, node_id: int) -> bool:
         return node_id in self._known
 
-    async def check(self, files: Mapping[str, str], *, node_id: int | None = None,
-                    below: int | None = None) -> str | None:
+    async def check(
+        self, files: Mapping[str, str], *, node_id: int | None = None, below: int | None = None
+    ) -> str | None:
         """None when novel enough, else why not. `node_id`: the node the call is booked under (the parent);
         `below`: compare with nodes of smaller ids only (those stored when the expansion began)."""
         import numpy as np
@@ -291,14 +305,16 @@ class EmbeddingNovelty:
         vector = await self._vector(files, node_id)
         if not self._node_ids:
             return None
-        similarity = self._vectors[:len(self._node_ids)] @ vector
+        similarity = self._vectors[: len(self._node_ids)] @ vector
         if below is not None:
             similarity = np.where(np.asarray(self._node_ids) < below, similarity, -np.inf)
         best = int(np.argmax(similarity))
         if not similarity[best] > self.threshold:
             return None
-        return (f"near-duplicate of node {self._node_ids[best]} "
-                f"(embedding cosine {similarity[best]:.4f} > {self.threshold})")
+        return (
+            f"near-duplicate of node {self._node_ids[best]} "
+            f"(embedding cosine {similarity[best]:.4f} > {self.threshold})"
+        )
 
 
 class ArchiveEmbeddings:
@@ -336,7 +352,8 @@ class ArchiveEmbeddings:
                     await self.novelty.add(node, self._files_of(node))
                 self._pending.pop(0)
 
-    async def check(self, files: Mapping[str, str], *, node_id: int | None = None,
-                    below: int | None = None) -> str | None:
+    async def check(
+        self, files: Mapping[str, str], *, node_id: int | None = None, below: int | None = None
+    ) -> str | None:
         await self._catch_up()
         return await self.novelty.check(files, node_id=node_id, below=below)

@@ -31,6 +31,7 @@ and shapes (`np.arange(26)`, `k // 5`), and a fractional count breaks the
 program rather than tuning it. Literals are written with 6 significant
 digits, so a small step is not rounded away.
 """
+
 from __future__ import annotations
 
 import ast
@@ -50,8 +51,11 @@ DIGITS = 6
 def float_slots(sites: Sites) -> list[Slot]:
     """Slots holding a float literal (`0.5`, `-1.25`), each once (a negated literal is one slot, not two)."""
     found = []
-    negated = {id(s.node.operand) for s in sites.slots
-               if isinstance(s.node, ast.UnaryOp) and isinstance(s.node.op, (ast.USub, ast.UAdd))}
+    negated = {
+        id(s.node.operand)
+        for s in sites.slots
+        if isinstance(s.node, ast.UnaryOp) and isinstance(s.node.op, (ast.USub, ast.UAdd))
+    }
     for slot in sites.slots:
         if id(slot.node) in negated:
             continue

@@ -27,6 +27,7 @@ The description is `"; "`-joined parts, each starting with the operator's
 name, e.g. `"const 0.5->0.71; insert diff -0.7 * (bins - item)"`;
 `operators_in` recovers the names.
 """
+
 from __future__ import annotations
 
 import ast
@@ -51,16 +52,29 @@ from engine.mutators.workspace import Workspace
 Operator = Callable[[Workspace, Sites, np.random.Generator], "str | None"]
 
 OPERATORS: dict[str, Operator] = {
-    "const": op_const, "swap_op": op_swap, "wrap": op_wrap, "insert": op_insert, "prune": op_prune,
-    "delete": op_delete, "swap_stmt": op_swap_stmt, "crossover": op_crossover,
+    "const": op_const,
+    "swap_op": op_swap,
+    "wrap": op_wrap,
+    "insert": op_insert,
+    "prune": op_prune,
+    "delete": op_delete,
+    "swap_stmt": op_swap_stmt,
+    "crossover": op_crossover,
 }
 
 NUMERIC = "numeric"  # the ES step (engine.mutators.numeric): always alone in its child
 NAMES = (*OPERATORS, NUMERIC)
 
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "const": 0.25, "swap_op": 0.08, "wrap": 0.08, "insert": 0.28, "prune": 0.08,
-    "delete": 0.03, "swap_stmt": 0.03, "crossover": 0.15, NUMERIC: 0.25,
+    "const": 0.25,
+    "swap_op": 0.08,
+    "wrap": 0.08,
+    "insert": 0.28,
+    "prune": 0.08,
+    "delete": 0.03,
+    "swap_stmt": 0.03,
+    "crossover": 0.15,
+    NUMERIC: 0.25,
 }
 
 MAX_DESCRIPTION = 240
@@ -99,6 +113,7 @@ class OfflineMutator:
     each operator is drawn among those that apply (an operator left out is
     never drawn).
     """
+
     max_ops: int = 4
     p_more: float = 0.5
     max_attempts: int = 8
@@ -114,17 +129,15 @@ class OfflineMutator:
         if self.max_ops < 1 or self.max_attempts < 1:
             raise ValueError("max_ops and max_attempts must be at least 1")
 
-    def propose(self, parent_files: Mapping[str, str], context: MutationContext,
-                rng: np.random.Generator) -> Proposal:
+    def propose(self, parent_files: Mapping[str, str], context: MutationContext, rng: np.random.Generator) -> Proposal:
         try:
             return self._propose(parent_files, context, rng)
         except MutationError:
             raise
-        except Exception as exc:   # a bug here must reach the archive as a reason, not end the run
+        except Exception as exc:  # a bug here must reach the archive as a reason, not end the run
             raise MutationError(f"offline mutator internal error: {type(exc).__name__}: {exc}"[:300]) from exc
 
-    def _propose(self, parent_files: Mapping[str, str], context: MutationContext,
-                 rng: np.random.Generator) -> Proposal:
+    def _propose(self, parent_files: Mapping[str, str], context: MutationContext, rng: np.random.Generator) -> Proposal:
         source = parent_files.get(context.entry_file)
         if source is None:
             raise MutationError(f"parent has no entry file {context.entry_file}")
@@ -136,18 +149,22 @@ class OfflineMutator:
         try:
             tree = pyast.parse(source, filename=context.entry_file)
         except SyntaxError as exc:
-            raise MutationError(f"parent's {context.entry_file} does not parse (line {exc.lineno}: {exc.msg})") from None
+            raise MutationError(
+                f"parent's {context.entry_file} does not parse (line {exc.lineno}: {exc.msg})"
+            ) from None
         region = find_region(source, tree, context.entry_function)
         alias, needs_import = _numpy_alias(tree, region)
         grafts = donor_grafts(context.donors, context.entry_file, context.entry_function, alias)
         module_names = frozenset(module_bindings(tree)[0])
-        parent_ws = Workspace.from_region(region, context.entry_function, tuple(context.entry_args), alias,
-                                          module_names, grafts)
+        parent_ws = Workspace.from_region(
+            region, context.entry_function, tuple(context.entry_args), alias, module_names, grafts
+        )
         parent_dump, size_cap = parent_ws.dump(), max(self.max_nodes, parent_ws.size())
         last = "no operator applies"
         for _ in range(self.max_attempts):
-            ws = Workspace.from_region(region, context.entry_function, tuple(context.entry_args), alias,
-                                       module_names, grafts)
+            ws = Workspace.from_region(
+                region, context.entry_function, tuple(context.entry_args), alias, module_names, grafts
+            )
             parts = self._apply(ws, rng, context)
             if not parts or ws.dump() == parent_dump:
                 last = "no operator changed the code"
@@ -157,8 +174,9 @@ class OfflineMutator:
                 continue
             files = dict(parent_files)
             files[context.entry_file] = _write(source, region, ws, alias, needs_import)
-            reason = (check_child(files, context.entry_file, context.entry_function, context.entry_args)
-                      or new_name_problem(parent_files, files))
+            reason = check_child(
+                files, context.entry_file, context.entry_function, context.entry_args
+            ) or new_name_problem(parent_files, files)
             if reason is None:
                 return Proposal(files, _describe(parts))
             last = reason
@@ -216,11 +234,12 @@ def _write(source: str, region: Region, ws: Workspace, alias: str, needs_import:
 
 def _describe(parts: list[str]) -> str:
     text = "; ".join(parts)
-    return text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 3] + "..."
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 3] + "..."
 
 
-def _propose_in(language, parent_files: Mapping[str, str], context: MutationContext,
-                rng: np.random.Generator) -> Proposal:
+def _propose_in(
+    language, parent_files: Mapping[str, str], context: MutationContext, rng: np.random.Generator
+) -> Proposal:
     """A child of a program in another language (engine/lang/mutate.py), inside its EVOLVE-BLOCK, its operators
     drawn by the same credit as the Python ones (they share their names)."""
     from engine.lang.markers import MarkerError, evolve_region
@@ -231,8 +250,9 @@ def _propose_in(language, parent_files: Mapping[str, str], context: MutationCont
     source = parent_files[entry_file]
     weights = credited_weights(LANG_WEIGHTS, context.operator_credit)
     try:
-        child, said = mutate(source, language, rng, evolve_region(source, language), weights,
-                             context.operator_credit.get(NUMERIC))
+        child, said = mutate(
+            source, language, rng, evolve_region(source, language), weights, context.operator_credit.get(NUMERIC)
+        )
     except (MarkerError, GrammarMissing) as exc:
         raise MutationError(f"{entry_file}: {exc}") from None
     return Proposal({**parent_files, entry_file: child}, said)

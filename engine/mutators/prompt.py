@@ -16,11 +16,12 @@ end), each file to `max_file_chars` (its first and last lines), the lineage
 to its last `max_lineage_steps` steps, inspirations to `max_inspiration_chars`;
 whatever is cut is replaced by a marker saying how much.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from engine.mutators.answers import ANSWER_FORMATS, DIAGNOSIS_KEYS
 from engine.mutators.base import MutationError
@@ -30,23 +31,23 @@ from engine.mutators.region import END, START
 NodeId = int | str
 _MAX_DESCRIPTION_CHARS = 300
 _MAX_RETRY_SEARCH_CHARS = 2_000
-_MAX_FEEDBACK_ITEM_CHARS = 2_500   # one item, however much room the others leave
+_MAX_FEEDBACK_ITEM_CHARS = 2_500  # one item, however much room the others leave
 
 
 @dataclass(frozen=True)
 class InstanceFeedback:
     instance_id: str
-    status: str                 # e.g. "ok", "error", "timeout", "invalid"
-    score: float | None         # None when the run produced no score
-    feedback: str = ""          # the grader's one line
-    stderr_tail: str = ""       # the end of the agent's stderr
+    status: str  # e.g. "ok", "error", "timeout", "invalid"
+    score: float | None  # None when the run produced no score
+    feedback: str = ""  # the grader's one line
+    stderr_tail: str = ""  # the end of the agent's stderr
 
 
 @dataclass(frozen=True)
 class LineageStep:
     node_id: NodeId
-    description: str            # what this node changed from its parent ("seed" for the root)
-    mean_score: float | None    # mean dev score, None before any evaluation
+    description: str  # what this node changed from its parent ("seed" for the root)
+    mean_score: float | None  # mean dev score, None before any evaluation
     n_evals: int
 
 
@@ -64,18 +65,18 @@ class PromptContext:
     entry_function: str
     entry_args: tuple[str, ...]
     parent_files: Mapping[str, str]
-    feedback: Sequence[InstanceFeedback] = ()     # the parent's failed or weakest DEV instances only
-    lineage: Sequence[LineageStep] = ()           # root -> parent
-    inspirations: Sequence[Inspiration] = ()      # one or two other archive nodes (the archive's best, for ADAS)
-    archive_mode: bool = False                    # ADAS: the inspirations are the archive to write a new agent from
-    answer_format: str = "diff"                   # "diff" (SEARCH/REPLACE blocks) or "rewrite" (whole file)
-    diagnosis: Mapping | None = None              # from the diagnose step, to implement
-    notes: Sequence[tuple[int, str]] = ()         # improvement notes of the lineage (node, markdown), root first
-    max_file_chars: int = 60_000                  # per file shown
+    feedback: Sequence[InstanceFeedback] = ()  # the parent's failed or weakest DEV instances only
+    lineage: Sequence[LineageStep] = ()  # root -> parent
+    inspirations: Sequence[Inspiration] = ()  # one or two other archive nodes (the archive's best, for ADAS)
+    archive_mode: bool = False  # ADAS: the inspirations are the archive to write a new agent from
+    answer_format: str = "diff"  # "diff" (SEARCH/REPLACE blocks) or "rewrite" (whole file)
+    diagnosis: Mapping | None = None  # from the diagnose step, to implement
+    notes: Sequence[tuple[int, str]] = ()  # improvement notes of the lineage (node, markdown), root first
+    max_file_chars: int = 60_000  # per file shown
     max_feedback_items: int = 6
-    max_feedback_chars: int = 6_000               # all feedback items together
+    max_feedback_chars: int = 6_000  # all feedback items together
     max_lineage_steps: int = 12
-    max_inspiration_chars: int = 16_000           # all inspirations' files together
+    max_inspiration_chars: int = 16_000  # all inspirations' files together
 
     def __post_init__(self) -> None:
         if self.answer_format not in ANSWER_FORMATS:
@@ -84,11 +85,15 @@ class PromptContext:
 
 # --- messages ----------------------------------------------------------------------------------------
 
+
 def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
     """[system, user] messages asking for an improved child of the parent, in `ctx.answer_format`."""
     marked = _has_markers(ctx)
-    system = _SYSTEM.format(role="improve a program through small, well-reasoned changes") + "\n\n" + (
-        _diff_format(ctx, marked) if ctx.answer_format == "diff" else _rewrite_format(ctx, marked))
+    system = (
+        _SYSTEM.format(role="improve a program through small, well-reasoned changes")
+        + "\n\n"
+        + (_diff_format(ctx, marked) if ctx.answer_format == "diff" else _rewrite_format(ctx, marked))
+    )
     sections = [
         _section("Task", ctx.task_description.strip()),
         _section("Entry point", _entry_point(ctx)),
@@ -100,17 +105,29 @@ def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
         sections.append(_section("Diagnosis to implement", render_diagnosis(ctx.diagnosis)))
         sections.append(_section("Your answer", _ask(ctx, marked)))
         return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
-    sections.append(_section("Results of the parent on development instances (failed or weakest)",
-                             render_feedback(ctx.feedback, ctx.max_feedback_items, ctx.max_feedback_chars)))
+    sections.append(
+        _section(
+            "Results of the parent on development instances (failed or weakest)",
+            render_feedback(ctx.feedback, ctx.max_feedback_items, ctx.max_feedback_chars),
+        )
+    )
     if ctx.lineage:
-        sections.append(_section("Lineage (root to parent: what each step changed, and its score)",
-                                 render_lineage(ctx.lineage, ctx.max_lineage_steps)))
+        sections.append(
+            _section(
+                "Lineage (root to parent: what each step changed, and its score)",
+                render_lineage(ctx.lineage, ctx.max_lineage_steps),
+            )
+        )
     if ctx.inspirations:
-        title = ("The archive so far: agents with their scores, best first (learn from them and write a new, "
-                 "better agent; do not edit them)" if ctx.archive_mode
-                 else "Other agents from the archive (for ideas only; do not edit them)")
-        sections.append(_section(title, render_inspirations(ctx.inspirations, ctx.entry_file,
-                                                            ctx.max_inspiration_chars)))
+        title = (
+            "The archive so far: agents with their scores, best first (learn from them and write a new, "
+            "better agent; do not edit them)"
+            if ctx.archive_mode
+            else "Other agents from the archive (for ideas only; do not edit them)"
+        )
+        sections.append(
+            _section(title, render_inspirations(ctx.inspirations, ctx.entry_file, ctx.max_inspiration_chars))
+        )
     sections.append(_section("Your answer", _ask(ctx, marked)))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
 
@@ -118,14 +135,17 @@ def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
 def build_diagnosis_prompt(ctx: PromptContext) -> list[dict]:
     """[system, user] messages asking for a JSON diagnosis of the parent (no code); inspirations are left out."""
     system = _SYSTEM.format(role="diagnose why a program falls short and plan one improvement") + (
-        "\n\nDo not write code. Answer with a single JSON object and nothing else.")
+        "\n\nDo not write code. Answer with a single JSON object and nothing else."
+    )
     keys = ", ".join(f'"{k}"' for k in DIAGNOSIS_KEYS)
-    ask = (f"Read the code and the results above. Find the most important reason the agent scores low or fails, "
-           f"and propose one improvement that could be implemented in a single edit of {ctx.entry_file}.\n"
-           f"Answer with one JSON object with exactly the keys {keys}, each a string:\n"
-           '```json\n{\n  "summary": "what goes wrong and why, from the evidence above",\n'
-           '  "proposed_improvement": "the one change to make, and why it should raise the score",\n'
-           '  "implementation_plan": "step by step, which code to change and how"\n}\n```')
+    ask = (
+        f"Read the code and the results above. Find the most important reason the agent scores low or fails, "
+        f"and propose one improvement that could be implemented in a single edit of {ctx.entry_file}.\n"
+        f"Answer with one JSON object with exactly the keys {keys}, each a string:\n"
+        '```json\n{\n  "summary": "what goes wrong and why, from the evidence above",\n'
+        '  "proposed_improvement": "the one change to make, and why it should raise the score",\n'
+        '  "implementation_plan": "step by step, which code to change and how"\n}\n```'
+    )
     sections = [
         _section("Task", ctx.task_description.strip()),
         _section("Entry point", _entry_point(ctx)),
@@ -133,20 +153,34 @@ def build_diagnosis_prompt(ctx: PromptContext) -> list[dict]:
     ]
     if _has_markers(ctx):
         sections.append(_section("Editable region", _region_rule(ctx)))
-    sections.append(_section("Results on development instances (failed or weakest)",
-                             render_feedback(ctx.feedback, ctx.max_feedback_items, ctx.max_feedback_chars)))
+    sections.append(
+        _section(
+            "Results on development instances (failed or weakest)",
+            render_feedback(ctx.feedback, ctx.max_feedback_items, ctx.max_feedback_chars),
+        )
+    )
     if ctx.lineage:
-        sections.append(_section("Lineage (root to this agent: what each step changed, and its score)",
-                                 render_lineage(ctx.lineage, ctx.max_lineage_steps)))
+        sections.append(
+            _section(
+                "Lineage (root to this agent: what each step changed, and its score)",
+                render_lineage(ctx.lineage, ctx.max_lineage_steps),
+            )
+        )
     if ctx.notes:
-        sections.append(_section("Improvement notes of this lineage (earlier reviews: what was diagnosed and "
-                                 "planned, oldest first; do not repeat what did not work)", render_notes(ctx.notes)))
+        sections.append(
+            _section(
+                "Improvement notes of this lineage (earlier reviews: what was diagnosed and "
+                "planned, oldest first; do not repeat what did not work)",
+                render_notes(ctx.notes),
+            )
+        )
     sections.append(_section("Your answer", ask))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
 
 
-def build_retry_message(failures: Sequence[BlockFailure], *, resend_all: bool = False,
-                        answer_format: str = "diff") -> dict:
+def build_retry_message(
+    failures: Sequence[BlockFailure], *, resend_all: bool = False, answer_format: str = "diff"
+) -> dict:
     """A user message listing each block (or file) that did not apply, with the file's closest lines.
 
     By default the message says the other blocks were applied and asks for
@@ -166,23 +200,33 @@ def build_retry_message(failures: Sequence[BlockFailure], *, resend_all: bool = 
             parts.append("Your SEARCH text was:\n" + _fenced(_clip_middle(failure.search, _MAX_RETRY_SEARCH_CHARS)))
         if failure.closest:
             count = failure.closest.count("\n") + 1
-            span = f"line {failure.closest_line}" if count == 1 else \
-                f"lines {failure.closest_line}-{failure.closest_line + count - 1}"
+            span = (
+                f"line {failure.closest_line}"
+                if count == 1
+                else f"lines {failure.closest_line}-{failure.closest_line + count - 1}"
+            )
             parts.append(f"The closest lines in {failure.path} ({span}) are:\n" + _fenced(failure.closest))
     if answer_format == "rewrite":
-        parts.append("Nothing was applied. Send the whole file again, corrected, with its name on the line before "
-                     "one fenced code block.")
+        parts.append(
+            "Nothing was applied. Send the whole file again, corrected, with its name on the line before "
+            "one fenced code block."
+        )
     elif resend_all:
-        parts.append("Nothing was applied. Send your whole answer again, corrected, in the same format. "
-                     "A SEARCH part must copy lines of the current file exactly, indentation included.")
+        parts.append(
+            "Nothing was applied. Send your whole answer again, corrected, in the same format. "
+            "A SEARCH part must copy lines of the current file exactly, indentation included."
+        )
     else:
-        parts.append("The other blocks, if any, were applied. Send corrected SEARCH/REPLACE blocks for the "
-                     "edits above only; each SEARCH part must copy lines of the file as it is now exactly, "
-                     "indentation included (use the closest lines shown). Do not repeat blocks that applied.")
+        parts.append(
+            "The other blocks, if any, were applied. Send corrected SEARCH/REPLACE blocks for the "
+            "edits above only; each SEARCH part must copy lines of the file as it is now exactly, "
+            "indentation included (use the closest lines shown). Do not repeat blocks that applied."
+        )
     return {"role": "user", "content": "\n\n".join(parts)}
 
 
 # --- parts, bounded ----------------------------------------------------------------------------------
+
 
 def render_feedback(items: Sequence[InstanceFeedback], max_items: int, max_chars: int) -> str:
     """The first `max_items` items, `max_chars` characters in all (stderr keeps its end); a marker for the rest."""
@@ -191,7 +235,7 @@ def render_feedback(items: Sequence[InstanceFeedback], max_items: int, max_chars
     shown = list(items[:max_items])
     rest = len(items) - len(shown)
     tail_note = f"[... {rest} more instance(s) not shown]" if rest else ""
-    budget = max(max_chars - len(tail_note) - len(shown), 0) // len(shown)   # newlines between items count
+    budget = max(max_chars - len(tail_note) - len(shown), 0) // len(shown)  # newlines between items count
     budget = min(budget, _MAX_FEEDBACK_ITEM_CHARS)
     parts = []
     for item in shown:
@@ -248,8 +292,7 @@ def render_inspirations(inspirations: Sequence[Inspiration], entry_file: str, ma
         score = "not evaluated" if insp.mean_score is None else f"mean dev score {insp.mean_score:.3f}"
         paths = _ordered(insp.files, entry_file)
         per_file = per // max(len(paths), 1)
-        body = "\n\n".join(f"{path}\n{_fenced(_clip_lines(insp.files[path], per_file), _lang(path))}"
-                           for path in paths)
+        body = "\n\n".join(f"{path}\n{_fenced(_clip_lines(insp.files[path], per_file), _lang(path))}" for path in paths)
         parts.append(f"### node {insp.node_id} ({score})\n{body}")
     return "\n\n".join(parts)
 
@@ -264,8 +307,9 @@ def render_notes(notes: Sequence[tuple[int, str]], max_chars: int = 6_000) -> st
 
 def note_markdown(diagnosis: Mapping) -> str:
     """A diagnosis as the node's improvement note (markdown, SIA's improvement.md)."""
-    return "\n\n".join(f"**{key.replace('_', ' ').capitalize()}**: {_as_text(value)}"
-                         for key, value in diagnosis.items())
+    return "\n\n".join(
+        f"**{key.replace('_', ' ').capitalize()}**: {_as_text(value)}" for key, value in diagnosis.items()
+    )
 
 
 def render_diagnosis(diagnosis: Mapping) -> str:
@@ -281,14 +325,19 @@ def _as_text(value: object) -> str:
 
 # --- fixed text --------------------------------------------------------------------------------------
 
-_SYSTEM = ("You are an expert programmer and researcher helping to {role}. The program is an agent that a "
-           "fixed runner calls on many instances of a task; its score is measured on instances you do not see, "
-           "so prefer general improvements to tricks fitted to the examples shown.")
+_SYSTEM = (
+    "You are an expert programmer and researcher helping to {role}. The program is an agent that a "
+    "fixed runner calls on many instances of a task; its score is measured on instances you do not see, "
+    "so prefer general improvements to tricks fitted to the examples shown."
+)
 
 
 def _diff_format(ctx: PromptContext, marked: bool) -> str:
-    scope = (f"Edit only lines between the {START} and {END} markers of {ctx.entry_file}; no other file."
-             if marked else "You may edit any file shown, or create a new one.")
+    scope = (
+        f"Edit only lines between the {START} and {END} markers of {ctx.entry_file}; no other file."
+        if marked
+        else "You may edit any file shown, or create a new one."
+    )
     return f"""Answer format: SEARCH/REPLACE blocks.
 First write one line `Change: <what you change and why, in one sentence>`. Then give one or more blocks, each exactly like this:
 
@@ -310,9 +359,12 @@ Rules:
 
 
 def _rewrite_format(ctx: PromptContext, marked: bool) -> str:
-    scope = (f"Keep every line outside the {START}/{END} markers, and the markers themselves, exactly as they are: "
-             "only the code between them may differ." if marked else
-             "You may also give other files in the same way, each with its name on the line before its block.")
+    scope = (
+        f"Keep every line outside the {START}/{END} markers, and the markers themselves, exactly as they are: "
+        "only the code between them may differ."
+        if marked
+        else "You may also give other files in the same way, each with its name on the line before its block."
+    )
     return f"""Answer format: the whole new file.
 First write one line `Change: <what you change and why, in one sentence>`. Then give the complete new content of {ctx.entry_file}: a line with the file name, then the whole file in one fenced code block:
 
@@ -330,15 +382,19 @@ Rules:
 def _entry_point(ctx: PromptContext) -> str:
     if not ctx.entry_function:  # a program in another language (engine/lang): the evaluator runs all of it
         language = _lang(ctx.entry_file) or "its language"
-        return (f"The task's evaluator builds and runs the whole program `{ctx.entry_file}` ({language}). It must "
-                "stay a complete, valid program in that language: a child that does not parse is rejected before "
-                "it is run, and one that does not build or run scores 0.")
+        return (
+            f"The task's evaluator builds and runs the whole program `{ctx.entry_file}` ({language}). It must "
+            "stay a complete, valid program in that language: a child that does not parse is rejected before "
+            "it is run, and one that does not build or run scores 0."
+        )
     args = ", ".join(ctx.entry_args)
-    return (f"The runner imports `{ctx.entry_file}` and calls `{ctx.entry_function}({args})`. Keep "
-            f"`{ctx.entry_function}` a top-level function of {ctx.entry_file} with the same name and the same first "
-            f"positional parameters ({args}), in that order; any parameter you add needs a default. The module must "
-            "import without side effects (no top-level loops or I/O). A child that does not compile, import, or keep "
-            "this signature is rejected.")
+    return (
+        f"The runner imports `{ctx.entry_file}` and calls `{ctx.entry_function}({args})`. Keep "
+        f"`{ctx.entry_function}` a top-level function of {ctx.entry_file} with the same name and the same first "
+        f"positional parameters ({args}), in that order; any parameter you add needs a default. The module must "
+        "import without side effects (no top-level loops or I/O). A child that does not compile, import, or keep "
+        "this signature is rejected."
+    )
 
 
 def _region_rule(ctx: PromptContext) -> str:
@@ -348,20 +404,27 @@ def _region_rule(ctx: PromptContext) -> str:
         return str(exc)
     assert region is not None
     comment = "#" if ctx.entry_file.endswith(".py") else _comment_of(ctx.entry_file)
-    return (f"{ctx.entry_file} has `{comment} {START}` and `{comment} {END}` marker lines. Only the code between them "
-            f"(lines {region.first_line}-{region.last_line}) may change. Everything else, the markers included, "
-            "and every other file must stay exactly as it is; an edit outside the markers is rejected.")
+    return (
+        f"{ctx.entry_file} has `{comment} {START}` and `{comment} {END}` marker lines. Only the code between them "
+        f"(lines {region.first_line}-{region.last_line}) may change. Everything else, the markers included, "
+        "and every other file must stay exactly as it is; an edit outside the markers is rejected."
+    )
 
 
 def _ask(ctx: PromptContext, marked: bool) -> str:
-    goal = ("Implement the diagnosis above" if ctx.diagnosis else
-            "Propose one focused improvement that should raise the agent's score on unseen instances of the task, "
-            "guided by the results and the lineage above (avoid repeating changes that lowered the score)")
+    goal = (
+        "Implement the diagnosis above"
+        if ctx.diagnosis
+        else "Propose one focused improvement that should raise the agent's score on unseen instances of the task, "
+        "guided by the results and the lineage above (avoid repeating changes that lowered the score)"
+    )
     where = ", changing only the code between the EVOLVE-BLOCK markers" if marked else ""
-    fmt = ("Answer with the `Change:` line and SEARCH/REPLACE blocks, as the system message describes."
-           if ctx.answer_format == "diff" else
-           f"Answer with the `Change:` line and the whole new {ctx.entry_file} in one fenced block, as the system "
-           "message describes.")
+    fmt = (
+        "Answer with the `Change:` line and SEARCH/REPLACE blocks, as the system message describes."
+        if ctx.answer_format == "diff"
+        else f"Answer with the `Change:` line and the whole new {ctx.entry_file} in one fenced block, as the system "
+        "message describes."
+    )
     keep = f" Keep the signature of `{ctx.entry_function}`." if ctx.entry_function else ""
     return f"{goal}{where}.{keep} {fmt}"
 
@@ -373,13 +436,15 @@ def _has_markers(ctx: PromptContext) -> bool:
 
 # --- text helpers ------------------------------------------------------------------------------------
 
+
 def _section(title: str, body: str) -> str:
     return f"# {title}\n{body}"
 
 
 def _files(files: Mapping[str, str], entry_file: str, max_chars: int) -> str:
-    return "\n\n".join(f"{path}\n{_fenced(_clip_lines(files[path], max_chars), _lang(path))}"
-                       for path in _ordered(files, entry_file))
+    return "\n\n".join(
+        f"{path}\n{_fenced(_clip_lines(files[path], max_chars), _lang(path))}" for path in _ordered(files, entry_file)
+    )
 
 
 def _ordered(files: Mapping[str, str], entry_file: str) -> list[str]:
@@ -420,7 +485,7 @@ def _clip_end(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     marker = f" [... {len(text)} characters, cut]"
-    return text[:max(limit - len(marker), 0)] + marker if limit > len(marker) else text[:max(limit, 0)]
+    return text[: max(limit - len(marker), 0)] + marker if limit > len(marker) else text[: max(limit, 0)]
 
 
 def _clip_start(text: str, limit: int) -> str:
@@ -429,11 +494,11 @@ def _clip_start(text: str, limit: int) -> str:
         return text
     keep = max(limit - len(f"[... {len(text)} characters cut ...]\n"), 0)
     if not keep:
-        return f"[... {len(text)} characters cut ...]"[:max(limit, 0)]
-    kept = text[len(text) - keep:]
-    newline = kept.find("\n", 0, 200)   # start at a whole line when one begins near the cut
+        return f"[... {len(text)} characters cut ...]"[: max(limit, 0)]
+    kept = text[len(text) - keep :]
+    newline = kept.find("\n", 0, 200)  # start at a whole line when one begins near the cut
     if newline != -1:
-        kept = kept[newline + 1:]
+        kept = kept[newline + 1 :]
     return f"[... {len(text) - len(kept)} characters cut ...]\n" + kept
 
 
@@ -448,11 +513,13 @@ def _clip_lines(text: str, limit: int) -> str:
     """A file cut to `limit` characters of its first and last whole lines, plus a marker naming the lines left out."""
     if len(text) <= limit:
         return text
-    head_end = text.rfind("\n", 0, limit * 2 // 3) + 1                 # 0 when not even one line fits
+    head_end = text.rfind("\n", 0, limit * 2 // 3) + 1  # 0 when not even one line fits
     tail_start = text.find("\n", max(len(text) - limit // 3 - 1, head_end)) + 1 or len(text)
     tail_start = max(tail_start, head_end)
     first_cut = text.count("\n", 0, head_end) + 1
     last_cut = first_cut + text.count("\n", head_end, tail_start) - 1
-    marker = (f"[... lines {first_cut}-{last_cut} ({tail_start - head_end} characters) left out of this prompt; "
-              "they exist in the file but cannot be quoted ...]\n")
+    marker = (
+        f"[... lines {first_cut}-{last_cut} ({tail_start - head_end} characters) left out of this prompt; "
+        "they exist in the file but cannot be quoted ...]\n"
+    )
     return text[:head_end] + marker + text[tail_start:]

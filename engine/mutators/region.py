@@ -10,6 +10,7 @@ START and the END after it; everything outside is kept byte for byte.
 The region is written back with `ast.unparse`, so comments inside it are lost;
 text outside the region is untouched.
 """
+
 from __future__ import annotations
 
 import ast
@@ -23,11 +24,11 @@ END = "EVOLVE-BLOCK-END"
 
 @dataclass(frozen=True)
 class Region:
-    stmts: tuple[ast.stmt, ...]   # the region's statements, nodes of the parsed file
-    first_line: int               # 1-based, inclusive: the lines the unparsed region replaces
+    stmts: tuple[ast.stmt, ...]  # the region's statements, nodes of the parsed file
+    first_line: int  # 1-based, inclusive: the lines the unparsed region replaces
     last_line: int
-    indent: str                   # leading whitespace of the region's statements
-    marked: bool                  # True when EVOLVE-BLOCK markers define it
+    indent: str  # leading whitespace of the region's statements
+    marked: bool  # True when EVOLVE-BLOCK markers define it
     enclosing: ast.FunctionDef | ast.AsyncFunctionDef | None  # innermost def around a marked region
 
 
@@ -81,8 +82,11 @@ def _function_region(lines: list[str], tree: ast.Module, entry_function: str) ->
     if func is None:
         raise MutationError(f"entry function {entry_function} not found at top level")
     body = func.body
-    has_doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+    has_doc = (
+        isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
         and isinstance(body[0].value.value, str)
+    )
     stmts = body[1:] if has_doc else body
     if not stmts:
         raise MutationError(f"entry function {entry_function} has no statement besides its docstring")
@@ -92,7 +96,7 @@ def _function_region(lines: list[str], tree: ast.Module, entry_function: str) ->
         header_end = max(header_end, func.returns.end_lineno or header_end)
     if stmts[0].lineno > max(previous_end, header_end):
         first = stmts[0]
-        indent = lines[first.lineno - 1][:first.col_offset]
+        indent = lines[first.lineno - 1][: first.col_offset]
         return Region(tuple(stmts), first.lineno, func.end_lineno or first.lineno, indent, False, func)
     # a one-line def or statements sharing the docstring's line: rewrite the whole def
     first_line = min([func.lineno] + [d.lineno for d in func.decorator_list])
@@ -114,12 +118,14 @@ def find_region(source: str, tree: ast.Module, entry_function: str) -> Region:
             s_end = s.end_lineno or s.lineno
             overlaps = s.lineno <= end and s_end >= start
             if overlaps and s not in inside:
-                raise MutationError(f"EVOLVE-BLOCK markers (lines {start}-{end}) split the statement at line {s.lineno}")
+                raise MutationError(
+                    f"EVOLVE-BLOCK markers (lines {start}-{end}) split the statement at line {s.lineno}"
+                )
         positions = [block.index(s) for s in inside]
         if positions != list(range(positions[0], positions[0] + len(positions))):
             raise MutationError("EVOLVE-BLOCK statements are not contiguous")
         first_stmt = inside[0]
-        indent = lines[first_stmt.lineno - 1][:first_stmt.col_offset]
+        indent = lines[first_stmt.lineno - 1][: first_stmt.col_offset]
         return Region(tuple(inside), start + 1, end - 1, indent, True, owner)
     raise MutationError(f"EVOLVE-BLOCK (lines {start}-{end}) holds no statement")
 
@@ -129,7 +135,7 @@ def splice(source: str, region: Region, new_stmts: list[ast.stmt]) -> str:
     lines = source.splitlines(keepends=True)
     text = ast.unparse(ast.Module(body=new_stmts, type_ignores=[]))
     body = "".join(region.indent + line + "\n" if line.strip() else "\n" for line in text.split("\n"))
-    head, tail = lines[:region.first_line - 1], lines[region.last_line:]
+    head, tail = lines[: region.first_line - 1], lines[region.last_line :]
     if head and not head[-1].endswith("\n"):
         head[-1] += "\n"
     return "".join(head) + body + "".join(tail)

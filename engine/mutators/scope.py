@@ -7,15 +7,28 @@ the spirit of pyflakes: a name bound anywhere in a function counts as bound
 everywhere in it, so it never reports a false "undefined name"; it only
 misses use-before-assignment.
 """
+
 from __future__ import annotations
 
 import ast
 import builtins
 from collections.abc import Iterator
 
-MODULE_DUNDERS = frozenset({"__name__", "__file__", "__doc__", "__spec__", "__loader__",
-                            "__package__", "__builtins__", "__annotations__", "__path__",
-                            "__cached__", "__dict__"})
+MODULE_DUNDERS = frozenset(
+    {
+        "__name__",
+        "__file__",
+        "__doc__",
+        "__spec__",
+        "__loader__",
+        "__package__",
+        "__builtins__",
+        "__annotations__",
+        "__path__",
+        "__cached__",
+        "__dict__",
+    }
+)
 BUILTIN_NAMES = frozenset(dir(builtins)) | MODULE_DUNDERS
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

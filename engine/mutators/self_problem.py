@@ -15,6 +15,7 @@ seen, else a failed instance at random; so does `choose_weakness`, with the
 expansion's own random generator (a seed gives the same choice). Only dev
 evaluations are read: holdout never reaches a prompt.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,15 +39,15 @@ class EvaluationLog:
     score: float
     metrics: dict
     feedback: str
-    statement: str                 # what the agent was asked (the instance's statement or prompt)
-    steps: tuple[dict, ...] = ()   # its trajectory (tool, action, result)
+    statement: str  # what the agent was asked (the instance's statement or prompt)
+    steps: tuple[dict, ...] = ()  # its trajectory (tool, action, result)
 
 
 @dataclass(frozen=True)
 class Weakness:
-    kind: str                      # 'empty_patch' | 'context_overflow' | 'stochastic' | 'unresolved' | 'general'
+    kind: str  # 'empty_patch' | 'context_overflow' | 'stochastic' | 'unresolved' | 'general'
     log: EvaluationLog | None
-    count: int = 0                 # how many evaluations show it
+    count: int = 0  # how many evaluations show it
 
 
 def _solved(log: EvaluationLog) -> bool:
@@ -81,13 +82,13 @@ def choose_weakness(logs: list[EvaluationLog], parents_solved: set[str], rng: np
 
 WHAT_WENT_WRONG = {
     "empty_patch": "On {count} problem(s) the agent finished without changing any file: an empty patch. Make the "
-                   "agent reliably produce an edit that addresses the problem before it finishes.",
+    "agent reliably produce an edit that addresses the problem before it finishes.",
     "context_overflow": "On {count} problem(s) the agent ran out of its token allowance or its model's context "
-                        "window before finishing. Make it use fewer tokens: shorter observations, less history, "
-                        "stopping earlier when stuck.",
+    "window before finishing. Make it use fewer tokens: shorter observations, less history, "
+    "stopping earlier when stuck.",
     "stochastic": "On {count} problem(s) the agent's own parent version succeeded where this version failed: its "
-                  "results vary between runs of nearly the same agent. Make it more robust: check its work (for "
-                  "example run the tests before finishing) and recover from failed steps.",
+    "results vary between runs of nearly the same agent. Make it more robust: check its work (for "
+    "example run the tests before finishing) and recover from failed steps.",
     "unresolved": "The agent failed this problem ({count} problem(s) failed in all).",
     "general": "The agent solved every problem it was given so far. Make it cheaper and more robust in general.",
 }
@@ -104,9 +105,15 @@ def _steps_text(steps: tuple[dict, ...]) -> str:
     return "\n".join(lines) or "(the agent recorded no steps)"
 
 
-def self_improvement_statement(weakness: Weakness, agent_files: list[str], entry_file: str, entry_function: str,
-                               task_description: str, diagnosis: str = "",
-                               tried: list[tuple[str, str]] = ()) -> str:
+def self_improvement_statement(
+    weakness: Weakness,
+    agent_files: list[str],
+    entry_file: str,
+    entry_function: str,
+    task_description: str,
+    diagnosis: str = "",
+    tried: list[tuple[str, str]] = (),
+) -> str:
     """The statement the parent agent gets when it is run on its own code."""
     parts = [
         "# Improve this coding agent (it is your own code)",
@@ -122,13 +129,19 @@ def self_improvement_statement(weakness: Weakness, agent_files: list[str], entry
         return "\n\n".join(parts + _job(entry_file, entry_function))
     log = weakness.log
     if log is not None:
-        parts += [f"## The log of problem {log.instance_id}",
-                  "The problem the agent was given:", log.statement.strip()[:3000] or "(not recorded)",
-                  "The agent's steps:", _steps_text(log.steps),
-                  f"How it ended: {log.status}, score {log.score:.2f}. {log.feedback.strip()[:600]}"]
+        parts += [
+            f"## The log of problem {log.instance_id}",
+            "The problem the agent was given:",
+            log.statement.strip()[:3000] or "(not recorded)",
+            "The agent's steps:",
+            _steps_text(log.steps),
+            f"How it ended: {log.status}, score {log.score:.2f}. {log.feedback.strip()[:600]}",
+        ]
     if tried:  # children already made from this version: a repeat would only be a duplicate
-        parts += ["## Already tried from this version of the agent (do something different)",
-                  "\n".join(f"- {what} ({how})" for what, how in tried[-TRIED_SHOWN:])]
+        parts += [
+            "## Already tried from this version of the agent (do something different)",
+            "\n".join(f"- {what} ({how})" for what, how in tried[-TRIED_SHOWN:]),
+        ]
     return "\n\n".join(parts + _job(entry_file, entry_function))
 
 
@@ -149,11 +162,18 @@ def diagnosis_messages(statement: str, notes: list[tuple[int, str]] = ()) -> lis
     history = ""
     if notes:
         history = "\n\n## Improvement notes of this lineage (earlier reviews, oldest first)\n\n" + "\n\n".join(
-            f"### Note on node {node}\n{text.strip()}" for node, text in notes)
+            f"### Note on node {node}\n{text.strip()}" for node, text in notes
+        )
     return [
-        {"role": "system", "content": "You review a coding agent's failures and propose one improvement to the "
-                                      "agent's own code. Be concrete and brief."},
-        {"role": "user", "content": statement + history + "\n\nDo not write the code yet. Answer with: 1. what in "
-                                    "the agent's behaviour caused the failure; 2. the one change to its code that "
-                                    "would fix this kind of failure; 3. how to check the change."},
+        {
+            "role": "system",
+            "content": "You review a coding agent's failures and propose one improvement to the "
+            "agent's own code. Be concrete and brief.",
+        },
+        {
+            "role": "user",
+            "content": statement + history + "\n\nDo not write the code yet. Answer with: 1. what in "
+            "the agent's behaviour caused the failure; 2. the one change to its code that "
+            "would fix this kind of failure; 3. how to check the change.",
+        },
     ]

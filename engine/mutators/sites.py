@@ -11,6 +11,7 @@ argument of a log) or non-negative (the argument of a sqrt): there operators
 may only rescale a constant without changing its sign, so that
 `c / (np.abs(x) + 1e-6)` never becomes a division by zero.
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,11 +19,39 @@ from dataclasses import dataclass, field
 
 FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
 
-ELEMENTWISE = frozenset({
-    "abs", "absolute", "fabs", "square", "sqrt", "exp", "log", "log1p", "log2", "log10", "expm1",
-    "maximum", "minimum", "fmax", "fmin", "clip", "where", "tanh", "sin", "cos", "arctan", "sign",
-    "floor", "ceil", "reciprocal", "negative", "sinh", "cosh", "arcsinh",
-})
+ELEMENTWISE = frozenset(
+    {
+        "abs",
+        "absolute",
+        "fabs",
+        "square",
+        "sqrt",
+        "exp",
+        "log",
+        "log1p",
+        "log2",
+        "log10",
+        "expm1",
+        "maximum",
+        "minimum",
+        "fmax",
+        "fmin",
+        "clip",
+        "where",
+        "tanh",
+        "sin",
+        "cos",
+        "arctan",
+        "sign",
+        "floor",
+        "ceil",
+        "reciprocal",
+        "negative",
+        "sinh",
+        "cosh",
+        "arcsinh",
+    }
+)
 NONZERO_ARGS = frozenset({"log", "log2", "log10", "reciprocal"})
 NONNEG_ARGS = frozenset({"sqrt", "log1p"})
 NONNEG_OUTPUT = frozenset({"abs", "absolute", "fabs", "square", "exp"})
@@ -61,8 +90,8 @@ class Slot:
     field: str
     index: int | None
     node: ast.expr
-    restricted: str | None        # None, "nonneg" or "nonzero"
-    func: FuncDef | None          # the innermost def around the slot
+    restricted: str | None  # None, "nonneg" or "nonzero"
+    func: FuncDef | None  # the innermost def around the slot
 
     def replace(self, new: ast.expr) -> None:
         if self.index is None:
@@ -74,8 +103,8 @@ class Slot:
 
 @dataclass
 class Body:
-    stmts: list[ast.stmt]         # the live list: edits change the tree
-    start: int                    # first index an operator may touch (1 after a docstring)
+    stmts: list[ast.stmt]  # the live list: edits change the tree
+    start: int  # first index an operator may touch (1 after a docstring)
     func: FuncDef | None
 
 
@@ -83,15 +112,18 @@ class Body:
 class Sites:
     slots: list[Slot] = field(default_factory=list)
     bodies: list[Body] = field(default_factory=list)
-    results: list[Slot] = field(default_factory=list)   # return values (or, lacking any, assigned values)
+    results: list[Slot] = field(default_factory=list)  # return values (or, lacking any, assigned values)
 
 
 def collect(stmts: list[ast.stmt], enclosing: FuncDef | None) -> Sites:
     sites = Sites()
     _body(stmts, 0, enclosing, sites)
     if not sites.results:
-        sites.results = [s for s in sites.slots if isinstance(s.parent, ast.Assign) and s.field == "value"
-                         and isinstance(s.parent.targets[0], ast.Name)]
+        sites.results = [
+            s
+            for s in sites.slots
+            if isinstance(s.parent, ast.Assign) and s.field == "value" and isinstance(s.parent.targets[0], ast.Name)
+        ]
     return sites
 
 
@@ -124,8 +156,9 @@ def _stmt(stmt: ast.stmt, func: FuncDef | None, sites: Sites) -> None:
                 _body(block, 0, func, sites)
 
 
-def _expr(parent: ast.AST, name: str, index: int | None, restricted: str | None,
-          func: FuncDef | None, sites: Sites) -> Slot:
+def _expr(
+    parent: ast.AST, name: str, index: int | None, restricted: str | None, func: FuncDef | None, sites: Sites
+) -> Slot:
     node = getattr(parent, name) if index is None else getattr(parent, name)[index]
     slot = Slot(parent, name, index, node, restricted, func)
     sites.slots.append(slot)
@@ -192,5 +225,5 @@ def _binop_right(node: ast.BinOp, kind: str, func: FuncDef | None, sites: Sites)
         return
     denom = node.right
     sites.slots.append(Slot(node, "right", None, denom, "nonzero", func))
-    _expr(denom, "left", None, "nonneg", func, sites)     # abs(...) / square(...): its inside is free
-    _expr(denom, "right", None, "nonzero", func, sites)   # eps: rescale only
+    _expr(denom, "left", None, "nonneg", func, sites)  # abs(...) / square(...): its inside is free
+    _expr(denom, "right", None, "nonzero", func, sites)  # eps: rescale only

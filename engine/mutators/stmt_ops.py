@@ -6,6 +6,7 @@ it changes what the code computes (the two statements share a name one of
 them writes) and cannot read a variable before the statement that first binds
 it (a conservative data-flow check within one block).
 """
+
 from __future__ import annotations
 
 import ast
@@ -16,8 +17,20 @@ from engine.mutators.scope import function_bindings, loaded_names
 from engine.mutators.sites import Body, Sites
 from engine.mutators.workspace import Workspace, short
 
-_FIXED = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.FunctionDef, ast.AsyncFunctionDef,
-          ast.ClassDef, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass)
+_FIXED = (
+    ast.Return,
+    ast.Raise,
+    ast.Break,
+    ast.Continue,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Import,
+    ast.ImportFrom,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Pass,
+)
 
 
 def _movable(stmt: ast.stmt) -> bool:
@@ -48,8 +61,13 @@ def _orphans(ws: Workspace, body: Body, i: int) -> bool:
 
 
 def op_delete(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
-    options = [(body, i) for body in sites.bodies if len(body.stmts) - body.start >= 2
-               for i in range(body.start, len(body.stmts)) if _movable(body.stmts[i]) and not _orphans(ws, body, i)]
+    options = [
+        (body, i)
+        for body in sites.bodies
+        if len(body.stmts) - body.start >= 2
+        for i in range(body.start, len(body.stmts))
+        if _movable(body.stmts[i]) and not _orphans(ws, body, i)
+    ]
     if not options:
         return None
     body, i = options[int(rng.integers(len(options)))]
@@ -62,8 +80,9 @@ def _bound_before(ws: Workspace, body: Body, i: int) -> set[str]:
     if body.func is not None:
         # a name the function assigns is local to it, whatever the module binds (`x, y = run()` under
         # `if __name__ == "__main__":`): read before its first assignment, it is an UnboundLocalError
-        declared = {n for node in ast.walk(body.func) if isinstance(node, (ast.Global, ast.Nonlocal))
-                    for n in node.names}
+        declared = {
+            n for node in ast.walk(body.func) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names
+        }
         names -= function_bindings(body.func) - declared
         names |= {a.arg for a in ast.walk(body.func.args) if isinstance(a, ast.arg)}
     names |= set(ws.preamble) | set(ws.params(body.func))
@@ -82,9 +101,9 @@ def op_swap_stmt(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
             wa, wb = _writes(a), _writes(b)
             ra, rb = loaded_names(a), loaded_names(b)
             if not (wa & (rb | wb) or wb & ra):
-                continue   # independent statements: swapping changes nothing
+                continue  # independent statements: swapping changes nothing
             if (wa & rb) - _bound_before(ws, body, i):
-                continue   # b would read a name before a first binds it
+                continue  # b would read a name before a first binds it
             options.append((body, i))
     if not options:
         return None

@@ -8,6 +8,7 @@ al., Nature 2024): linear and quadratic preferences for the room a bin would
 have left, a strong bonus for an exact fit, a penalty on leaving a small gap,
 and smooth decays around a fit.
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,8 +41,11 @@ def scale(rng: np.random.Generator) -> float:
 
 
 def np_call(alias: str, name: str, *args: ast.expr) -> ast.Call:
-    return ast.Call(func=ast.Attribute(value=ast.Name(id=alias, ctx=ast.Load()), attr=name, ctx=ast.Load()),
-                    args=list(args), keywords=[])
+    return ast.Call(
+        func=ast.Attribute(value=ast.Name(id=alias, ctx=ast.Load()), attr=name, ctx=ast.Load()),
+        args=list(args),
+        keywords=[],
+    )
 
 
 def _bin(left: ast.expr, op: ast.operator, right: ast.expr) -> ast.BinOp:
@@ -64,8 +68,9 @@ WRAPPERS: dict[str, Wrapper] = {
     "square": lambda e, np_, rng: np_call(np_, "square", e),
     "sqrt_abs": lambda e, np_, rng: np_call(np_, "sqrt", np_call(np_, "abs", e)),
     "log1p_abs": lambda e, np_, rng: np_call(np_, "log1p", np_call(np_, "abs", e)),
-    "exp": lambda e, np_, rng: np_call(np_, "exp", np_call(
-        np_, "clip", _bin(const(coefficient(rng) / 10.0), ast.Mult(), e), const(-30.0), const(30.0))),
+    "exp": lambda e, np_, rng: np_call(
+        np_, "exp", np_call(np_, "clip", _bin(const(coefficient(rng) / 10.0), ast.Mult(), e), const(-30.0), const(30.0))
+    ),
     "maximum": lambda e, np_, rng: np_call(np_, "maximum", e, const(coefficient(rng))),
     "minimum": lambda e, np_, rng: np_call(np_, "minimum", e, const(coefficient(rng))),
     "inverse": lambda e, np_, rng: _guarded_div(const(1.0), e, np_),
@@ -92,13 +97,29 @@ TERMS: dict[str, Term] = {
     "diff": lambda x, y, np_, rng: _bin(const(coefficient(rng)), ast.Mult(), _diff(x, y)),
     "inv": lambda x, y, np_, rng: _guarded_div(const(coefficient(rng)), _diff(x, y), np_),
     "eq": lambda x, y, np_, rng: _bin(const(coefficient(rng)), ast.Mult(), _cmp(_diff(x, y), ast.Eq(), const(0.0))),
-    "sq": lambda x, y, np_, rng: _bin(const(coefficient(rng) / 30.0), ast.Mult(),
-                                      _bin(_diff(x, y), ast.Pow(), ast.Constant(2))),
-    "le": lambda x, y, np_, rng: _bin(const(coefficient(rng)), ast.Mult(),
-                                      _cmp(np_call(np_, "abs", _diff(x, y)), ast.LtE(), const(scale(rng)))),
+    "sq": lambda x, y, np_, rng: _bin(
+        const(coefficient(rng) / 30.0), ast.Mult(), _bin(_diff(x, y), ast.Pow(), ast.Constant(2))
+    ),
+    "le": lambda x, y, np_, rng: _bin(
+        const(coefficient(rng)), ast.Mult(), _cmp(np_call(np_, "abs", _diff(x, y)), ast.LtE(), const(scale(rng)))
+    ),
     "window": _window,
     "ratio": lambda x, y, np_, rng: _bin(const(coefficient(rng)), ast.Mult(), _guarded_div(x, y, np_)),
-    "decay": lambda x, y, np_, rng: _bin(const(coefficient(rng)), ast.Mult(), np_call(np_, "exp", np_call(
-        np_, "clip", _bin(ast.UnaryOp(op=ast.USub(), operand=np_call(np_, "abs", _diff(x, y))),
-                          ast.Div(), const(scale(rng))), const(-30.0), const(30.0)))),
+    "decay": lambda x, y, np_, rng: _bin(
+        const(coefficient(rng)),
+        ast.Mult(),
+        np_call(
+            np_,
+            "exp",
+            np_call(
+                np_,
+                "clip",
+                _bin(
+                    ast.UnaryOp(op=ast.USub(), operand=np_call(np_, "abs", _diff(x, y))), ast.Div(), const(scale(rng))
+                ),
+                const(-30.0),
+                const(30.0),
+            ),
+        ),
+    ),
 }

@@ -19,6 +19,7 @@ not. It rejects, in this order:
 What a static check cannot see (a wrong return shape, a runtime error) is the
 sandbox's job.
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,14 +31,19 @@ from engine.mutators.scope import module_bindings, undefined_names
 MAX_SOURCE_CHARS = 1_000_000
 
 _RUNS_ON_IMPORT = {
-    ast.For: "for loop", ast.AsyncFor: "for loop", ast.While: "while loop",
-    ast.With: "with block", ast.AsyncWith: "with block", ast.Raise: "raise",
+    ast.For: "for loop",
+    ast.AsyncFor: "for loop",
+    ast.While: "while loop",
+    ast.With: "with block",
+    ast.AsyncWith: "with block",
+    ast.Raise: "raise",
     ast.Match: "match block",
 }
 
 
-def check_child(files: Mapping[str, str], entry_file: str, entry_function: str,
-                entry_args: Sequence[str]) -> str | None:
+def check_child(
+    files: Mapping[str, str], entry_file: str, entry_function: str, entry_args: Sequence[str]
+) -> str | None:
     """None when the child is acceptable, else one line saying why not."""
     from engine.lang.registry import language_of
 
@@ -99,9 +105,9 @@ def _signature_error(func: ast.FunctionDef | ast.AsyncFunctionDef, expected: tup
     args = func.args
     positional = [a.arg for a in args.posonlyargs + args.args]
     n_defaults = len(args.defaults)
-    required = positional[:len(positional) - n_defaults] if n_defaults else positional
+    required = positional[: len(positional) - n_defaults] if n_defaults else positional
     kw_required = [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
-    ok = tuple(positional[:len(expected)]) == expected and len(required) <= len(expected) and not kw_required
+    ok = tuple(positional[: len(expected)]) == expected and len(required) <= len(expected) and not kw_required
     if ok:
         return None
     want = f"{func.name}({', '.join(expected)})"
@@ -110,9 +116,14 @@ def _signature_error(func: ast.FunctionDef | ast.AsyncFunctionDef, expected: tup
 
 def _is_main_guard(node: ast.If) -> bool:
     test = node.test
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
 
 
 def _module_code_error(body: list[ast.stmt], path: str) -> str | None:

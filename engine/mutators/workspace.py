@@ -4,6 +4,7 @@ Operators edit `Workspace.stmts` in place (they are deep copies of the parent's
 region) and read the rest (the enclosing def, the module's names, the numpy
 alias, crossover material) without changing it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -19,10 +20,11 @@ from engine.mutators.sites import FuncDef, Sites, collect
 @dataclass(frozen=True)
 class Graft:
     """A subexpression of a donor's region, offered to crossover."""
+
     node: ast.expr
-    names: frozenset[str]   # the names it reads (after renaming the donor's numpy alias)
-    rank: int               # the donor's position, 0 = best
-    internal: bool          # not a bare name or constant (Koza's 90% internal-node rule)
+    names: frozenset[str]  # the names it reads (after renaming the donor's numpy alias)
+    rank: int  # the donor's position, 0 = best
+    internal: bool  # not a bare name or constant (Koza's 90% internal-node rule)
 
 
 @dataclass
@@ -34,19 +36,34 @@ class Workspace:
     np_alias: str
     module_names: frozenset[str]
     grafts: tuple[Graft, ...] = ()
-    preamble: frozenset[str] = field(default_factory=frozenset)   # names bound before a marked region
+    preamble: frozenset[str] = field(default_factory=frozenset)  # names bound before a marked region
 
     @classmethod
-    def from_region(cls, region: Region, entry_function: str, entry_args: tuple[str, ...], np_alias: str,
-                    module_names: frozenset[str], grafts: tuple[Graft, ...]) -> Workspace:
+    def from_region(
+        cls,
+        region: Region,
+        entry_function: str,
+        entry_args: tuple[str, ...],
+        np_alias: str,
+        module_names: frozenset[str],
+        grafts: tuple[Graft, ...],
+    ) -> Workspace:
         preamble: set[str] = set()
         if region.enclosing is not None:
             preamble.update(a.arg for a in ast.walk(region.enclosing.args) if isinstance(a, ast.arg))
             for stmt in region.enclosing.body:
                 if (stmt.end_lineno or stmt.lineno) < region.first_line:
                     preamble |= function_bindings(ast.Module(body=[stmt], type_ignores=[]))
-        return cls(copy.deepcopy(list(region.stmts)), region.enclosing, entry_function, entry_args,
-                   np_alias, module_names, grafts, frozenset(preamble))
+        return cls(
+            copy.deepcopy(list(region.stmts)),
+            region.enclosing,
+            entry_function,
+            entry_args,
+            np_alias,
+            module_names,
+            grafts,
+            frozenset(preamble),
+        )
 
     def sites(self) -> Sites:
         return collect(self.stmts, self.enclosing)
@@ -82,4 +99,4 @@ def fresh(node: ast.expr) -> ast.expr:
 
 def short(node: ast.AST, limit: int = 40) -> str:
     text = ast.unparse(node).replace("\n", " ")
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

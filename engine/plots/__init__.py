@@ -7,15 +7,23 @@
 
 Entry points: scripts/plot_lineage.py and scripts/plot_progress.py (engine/plots/cli.py).
 """
+
 from __future__ import annotations
 
 from engine.plots.lineage import LineageData, LineageNode, lineage_data
 from engine.plots.progress import (
-           ProgressGroup,
-           ProgressSeries,
-           group_series,
-           progress_data,
+    ProgressGroup,
+    ProgressSeries,
+    group_series,
+    progress_data,
 )
 
-__all__ = ["LineageData", "LineageNode", "ProgressGroup", "ProgressSeries", "group_series", "lineage_data",
-           "progress_data"]
+__all__ = [
+    "LineageData",
+    "LineageNode",
+    "ProgressGroup",
+    "ProgressSeries",
+    "group_series",
+    "lineage_data",
+    "progress_data",
+]

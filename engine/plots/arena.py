@@ -7,6 +7,7 @@ testers' confirmed instances included (*evolved*), and on holdout (fixed,
 measured at the end of the run). A second, small panel shows the size of the
 dev set after each round. `arena_info` is pure data; `render_arena` draws it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -37,8 +38,9 @@ class ArenaInfo:
 
 
 def _holdout_mean(archive: Archive, node: int) -> float | None:
-    row = archive.query("SELECT avg(score) FROM evaluations WHERE node_id = ? AND split = 'holdout' "
-                        "AND \"repeat\" = 0", [node])
+    row = archive.query(
+        "SELECT avg(score) FROM evaluations WHERE node_id = ? AND split = 'holdout' AND \"repeat\" = 0", [node]
+    )
     return None if row[0][0] is None else float(row[0][0])
 
 
@@ -60,11 +62,16 @@ def arena_info(archive: Archive | str | Path) -> ArenaInfo:
     rows = []
     for detail in records:
         number, champion = int(detail["round"]), int(detail["champion"])
-        rows.append(ArenaRound(round=number, champion=champion,
-                               original=ledger.dev_mean(archive, champion, up_to_round=0),
-                               evolved=ledger.dev_mean(archive, champion, up_to_round=number),
-                               holdout=_holdout_mean(archive, champion),
-                               dev_instances=int(detail["dev_instances"])))
+        rows.append(
+            ArenaRound(
+                round=number,
+                champion=champion,
+                original=ledger.dev_mean(archive, champion, up_to_round=0),
+                evolved=ledger.dev_mean(archive, champion, up_to_round=number),
+                holdout=_holdout_mean(archive, champion),
+                dev_instances=int(detail["dev_instances"]),
+            )
+        )
     return ArenaInfo(run_id=archive.run_id, mode=str(archive.config().get("arena")), rounds=tuple(rows))
 
 
@@ -79,16 +86,27 @@ def _draw(info: ArenaInfo):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    fig, (scores, sizes) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, layout="constrained",
-                                        gridspec_kw={"height_ratios": [3, 1]})
+    fig, (scores, sizes) = plt.subplots(
+        2, 1, figsize=(9, 6), sharex=True, layout="constrained", gridspec_kw={"height_ratios": [3, 1]}
+    )
     x = [r.round for r in info.rounds]
     for label, values, style in (
-            ("original dev set (the task's own instances)", [r.original for r in info.rounds],
-             {"color": "tab:blue", "marker": "o"}),
-            ("evolved dev set (with the testers' confirmed tests, as of the round)",
-             [r.evolved for r in info.rounds], {"color": "tab:orange", "marker": "s"}),
-            ("holdout (fixed, measured at the end)", [r.holdout for r in info.rounds],
-             {"color": "tab:green", "marker": "^", "ls": "--"})):
+        (
+            "original dev set (the task's own instances)",
+            [r.original for r in info.rounds],
+            {"color": "tab:blue", "marker": "o"},
+        ),
+        (
+            "evolved dev set (with the testers' confirmed tests, as of the round)",
+            [r.evolved for r in info.rounds],
+            {"color": "tab:orange", "marker": "s"},
+        ),
+        (
+            "holdout (fixed, measured at the end)",
+            [r.holdout for r in info.rounds],
+            {"color": "tab:green", "marker": "^", "ls": "--"},
+        ),
+    ):
         scores.plot(x, _percent(values), lw=1.8, ms=5, label=label, **style)
     scores.set_ylim(-2, 108)
     scores.set_yticks(range(0, 101, 20))
@@ -98,8 +116,7 @@ def _draw(info: ArenaInfo):
     champions = [r.champion for r in info.rounds]
     if len(x) <= 20:
         for r in info.rounds:
-            scores.annotate(f"node {r.champion}", (r.round, 104), ha="center", va="center", fontsize=7,
-                            color="#555555")
+            scores.annotate(f"node {r.champion}", (r.round, 104), ha="center", va="center", fontsize=7, color="#555555")
     sizes.bar(x, [r.dev_instances for r in info.rounds], width=0.6, color="#9e9e9e")
     sizes.set_ylabel("dev instances")
     sizes.set_xlabel("arena round (champion: the best code agent of the round by evolved dev score)")
@@ -107,8 +124,9 @@ def _draw(info: ArenaInfo):
     sizes.xaxis.set_major_locator(MaxNLocator(integer=True))
     sizes.yaxis.set_major_locator(MaxNLocator(integer=True))
     kept = f"champion node {champions[0]}" if len(set(champions)) == 1 else f"{len(set(champions))} champions"
-    fig.suptitle(f"{plot_title(KIND, info.run_id)}\n{info.mode}, {len(x)} round{'s' if len(x) != 1 else ''}, "
-                 f"{kept}", fontsize=10)
+    fig.suptitle(
+        f"{plot_title(KIND, info.run_id)}\n{info.mode}, {len(x)} round{'s' if len(x) != 1 else ''}, {kept}", fontsize=10
+    )
     return fig
 
 

@@ -5,6 +5,7 @@ draws it and writes PNG and SVG. An existing file of the same name is
 replaced only if one of these scripts wrote it (its metadata says so);
 anything else needs `--force`. Bad input ends in one line and exit code 2.
 """
+
 from __future__ import annotations
 
 import sys
@@ -56,17 +57,24 @@ def _drawn(work):
 
 
 def lineage_main(argv: Sequence[str] | None = None) -> int:
-    p = OneLineParser(prog="python scripts/plot_lineage.py",
-                      description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
-                      "evaluations; the path to the final node in red) as lineage.png and lineage.svg "
-                      "(hover a node in the SVG for its change, mean and evaluations).")
+    p = OneLineParser(
+        prog="python scripts/plot_lineage.py",
+        description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
+        "evaluations; the path to the final node in red) as lineage.png and lineage.svg "
+        "(hover a node in the SVG for its change, mean and evaluations).",
+    )
     p.add_argument("run", help="a run folder or its archive.duckdb")
     p.add_argument("--out", help="folder to write into (default: the run's folder)")
     p.add_argument("--formats", default="png,svg", help="png, svg or png,svg (default)")
-    p.add_argument("--labels", type=int, default=10, help="in trees over 40 nodes, label this many best nodes "
-                   "besides the final path (default: 10)")
-    p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
-                   "did not write")
+    p.add_argument(
+        "--labels",
+        type=int,
+        default=10,
+        help="in trees over 40 nodes, label this many best nodes besides the final path (default: 10)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace files of the same name that these scripts did not write"
+    )
     args = p.parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
@@ -95,18 +103,28 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
 
 
 def progress_main(argv: Sequence[str] | None = None) -> int:
-    p = OneLineParser(prog="python scripts/plot_progress.py",
-                      description="Draw best-so-far and final-rule score against dev evaluations (and against "
-                      "LLM dollars when a run paid for calls), runs overlaid; runs that share a config "
-                      "(all but seed, run folder, workers, budget, sandbox) get a mean and a +-1 sd band.")
+    p = OneLineParser(
+        prog="python scripts/plot_progress.py",
+        description="Draw best-so-far and final-rule score against dev evaluations (and against "
+        "LLM dollars when a run paid for calls), runs overlaid; runs that share a config "
+        "(all but seed, run folder, workers, budget, sandbox) get a mean and a +-1 sd band.",
+    )
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders or archive.duckdb files")
-    p.add_argument("--out", help="folder to write progress.png/.svg into (default: the run's folder for one run, "
-                   "the current folder for several)")
+    p.add_argument(
+        "--out",
+        help="folder to write progress.png/.svg into (default: the run's folder for one run, "
+        "the current folder for several)",
+    )
     p.add_argument("--formats", default="png,svg", help="png, svg or png,svg (default)")
-    p.add_argument("--min-evals", type=int, help="best-so-far counts nodes with at least this many dev "
-                   "evaluations (default: all of the run's dev instances)")
-    p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
-                   "did not write")
+    p.add_argument(
+        "--min-evals",
+        type=int,
+        help="best-so-far counts nodes with at least this many dev "
+        "evaluations (default: all of the run's dev instances)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace files of the same name that these scripts did not write"
+    )
     args = p.parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
@@ -145,15 +163,18 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
 
 
 def arena_main(argv: Sequence[str] | None = None) -> int:
-    p = OneLineParser(prog="python scripts/plot_arena.py",
-                      description="Draw an arena run's scores over rounds: each round's champion on the original "
-                      "dev set, on the evolved dev set (as of that round) and on holdout, and the dev set's size, "
-                      "as arena.png and arena.svg.")
+    p = OneLineParser(
+        prog="python scripts/plot_arena.py",
+        description="Draw an arena run's scores over rounds: each round's champion on the original "
+        "dev set, on the evolved dev set (as of that round) and on holdout, and the dev set's size, "
+        "as arena.png and arena.svg.",
+    )
     p.add_argument("run", help="an arena run's folder or its archive.duckdb")
     p.add_argument("--out", help="folder to write into (default: the run's folder)")
     p.add_argument("--formats", default="png,svg", help="png, svg or png,svg (default)")
-    p.add_argument("--force", action="store_true", help="replace files of the same name that these scripts "
-                   "did not write")
+    p.add_argument(
+        "--force", action="store_true", help="replace files of the same name that these scripts did not write"
+    )
     args = p.parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
@@ -176,7 +197,9 @@ def arena_main(argv: Sequence[str] | None = None) -> int:
     last = info.rounds[-1]
     said = {"original": last.original, "evolved": last.evolved, "holdout": last.holdout}
     scores = ", ".join(f"{k} {'-' if v is None else f'{100 * v:.1f}%'}" for k, v in said.items())
-    print(f"arena of {info.run_id}: {len(info.rounds)} rounds; round {last.round} champion node {last.champion}: "
-          f"{scores}; dev set {last.dev_instances} instances")
+    print(
+        f"arena of {info.run_id}: {len(info.rounds)} rounds; round {last.round} champion node {last.champion}: "
+        f"{scores}; dev set {last.dev_instances} instances"
+    )
     _report(planned, time.perf_counter() - started, [args.run])
     return 0

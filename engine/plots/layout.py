@@ -7,13 +7,15 @@ two nodes or edges cross. A leaf may take a narrower slot (`leaf_width`), which
 is how the lineage plot squeezes the small leaves of a large tree. Iterative,
 so a chain of 10,000 nodes is as fine as a bush.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
 
-def tidy_tree(parents: Mapping[int, int | None],
-              leaf_width: Callable[[int], float] | None = None) -> dict[int, tuple[float, float]]:
+def tidy_tree(
+    parents: Mapping[int, int | None], leaf_width: Callable[[int], float] | None = None
+) -> dict[int, tuple[float, float]]:
     """node -> (x, y) for a forest given as node -> parent (None for a root).
 
     Children are visited in increasing id; roots likewise, side by side.

@@ -11,6 +11,7 @@ evaluations than the tree's median (at least 2), or that is invalid or failed,
 is faded and, as a leaf, takes a narrower slot; labels go only to the final
 path and the `max_labels` best nodes among those not faded.
 """
+
 from __future__ import annotations
 
 import math
@@ -86,8 +87,10 @@ def _median(values: list[int]) -> float:
 def lineage_data(path: str | Path, max_labels: int = 10) -> LineageData:
     """The lineage tree of the run at `path` (a run folder or its archive file), read-only."""
     with open_read_only(path) as archive:
-        rows = archive.query("SELECT id, parent_id, depth, status, coalesce(description, ''), "
-                             "coalesce(reason, '') FROM nodes ORDER BY id")
+        rows = archive.query(
+            "SELECT id, parent_id, depth, status, coalesce(description, ''), "
+            "coalesce(reason, '') FROM nodes ORDER BY id"
+        )
         stats = dev_node_stats(archive)
         choice = final_choice(archive)
         n_dev = n_dev_instances(archive)
@@ -106,28 +109,46 @@ def lineage_data(path: str | Path, max_labels: int = 10) -> LineageData:
         return s.n if s else 0
 
     status = {int(r[0]): str(r[3]) for r in rows}
-    faded = {n for n in parents
-             if large and n not in on_path and (status[n] != "valid" or n_of(n) < fade_below)}
+    faded = {n for n in parents if large and n not in on_path and (status[n] != "valid" or n_of(n) < fade_below)}
     if len(rows) <= LABEL_ALL_UPTO:
         labelled = set(parents)
     else:
-        ranked = sorted((n for n in parents if n not in faded and stats.get(n) and stats[n].mean is not None),
-                        key=lambda n: (-stats[n].mean, n))
+        ranked = sorted(
+            (n for n in parents if n not in faded and stats.get(n) and stats[n].mean is not None),
+            key=lambda n: (-stats[n].mean, n),
+        )
         labelled = on_path | set(ranked[:max_labels])
     pos = tidy_tree(parents, (lambda n: FADED_LEAF_WIDTH if n in faded else 1.0) if large else None)
     nodes = []
-    for node_id, parent, depth, st, description, reason in rows:
+    for node_id, _parent, depth, st, description, reason in rows:
         node_id = int(node_id)
         s = stats.get(node_id)
         text = description if not reason else (f"{description} [{reason}]" if description else reason)
-        nodes.append(LineageNode(
-            id=node_id, parent=parents[node_id], depth=int(depth), status=str(st),
-            mean=s.mean if s else None, n_evals=s.n if s else 0, n_failed_evals=s.n_failed if s else 0,
-            description=" ".join(text.split()), x=pos[node_id][0], y=pos[node_id][1],
-            is_final=node_id == final, on_final_path=node_id in on_path,
-            faded=node_id in faded, labelled=node_id in labelled,
-        ))
+        nodes.append(
+            LineageNode(
+                id=node_id,
+                parent=parents[node_id],
+                depth=int(depth),
+                status=str(st),
+                mean=s.mean if s else None,
+                n_evals=s.n if s else 0,
+                n_failed_evals=s.n_failed if s else 0,
+                description=" ".join(text.split()),
+                x=pos[node_id][0],
+                y=pos[node_id][1],
+                is_final=node_id == final,
+                on_final_path=node_id in on_path,
+                faded=node_id in faded,
+                labelled=node_id in labelled,
+            )
+        )
     edges = tuple((p, n) for n, p in parents.items() if p is not None and p in parents)
-    return LineageData(run_id=run_id, nodes=tuple(nodes), edges=edges, final_node=final,
-                       final_rule=choice[1] if choice and final is not None else "",
-                       n_dev_instances=n_dev, fade_below=fade_below)
+    return LineageData(
+        run_id=run_id,
+        nodes=tuple(nodes),
+        edges=edges,
+        final_node=final,
+        final_rule=choice[1] if choice and final is not None else "",
+        n_dev_instances=n_dev,
+        fade_below=fade_below,
+    )

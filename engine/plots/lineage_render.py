@@ -7,6 +7,7 @@ circles. The path from the root to the final node is drawn thick and red, the
 final node ringed. In the SVG each node is a `<g id="clade-node-N">` whose
 `<title>` ("node N: description, mean x, n evals") a browser shows on hover.
 """
+
 from __future__ import annotations
 
 import io
@@ -25,8 +26,13 @@ FAILED_COLOUR = "#7f1d1d"
 URL_PREFIX = "#clade-node-"
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK_NS = "http://www.w3.org/1999/xlink"
-_NAMESPACES = {"": _SVG_NS, "xlink": _XLINK_NS, "dc": "http://purl.org/dc/elements/1.1/",
-               "cc": "http://creativecommons.org/ns#", "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#"}
+_NAMESPACES = {
+    "": _SVG_NS,
+    "xlink": _XLINK_NS,
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "cc": "http://creativecommons.org/ns#",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+}
 
 
 def _figure_size(data: LineageData) -> tuple[float, float, float]:
@@ -42,7 +48,7 @@ def _figure_size(data: LineageData) -> tuple[float, float, float]:
 def _sizes(nodes: list[LineageNode], unit_pt: float, n_max: int) -> list[float]:
     big = min(max(0.8 * unit_pt, 5.0), 26.0)
     small = max(2.5, big / 4.0)
-    return [(small + (big - small) * math.sqrt(n.n_evals / n_max)) ** 2 if n_max else small ** 2 for n in nodes]
+    return [(small + (big - small) * math.sqrt(n.n_evals / n_max)) ** 2 if n_max else small**2 for n in nodes]
 
 
 def _edges(ax, data: LineageData, by_id: dict[int, LineageNode]) -> None:
@@ -96,29 +102,52 @@ def _draw(data: LineageData):
     edges = [(0.2, 0.2, 0.2, 0.2 if n.faded else 0.8) for n in scored]
     _scatter(ax, scored, sizes, True, c=colours, edgecolors=edges, linewidths=0.4, zorder=3)
     fresh = [n for n in nodes if n.status == "valid" and n.mean is None]
-    _scatter(ax, fresh, sizes, True, facecolors="white", edgecolors="#666666", linewidths=0.7,
-             alpha=0.5 if len(nodes) > 150 else 1.0, zorder=3)
+    _scatter(
+        ax,
+        fresh,
+        sizes,
+        True,
+        facecolors="white",
+        edgecolors="#666666",
+        linewidths=0.7,
+        alpha=0.5 if len(nodes) > 150 else 1.0,
+        zorder=3,
+    )
     for status, marker, colour in (("invalid", "X", INVALID_COLOUR), ("failed", "v", FAILED_COLOUR)):
         group = [n for n in nodes if n.status == status]
         small = {n.id: max(sizes[n.id], 30.0 if len(nodes) <= 150 else 9.0) for n in group}
-        _scatter(ax, group, small, True, marker=marker, c=colour, linewidths=0,
-                 alpha=0.35 if len(nodes) > 150 else 0.9, zorder=3)
+        _scatter(
+            ax,
+            group,
+            small,
+            True,
+            marker=marker,
+            c=colour,
+            linewidths=0,
+            alpha=0.35 if len(nodes) > 150 else 0.9,
+            zorder=3,
+        )
     final = by_id.get(data.final_node) if data.final_node is not None else None
     if final is not None:
         ring = (math.sqrt(sizes[final.id]) + 8.0) ** 2
-        ax.scatter([final.x], [final.y], s=[ring], facecolors="none", edgecolors=PATH_COLOUR, linewidths=2.0,
-                   zorder=4)
+        ax.scatter([final.x], [final.y], s=[ring], facecolors="none", edgecolors=PATH_COLOUR, linewidths=2.0, zorder=4)
     for n in nodes:
         if n.labelled:
             text = str(n.id) if len(nodes) <= 40 else f"#{n.id} {n.mean:.2f}" if n.mean is not None else f"#{n.id}"
             if n.is_final:
                 text += " final"
             off = math.sqrt(sizes[n.id]) / 2.0 * 0.75 + 2.0
-            ax.annotate(text, (n.x, n.y), xytext=(off, off), textcoords="offset points", fontsize=8,
-                        color=PATH_COLOUR if n.on_final_path else "#222222", zorder=5)
+            ax.annotate(
+                text,
+                (n.x, n.y),
+                xytext=(off, off),
+                textcoords="offset points",
+                fontsize=8,
+                color=PATH_COLOUR if n.on_final_path else "#222222",
+                zorder=5,
+            )
 
-    fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.8, pad=0.01,
-                 label="mean dev score (own)")
+    fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.8, pad=0.01, label="mean dev score (own)")
     handles = [
         Line2D([], [], marker="o", ls="", color=cmap(0.7), markeredgecolor="#333333", label="valid (size: dev evals)"),
         Line2D([], [], marker="o", ls="", color="white", markeredgecolor="#666666", label="valid, not evaluated"),
@@ -126,11 +155,19 @@ def _draw(data: LineageData):
         Line2D([], [], marker="v", ls="", color=FAILED_COLOUR, label="failed"),
         Line2D([], [], color=PATH_COLOUR, lw=2.4, marker="o", markerfacecolor="none", label="path to final node"),
     ]
-    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=5 if width >= 12 else 3,
-              fontsize=8, frameon=False)
+    ax.legend(
+        handles=handles,
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.0),
+        ncol=5 if width >= 12 else 3,
+        fontsize=8,
+        frameon=False,
+    )
     counts = {s: sum(1 for n in nodes if n.status == s) for s in ("valid", "invalid", "failed")}
-    lines = [f"Lineage of {data.run_id}",
-             f"{len(nodes)} nodes ({counts['valid']} valid, {counts['invalid']} invalid, {counts['failed']} failed)"]
+    lines = [
+        f"Lineage of {data.run_id}",
+        f"{len(nodes)} nodes ({counts['valid']} valid, {counts['invalid']} invalid, {counts['failed']} failed)",
+    ]
     if final is not None:
         lines.append(f"final node {final.id}" + (f": {data.final_rule}" if data.final_rule else ""))
     if data.fade_below:

@@ -5,6 +5,7 @@ A plot file is written with a title in its metadata ("Clade lineage: <run>",
 it carries that mark (we wrote it: plots are regenerated at will); any other
 file is left alone unless the user says `--force`.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,8 +42,9 @@ def plan_outputs(out_dir: Path, stem: str, formats: list[str], kind: str, force:
         path = out_dir / f"{stem}.{fmt}"
         exists = path.exists()
         if exists and not force and not is_ours(path, kind):
-            raise PlotPathError(f"{path} exists and is not a plot this script wrote; "
-                                f"use --force to replace it, or --out another folder")
+            raise PlotPathError(
+                f"{path} exists and is not a plot this script wrote; use --force to replace it, or --out another folder"
+            )
         planned.append((path, exists))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -72,8 +74,7 @@ def save_figure(fig, title: str, outputs) -> list[Path]:
             if fmt not in ("png", "svg"):
                 raise ValueError(f"unknown plot format {out.suffix!r} (png or svg)")
             extra = {"dpi": 120} if fmt == "png" else {}
-            fig.savefig(out, format=fmt, metadata={"Title": title, **({"Date": None} if fmt == "svg" else {})},
-                        **extra)
+            fig.savefig(out, format=fmt, metadata={"Title": title, **({"Date": None} if fmt == "svg" else {})}, **extra)
             written.append(out)
     finally:
         plt.close(fig)

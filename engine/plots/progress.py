@@ -21,6 +21,7 @@ per-run settings: the run folder, workers, budget, sandbox, ...) into a mean and
 a band (mean +- one standard deviation across the runs, over the evaluations
 every run of the group reached).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,21 @@ from engine.runinfo.reading import n_dev_instances, open_read_only
 from search.evidence import evidence_weight
 from search.remeasure import pooled_variance
 
-PER_RUN_KEYS = ("seed", "run_dir", "workers", "executor", "ray_address", "time_limit", "budget",
-                "llm_concurrency", "replay", "max_cost", "max_tokens", "sandbox", "image")
+PER_RUN_KEYS = (
+    "seed",
+    "run_dir",
+    "workers",
+    "executor",
+    "ray_address",
+    "time_limit",
+    "budget",
+    "llm_concurrency",
+    "replay",
+    "max_cost",
+    "max_tokens",
+    "sandbox",
+    "image",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,9 +97,15 @@ def _policy(config: dict):
         return make_policy("hgm")
 
 
-def _final_rule_over_time(nodes: list[tuple[int, int | None, str, object]], evals: list[tuple],
-                          n_dev: int, policy, budget: int | None, max_points: int,
-                          evidence: float = 1.0) -> tuple[np.ndarray, np.ndarray, str]:
+def _final_rule_over_time(
+    nodes: list[tuple[int, int | None, str, object]],
+    evals: list[tuple],
+    n_dev: int,
+    policy,
+    budget: int | None,
+    max_points: int,
+    evidence: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray, str]:
     """Replay the tree (nodes in id order as (id, parent, status, created_at); dev evaluations in order)
     and ask the policy's final rule at up to `max_points` evaluations (`evidence`: the run's w, from its
     noise probe; search.evidence)."""
@@ -110,8 +130,9 @@ def _final_rule_over_time(nodes: list[tuple[int, int | None, str, object]], eval
 
     position = {n[0]: i for i, n in enumerate(nodes)}
     for t, (node, instance, score, finished) in enumerate(evals, start=1):
-        while added < len(nodes) and nodes[added][3] is not None and finished is not None \
-                and nodes[added][3] <= finished:
+        while (
+            added < len(nodes) and nodes[added][3] is not None and finished is not None and nodes[added][3] <= finished
+        ):
             add_upto(added)
         add_upto(position[node])
         i = instance_index.setdefault(instance, len(instance_index))
@@ -154,19 +175,29 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
     with open_read_only(path) as archive:
         run_id, config = archive.run_id, archive.config()
         n_dev = n_dev_instances(archive)
-        nodes = [(int(a), None if b is None else int(b), str(c), d) for a, b, c, d in archive.query(
-            "SELECT id, parent_id, status, created_at FROM nodes ORDER BY id")]
-        probe = [float(x) for (x,) in archive.query(
-            "SELECT score FROM evaluations WHERE node_id = 0 AND split = 'dev' ORDER BY \"repeat\"")]
+        nodes = [
+            (int(a), None if b is None else int(b), str(c), d)
+            for a, b, c, d in archive.query("SELECT id, parent_id, status, created_at FROM nodes ORDER BY id")
+        ]
+        probe = [
+            float(x)
+            for (x,) in archive.query(
+                "SELECT score FROM evaluations WHERE node_id = 0 AND split = 'dev' ORDER BY \"repeat\""
+            )
+        ]
         runs: dict[int, list[float]] = {}
         for node, score in archive.query("SELECT node_id, score FROM evaluations WHERE split = 'dev'"):
             runs.setdefault(int(node), []).append(float(score))
         noisy = n_dev == 1 and bool(pooled_variance(runs))  # its repeats are budget evaluations: on the axis
-        evals = archive.query("SELECT node_id, instance_id, score, finished_at FROM evaluations "
-                              "WHERE split = 'dev'" + ("" if noisy else " AND \"repeat\" = 0") +
-                              " ORDER BY finished_at NULLS LAST, node_id, instance_id, \"repeat\"")
-        calls = archive.query("SELECT created_at, coalesce(cost_usd, 0) FROM llm_calls "
-                              "WHERE created_at IS NOT NULL ORDER BY created_at")
+        evals = archive.query(
+            "SELECT node_id, instance_id, score, finished_at FROM evaluations "
+            "WHERE split = 'dev'"
+            + ("" if noisy else ' AND "repeat" = 0')
+            + ' ORDER BY finished_at NULLS LAST, node_id, instance_id, "repeat"'
+        )
+        calls = archive.query(
+            "SELECT created_at, coalesce(cost_usd, 0) FROM llm_calls WHERE created_at IS NOT NULL ORDER BY created_at"
+        )
     k = max(1, min_evals if min_evals is not None else n_dev)
     t_total = len(evals)
     node_ids = [e[0] for e in evals]
@@ -192,8 +223,9 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
     if noisy:
         final_mean, final_node, rule = _remeasured_over_time(evals, max_points)
     else:
-        final_mean, final_node, rule = _final_rule_over_time(nodes, evals, n_dev, policy, config.get("budget"),
-                                                             max_points, evidence)
+        final_mean, final_node, rule = _final_rule_over_time(
+            nodes, evals, n_dev, policy, config.get("budget"), max_points, evidence
+        )
     dollars = np.zeros(t_total)
     if calls and t_total:
         call_times = np.array([c[0] for c in calls], dtype="datetime64[us]")
@@ -202,14 +234,23 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
         upto = np.searchsorted(call_times, finished, side="right")
         dollars = np.where(upto > 0, cumulative[np.maximum(upto - 1, 0)], 0.0)
         dollars[np.isnat(finished)] = cumulative[-1]
-    return ProgressSeries(run_id=run_id, path=str(path), config=config, min_evals=k,
-                          final_rule=f"{policy.name}: {rule}" if rule else policy.name,
-                          evals=np.arange(1, t_total + 1), best=best, final=final_mean, final_node=final_node,
-                          dollars=dollars)
+    return ProgressSeries(
+        run_id=run_id,
+        path=str(path),
+        config=config,
+        min_evals=k,
+        final_rule=f"{policy.name}: {rule}" if rule else policy.name,
+        evals=np.arange(1, t_total + 1),
+        best=best,
+        final=final_mean,
+        final_node=final_node,
+        dollars=dollars,
+    )
 
 
-def progress_data(paths: Sequence[str | Path], min_evals: int | None = None,
-                  max_points: int = 400) -> list[ProgressSeries]:
+def progress_data(
+    paths: Sequence[str | Path], min_evals: int | None = None, max_points: int = 400
+) -> list[ProgressSeries]:
     """The progress of each run (a run folder or archive file each), in the order given."""
     return [progress_series(p, min_evals, max_points) for p in paths]
 
@@ -249,6 +290,15 @@ def group_series(series: Sequence[ProgressSeries]) -> list[ProgressGroup]:
         length = min(len(m.evals) for m in members)
         best_mean, best_sd = _mean_sd([m.best for m in members], length)
         final_mean, final_sd = _mean_sd([m.final for m in members], length)
-        out.append(ProgressGroup(f"{label} ({len(members)} runs)", tuple(members), np.arange(1, length + 1),
-                                 best_mean, best_sd, final_mean, final_sd))
+        out.append(
+            ProgressGroup(
+                f"{label} ({len(members)} runs)",
+                tuple(members),
+                np.arange(1, length + 1),
+                best_mean,
+                best_sd,
+                final_mean,
+                final_sd,
+            )
+        )
     return out

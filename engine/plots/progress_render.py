@@ -7,6 +7,7 @@ with a band of one standard deviation across the runs; on the dollars axis
 each run that paid for model calls is drawn alone (their dollars differ, so
 no mean is taken there).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -28,8 +29,9 @@ def _draw(series: Sequence[ProgressSeries], groups: list[ProgressGroup]):
     from matplotlib.lines import Line2D
 
     money = any(s.has_cost for s in series)
-    fig, axes = plt.subplots(1, 2 if money else 1, figsize=(13 if money else 9, 5.6), squeeze=False,
-                             layout="constrained", sharey=True)
+    fig, axes = plt.subplots(
+        1, 2 if money else 1, figsize=(13 if money else 9, 5.6), squeeze=False, layout="constrained", sharey=True
+    )
     by_evals = axes[0][0]
     colours = plt.get_cmap("tab10")
     handles = []
@@ -46,36 +48,65 @@ def _draw(series: Sequence[ProgressSeries], groups: list[ProgressGroup]):
         if pooled:
             x = group.evals
             by_evals.step(x, group.best_mean, where="post", color=colour, lw=2.4)
-            by_evals.fill_between(x, group.best_mean - group.best_sd, group.best_mean + group.best_sd,
-                                  step="post", color=colour, alpha=0.18, lw=0)
+            by_evals.fill_between(
+                x,
+                group.best_mean - group.best_sd,
+                group.best_mean + group.best_sd,
+                step="post",
+                color=colour,
+                alpha=0.18,
+                lw=0,
+            )
             by_evals.step(x, group.final_mean, where="post", color=colour, lw=1.8, ls="--")
-            by_evals.fill_between(x, group.final_mean - group.final_sd, group.final_mean + group.final_sd,
-                                  step="post", color=colour, alpha=0.08, lw=0)
+            by_evals.fill_between(
+                x,
+                group.final_mean - group.final_sd,
+                group.final_mean + group.final_sd,
+                step="post",
+                color=colour,
+                alpha=0.08,
+                lw=0,
+            )
             label = f"{group.label}: mean +- sd"
         else:
             label = f"{group.members[0].run_id}" + (f" ({group.label})" if len(groups) > 1 else "")
         handles.append(Line2D([], [], color=colour, lw=2.2, label=_short(label, 70)))
     ks = sorted({s.min_evals for s in series})
     rules = sorted({s.final_rule for s in series})
-    handles += [Line2D([], [], color="#444444", lw=1.8,
-                       label=f"best-so-far: best mean of nodes with >= {'/'.join(map(str, ks))} dev evaluations"),
-                Line2D([], [], color="#444444", lw=1.4, ls="--",
-                       label=_short("final rule's pick (its own mean): " + "; ".join(rules), 90))]
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="#444444",
+            lw=1.8,
+            label=f"best-so-far: best mean of nodes with >= {'/'.join(map(str, ks))} dev evaluations",
+        ),
+        Line2D(
+            [],
+            [],
+            color="#444444",
+            lw=1.4,
+            ls="--",
+            label=_short("final rule's pick (its own mean): " + "; ".join(rules), 90),
+        ),
+    ]
     by_evals.set_xlabel("dev evaluations")
     by_evals.set_ylabel("mean dev score (own)")
     by_evals.grid(alpha=0.3)
     if money:
         axes[0][1].set_xlabel("LLM dollars spent (cumulative; runs that paid for calls)")
         axes[0][1].grid(alpha=0.3)
-    fig.legend(handles=handles, loc="outside lower center", ncol=1 if len(handles) <= 4 else 2, fontsize=8,
-               frameon=False)
+    fig.legend(
+        handles=handles, loc="outside lower center", ncol=1 if len(handles) <= 4 else 2, fontsize=8, frameon=False
+    )
     names = ", ".join(s.run_id for s in series)
     fig.suptitle(_short(f"Progress of {len(series)} run{'s' if len(series) != 1 else ''}: {names}", 110), fontsize=10)
     return fig
 
 
-def render_progress(series: Sequence[ProgressSeries], outputs: Iterable[str | Path],
-                    groups: list[ProgressGroup] | None = None) -> list[Path]:
+def render_progress(
+    series: Sequence[ProgressSeries], outputs: Iterable[str | Path], groups: list[ProgressGroup] | None = None
+) -> list[Path]:
     """Draw the runs once and write each output (.png or .svg, by suffix); returns the paths."""
     fig = _draw(series, groups if groups is not None else group_series(series))
     title = plot_title("progress", ", ".join(s.run_id for s in series))

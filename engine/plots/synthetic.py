@@ -10,6 +10,7 @@ each expansion is one priced LLM call, and the run ends with a
 Rows go in with a few bulk inserts (lists unnested in SQL), so 2,000 nodes
 take well under a second. Deterministic for a seed.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,16 @@ def _insert(archive: Archive, table: str, columns: dict[str, tuple[str, list]]) 
     archive.query(f"INSERT INTO {table} ({names}) SELECT {values}", [v for _, v in columns.values()])
 
 
-def synthetic_archive(path: str | Path, n_nodes: int = 2000, seed: int = 0, n_dev: int = 16, n_holdout: int = 8,
-                      evals_per_node: float = 2.0, llm: bool = True, run_id: str | None = None) -> Path:
+def synthetic_archive(
+    path: str | Path,
+    n_nodes: int = 2000,
+    seed: int = 0,
+    n_dev: int = 16,
+    n_holdout: int = 8,
+    evals_per_node: float = 2.0,
+    llm: bool = True,
+    run_id: str | None = None,
+) -> Path:
     """Write a finished synthetic run of `n_nodes` nodes to `path` (an archive file); returns it.
 
     `evals_per_node`: mean dev evaluations per valid node (geometric, at most `n_dev`; the root has all)."""
@@ -56,8 +65,9 @@ def synthetic_archive(path: str | Path, n_nodes: int = 2000, seed: int = 0, n_de
     for i in range(1, n_nodes):
         depth[i] = depth[parents[i]] + 1
 
-    config = RunConfig(budget=0, seed=seed, mutator="llm" if llm else "offline",
-                       model="synthetic/mock" if llm else None).to_dict()
+    config = RunConfig(
+        budget=0, seed=seed, mutator="llm" if llm else "offline", model="synthetic/mock" if llm else None
+    ).to_dict()
     dev = [f"dev{k}" for k in range(n_dev)]
     holdout = [f"holdout{k}" for k in range(n_holdout)]
     ev: dict[str, list] = {k: [] for k in ("node", "inst", "split", "score", "status", "feedback", "start", "end")}
@@ -96,54 +106,110 @@ def synthetic_archive(path: str | Path, n_nodes: int = 2000, seed: int = 0, n_de
     for node in dict.fromkeys((0, final)):
         for name in holdout:
             clock += timedelta(seconds=0.5)
-            for key, value in (("node", node), ("inst", name), ("split", "holdout"),
-                               ("score", float(np.clip(quality[node] + rng.normal(0, 0.05), 0, 1))),
-                               ("status", "ok"), ("feedback", ""), ("start", clock), ("end", clock)):
+            for key, value in (
+                ("node", node),
+                ("inst", name),
+                ("split", "holdout"),
+                ("score", float(np.clip(quality[node] + rng.normal(0, 0.05), 0, 1))),
+                ("status", "ok"),
+                ("feedback", ""),
+                ("start", clock),
+                ("end", clock),
+            ):
                 ev[key].append(value)
 
     config["budget"] = int(dev_n.sum())
     with Archive.create(path, run_id, config, seed) as archive:
         archive.add_instances([(name, "dev", {}) for name in dev] + [(name, "holdout", {}) for name in holdout])
         archive.query("BEGIN")
-        _insert(archive, "nodes", {
-            "id": ("BIGINT", list(range(n_nodes))), "run_id": ("VARCHAR", [run_id] * n_nodes),
-            "parent_id": ("BIGINT", parents), "depth": ("INTEGER", depth), "status": ("VARCHAR", status),
-            "created_at": ("TIMESTAMP", nodes_at), "mutator": ("VARCHAR", ["seed"] + ["llm"] * (n_nodes - 1)),
-            "code_hash": ("VARCHAR", [f"h{i}" for i in range(n_nodes)]),
-            "reason": ("VARCHAR", ["" if s == "valid" else f"synthetic {s} child" for s in status]),
-            "description": ("VARCHAR", ["seed"] + [f"synthetic change {i} (parent {parents[i]})"
-                                                   for i in range(1, n_nodes)]),
-        })
-        _insert(archive, "blobs", {"hash": ("VARCHAR", [f"b{i}" for i in range(n_nodes)]),
-                                   "content": ("VARCHAR", [f"def choose(item, bins):\n    return {i} % len(bins)\n"
-                                                           for i in range(n_nodes)])})
-        _insert(archive, "node_files", {"node_id": ("BIGINT", list(range(n_nodes))),
-                                        "path": ("VARCHAR", ["agent.py"] * n_nodes),
-                                        "hash": ("VARCHAR", [f"b{i}" for i in range(n_nodes)])})
+        _insert(
+            archive,
+            "nodes",
+            {
+                "id": ("BIGINT", list(range(n_nodes))),
+                "run_id": ("VARCHAR", [run_id] * n_nodes),
+                "parent_id": ("BIGINT", parents),
+                "depth": ("INTEGER", depth),
+                "status": ("VARCHAR", status),
+                "created_at": ("TIMESTAMP", nodes_at),
+                "mutator": ("VARCHAR", ["seed"] + ["llm"] * (n_nodes - 1)),
+                "code_hash": ("VARCHAR", [f"h{i}" for i in range(n_nodes)]),
+                "reason": ("VARCHAR", ["" if s == "valid" else f"synthetic {s} child" for s in status]),
+                "description": (
+                    "VARCHAR",
+                    ["seed"] + [f"synthetic change {i} (parent {parents[i]})" for i in range(1, n_nodes)],
+                ),
+            },
+        )
+        _insert(
+            archive,
+            "blobs",
+            {
+                "hash": ("VARCHAR", [f"b{i}" for i in range(n_nodes)]),
+                "content": (
+                    "VARCHAR",
+                    [f"def choose(item, bins):\n    return {i} % len(bins)\n" for i in range(n_nodes)],
+                ),
+            },
+        )
+        _insert(
+            archive,
+            "node_files",
+            {
+                "node_id": ("BIGINT", list(range(n_nodes))),
+                "path": ("VARCHAR", ["agent.py"] * n_nodes),
+                "hash": ("VARCHAR", [f"b{i}" for i in range(n_nodes)]),
+            },
+        )
         m = len(ev["node"])
-        _insert(archive, "evaluations", {
-            "node_id": ("BIGINT", ev["node"]), "instance_id": ("VARCHAR", ev["inst"]),
-            "split": ("VARCHAR", ev["split"]), "repeat": ("INTEGER", [0] * m), "score": ("DOUBLE", ev["score"]),
-            "metrics": ("JSON", ["{}"] * m), "status": ("VARCHAR", ev["status"]),
-            "runtime_s": ("DOUBLE", [0.5] * m), "feedback": ("VARCHAR", ev["feedback"]),
-            "worker": ("VARCHAR", [f"w{k % 2}" for k in range(m)]),
-            "started_at": ("TIMESTAMP", ev["start"]), "finished_at": ("TIMESTAMP", ev["end"]),
-        })
+        _insert(
+            archive,
+            "evaluations",
+            {
+                "node_id": ("BIGINT", ev["node"]),
+                "instance_id": ("VARCHAR", ev["inst"]),
+                "split": ("VARCHAR", ev["split"]),
+                "repeat": ("INTEGER", [0] * m),
+                "score": ("DOUBLE", ev["score"]),
+                "metrics": ("JSON", ["{}"] * m),
+                "status": ("VARCHAR", ev["status"]),
+                "runtime_s": ("DOUBLE", [0.5] * m),
+                "feedback": ("VARCHAR", ev["feedback"]),
+                "worker": ("VARCHAR", [f"w{k % 2}" for k in range(m)]),
+                "started_at": ("TIMESTAMP", ev["start"]),
+                "finished_at": ("TIMESTAMP", ev["end"]),
+            },
+        )
         if calls:
-            _insert(archive, "llm_calls", {
-                "id": ("BIGINT", list(range(len(calls)))), "node_id": ("BIGINT", [c[0] for c in calls]),
-                "purpose": ("VARCHAR", ["mutate"] * len(calls)), "model": ("VARCHAR", ["synthetic/mock"] * len(calls)),
-                "request_hash": ("VARCHAR", [f"r{k}" for k in range(len(calls))]),
-                "request": ("JSON", ["{}"] * len(calls)), "response": ("JSON", ["{}"] * len(calls)),
-                "tokens_in": ("BIGINT", [1200] * len(calls)), "tokens_out": ("BIGINT", [300] * len(calls)),
-                "cost_usd": ("DOUBLE", [c[2] for c in calls]), "latency_s": ("DOUBLE", [1.0] * len(calls)),
-                "created_at": ("TIMESTAMP", [c[1] for c in calls]),
-            })
-        _insert(archive, "events", {
-            "seq": ("BIGINT", list(range(1, len(events) + 1))), "at": ("TIMESTAMP", [e[3] for e in events]),
-            "kind": ("VARCHAR", [e[0] for e in events]), "node_id": ("BIGINT", [e[1] for e in events]),
-            "detail": ("JSON", [json.dumps(e[2]) for e in events]),
-        })
+            _insert(
+                archive,
+                "llm_calls",
+                {
+                    "id": ("BIGINT", list(range(len(calls)))),
+                    "node_id": ("BIGINT", [c[0] for c in calls]),
+                    "purpose": ("VARCHAR", ["mutate"] * len(calls)),
+                    "model": ("VARCHAR", ["synthetic/mock"] * len(calls)),
+                    "request_hash": ("VARCHAR", [f"r{k}" for k in range(len(calls))]),
+                    "request": ("JSON", ["{}"] * len(calls)),
+                    "response": ("JSON", ["{}"] * len(calls)),
+                    "tokens_in": ("BIGINT", [1200] * len(calls)),
+                    "tokens_out": ("BIGINT", [300] * len(calls)),
+                    "cost_usd": ("DOUBLE", [c[2] for c in calls]),
+                    "latency_s": ("DOUBLE", [1.0] * len(calls)),
+                    "created_at": ("TIMESTAMP", [c[1] for c in calls]),
+                },
+            )
+        _insert(
+            archive,
+            "events",
+            {
+                "seq": ("BIGINT", list(range(1, len(events) + 1))),
+                "at": ("TIMESTAMP", [e[3] for e in events]),
+                "kind": ("VARCHAR", [e[0] for e in events]),
+                "node_id": ("BIGINT", [e[1] for e in events]),
+                "detail": ("JSON", [json.dumps(e[2]) for e in events]),
+            },
+        )
         archive.query("COMMIT")
         archive.set_status("finished")
     return path

@@ -11,6 +11,7 @@ and of its own agent on each instance (table trajectory_steps), the model's
 prompts and answers, and its evaluation logs.
 data.py reads the archive, tree.py draws the tree, page.py writes the HTML.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,9 @@ def write_report(run: str | Path, out: str | Path | None = None) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python scripts/report.py",
-                                description="Write one self-contained HTML report of a run (works offline).")
+    p = argparse.ArgumentParser(
+        prog="python scripts/report.py", description="Write one self-contained HTML report of a run (works offline)."
+    )
     p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
     p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html)")
     args = p.parse_args(argv)

@@ -7,6 +7,7 @@ long fields are replaced by a note pointing at the archive. Definitions shared
 with `python -m engine.runs` and the plots (a node's mean, the final node)
 come from engine/runinfo/reading.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,17 @@ from archive import Archive
 from engine.runinfo.reading import shown_status, wall_seconds
 
 # Characters kept per field; what is cut is said in the text.
-LIMITS = {"diff": 30_000, "description": 4_000, "reason": 4_000, "message": 20_000, "answer": 20_000,
-          "log": 4_000, "feedback": 4_000, "metrics": 2_000, "config": 2_000}
+LIMITS = {
+    "diff": 30_000,
+    "description": 4_000,
+    "reason": 4_000,
+    "message": 20_000,
+    "answer": 20_000,
+    "log": 4_000,
+    "feedback": 4_000,
+    "metrics": 2_000,
+    "config": 2_000,
+}
 TOTAL_CHARS = 20_000_000  # text embedded over the whole report (about 20 MB of HTML at most)
 TOTAL_STEPS = 20_000  # agents' trajectory steps embedded over the whole report (each at most ~700 characters)
 BUCKETS = 20  # time buckets of "evaluations per worker over time"
@@ -68,28 +78,54 @@ def _json(value: Any) -> Any:
 def _run_part(archive: Archive, clip: Clipper) -> dict[str, Any]:
     row = archive.run_row()
     config = _json(row["config"]) or {}
-    shown = {k: (v if isinstance(v, (int, float, bool)) or v is None else clip(v if isinstance(v, str)
-             else json.dumps(v, sort_keys=True), "config")) for k, v in sorted(config.items())}
+    shown = {
+        k: (
+            v
+            if isinstance(v, (int, float, bool)) or v is None
+            else clip(v if isinstance(v, str) else json.dumps(v, sort_keys=True), "config")
+        )
+        for k, v in sorted(config.items())
+    }
     started, updated = row.get("created_at"), row.get("updated_at")
     wall = wall_seconds(archive)
-    return {"id": row["id"], "status": shown_status(row["status"], archive.live_as_of), "seed": row["seed"],
-            "schema_version": row["schema_version"],
-            "created_at": _iso(started), "updated_at": _iso(updated), "wall_s": wall, "config": shown,
-            "task": config.get("task"), "policy": config.get("policy"), "budget": config.get("budget")}
+    return {
+        "id": row["id"],
+        "status": shown_status(row["status"], archive.live_as_of),
+        "seed": row["seed"],
+        "schema_version": row["schema_version"],
+        "created_at": _iso(started),
+        "updated_at": _iso(updated),
+        "wall_s": wall,
+        "config": shown,
+        "task": config.get("task"),
+        "policy": config.get("policy"),
+        "budget": config.get("budget"),
+    }
 
 
 def _spend_part(archive: Archive) -> dict[str, Any]:
     calls, errors, tokens_in, tokens_out, cost, unpriced = archive.query(
         "SELECT count(*), count(error), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), "
-        "coalesce(sum(cost_usd), 0), count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) FROM llm_calls")[0]
-    evals = archive.query("SELECT split, status, count(*), coalesce(sum(runtime_s), 0) FROM evaluations "
-                          "GROUP BY ALL ORDER BY split, status")
+        "coalesce(sum(cost_usd), 0), count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) FROM llm_calls"
+    )[0]
+    evals = archive.query(
+        "SELECT split, status, count(*), coalesce(sum(runtime_s), 0) FROM evaluations "
+        "GROUP BY ALL ORDER BY split, status"
+    )
     refs = archive.query("SELECT count(*), coalesce(sum(runtime_s), 0) FROM reference_evaluations")[0]
-    return {"llm": {"calls": int(calls), "errors": int(errors), "tokens_in": int(tokens_in),
-                    "tokens_out": int(tokens_out), "cost_usd": float(cost), "unpriced": int(unpriced)},
-            "evaluations": [{"split": s, "status": st, "n": int(n), "runtime_s": float(t)} for s, st, n, t in evals],
-            "references": {"n": int(refs[0]), "runtime_s": float(refs[1])},
-            "sandbox_s": float(sum(t for *_, t in evals)) + float(refs[1])}
+    return {
+        "llm": {
+            "calls": int(calls),
+            "errors": int(errors),
+            "tokens_in": int(tokens_in),
+            "tokens_out": int(tokens_out),
+            "cost_usd": float(cost),
+            "unpriced": int(unpriced),
+        },
+        "evaluations": [{"split": s, "status": st, "n": int(n), "runtime_s": float(t)} for s, st, n, t in evals],
+        "references": {"n": int(refs[0]), "runtime_s": float(refs[1])},
+        "sandbox_s": float(sum(t for *_, t in evals)) + float(refs[1]),
+    }
 
 
 def _calls_by_node(archive: Archive, clip: Clipper, about: list[int] | None = None) -> dict[int, list[dict[str, Any]]]:
@@ -103,8 +139,10 @@ def _calls_by_node(archive: Archive, clip: Clipper, about: list[int] | None = No
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
     columns = {r[0] for r in archive.query("DESCRIBE llm_calls")}
     instance = "instance_id" if "instance_id" in columns else "NULL"  # an agent's own calls name their instance
-    rows = archive.query("SELECT id, node_id, purpose, model, request, response, tokens_in, tokens_out, cost_usd, "
-                         f"latency_s, error, created_at, {instance} FROM llm_calls {_among('node_id', about)} ORDER BY id")
+    rows = archive.query(
+        "SELECT id, node_id, purpose, model, request, response, tokens_in, tokens_out, cost_usd, "
+        f"latency_s, error, created_at, {instance} FROM llm_calls {_among('node_id', about)} ORDER BY id"
+    )
     for cid, node, purpose, model, request, response, t_in, t_out, cost, latency, error, created, inst in rows:
         request, response = _json(request) or {}, _json(response) or {}
         key = str(request.get("key", "")) if isinstance(request, dict) else ""
@@ -115,14 +153,28 @@ def _calls_by_node(archive: Archive, clip: Clipper, about: list[int] | None = No
             continue
         messages = request.get("messages", []) if isinstance(request, dict) else []
         answer = response.get("text") if isinstance(response, dict) else response
-        out[int(owner)].append({
-            "id": int(cid), "purpose": purpose, "model": model, "key": key, "instance": inst, "tokens_in": t_in, "tokens_out": t_out,
-            "cost_usd": cost, "latency_s": latency, "error": clip(error, "feedback"), "created_at": _iso(created),
-            "of_parent": match is not None and child is None,  # an expansion whose child was never stored
-            "messages": [{"role": str(m.get("role", "")), "content": clip(m.get("content"), "message")}
-                         for m in messages if isinstance(m, dict)],
-            "answer": clip(answer if isinstance(answer, str) or answer is None else json.dumps(answer), "answer"),
-        })
+        out[int(owner)].append(
+            {
+                "id": int(cid),
+                "purpose": purpose,
+                "model": model,
+                "key": key,
+                "instance": inst,
+                "tokens_in": t_in,
+                "tokens_out": t_out,
+                "cost_usd": cost,
+                "latency_s": latency,
+                "error": clip(error, "feedback"),
+                "created_at": _iso(created),
+                "of_parent": match is not None and child is None,  # an expansion whose child was never stored
+                "messages": [
+                    {"role": str(m.get("role", "")), "content": clip(m.get("content"), "message")}
+                    for m in messages
+                    if isinstance(m, dict)
+                ],
+                "answer": clip(answer if isinstance(answer, str) or answer is None else json.dumps(answer), "answer"),
+            }
+        )
     return out
 
 
@@ -133,17 +185,29 @@ def _among(column: str, ids: list[int] | None) -> str:
 
 def _evals_by_node(archive: Archive, clip: Clipper, about: list[int] | None = None) -> dict[int, list[dict[str, Any]]]:
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    rows = archive.query('SELECT e.node_id, e.instance_id, e.split, e."repeat", e.score, e.status, e.runtime_s, '
-                         "e.feedback, e.stdout_tail, e.stderr_tail, e.metrics, e.worker, e.finished_at "
-                         "FROM evaluations e LEFT JOIN instances i ON i.id = e.instance_id "
-                         f"{_among('e.node_id', about)} ORDER BY e.node_id, e.split, i.rowid, e.instance_id, e.\"repeat\"")
+    rows = archive.query(
+        'SELECT e.node_id, e.instance_id, e.split, e."repeat", e.score, e.status, e.runtime_s, '
+        "e.feedback, e.stdout_tail, e.stderr_tail, e.metrics, e.worker, e.finished_at "
+        "FROM evaluations e LEFT JOIN instances i ON i.id = e.instance_id "
+        f'{_among("e.node_id", about)} ORDER BY e.node_id, e.split, i.rowid, e.instance_id, e."repeat"'
+    )
     for node, inst, split, rep, score, status, runtime, feedback, out_tail, err_tail, metrics, worker, at in rows:
-        out[int(node)].append({
-            "instance": inst, "split": split, "repeat": rep, "score": score, "status": status, "runtime_s": runtime,
-            "feedback": clip(feedback or None, "feedback"), "stdout": clip(out_tail or None, "log", keep="tail"),
-            "stderr": clip(err_tail or None, "log", keep="tail"),
-            "metrics": clip(metrics if metrics not in (None, "{}") else None, "metrics"),
-            "worker": worker, "finished_at": _iso(at)})
+        out[int(node)].append(
+            {
+                "instance": inst,
+                "split": split,
+                "repeat": rep,
+                "score": score,
+                "status": status,
+                "runtime_s": runtime,
+                "feedback": clip(feedback or None, "feedback"),
+                "stdout": clip(out_tail or None, "log", keep="tail"),
+                "stderr": clip(err_tail or None, "log", keep="tail"),
+                "metrics": clip(metrics if metrics not in (None, "{}") else None, "metrics"),
+                "worker": worker,
+                "finished_at": _iso(at),
+            }
+        )
     return out
 
 
@@ -164,7 +228,7 @@ def _attach_steps(archive: Archive, nodes: list[dict[str, Any]], clip: Clipper, 
         steps, total = found.pop(key, ([], 0))
         if len(steps) > left:
             clip.clipped += 1
-            steps = steps[:max(left, 0)]
+            steps = steps[: max(left, 0)]
         left -= len(steps)
         return steps, total - len(steps)
 
@@ -199,13 +263,22 @@ def report_data(archive: Archive) -> dict[str, Any]:
     has_steps = _attach_steps(archive, nodes, clip)
     arena = _arena_part(archive, nodes)
     n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
-    return {"run": run, "spend": spend, "nodes": nodes, "n_dev_instances": n_dev, "has_steps": has_steps,
-            "final": None if final is None else {"node": final[0], "rule": final[1]},
-            "clipped": clip.clipped, "arena": arena, "workers": _workers_part(archive)}
+    return {
+        "run": run,
+        "spend": spend,
+        "nodes": nodes,
+        "n_dev_instances": n_dev,
+        "has_steps": has_steps,
+        "final": None if final is None else {"node": final[0], "rule": final[1]},
+        "clipped": clip.clipped,
+        "arena": arena,
+        "workers": _workers_part(archive),
+    }
 
 
-def node_rows(archive: Archive, clip: Clipper, stats: dict | None = None, about: list[int] | None = None,
-              diff: bool = True) -> list[dict[str, Any]]:
+def node_rows(
+    archive: Archive, clip: Clipper, stats: dict | None = None, about: list[int] | None = None, diff: bool = True
+) -> list[dict[str, Any]]:
     """The nodes (or those in `about`) as the report's tree and panel know them, without their evaluations
     and calls: id, parent, children, status, how made, description, diff (`diff=False`: ""; the live page's
     tree polls without them), and own dev mean and count."""
@@ -213,21 +286,33 @@ def node_rows(archive: Archive, clip: Clipper, stats: dict | None = None, about:
 
     stats = dev_node_stats(archive) if stats is None else stats
     text = "diff" if diff else "''"
-    rows = archive.query("SELECT id, parent_id, depth, status, mutator, model, description, reason, "
-                         f"{text}, created_at FROM nodes {_among('id', about)} ORDER BY id")
+    rows = archive.query(
+        "SELECT id, parent_id, depth, status, mutator, model, description, reason, "
+        f"{text}, created_at FROM nodes {_among('id', about)} ORDER BY id"
+    )
     children: dict[int, list[int]] = defaultdict(list)
     for nid, parent in archive.query("SELECT id, parent_id FROM nodes WHERE parent_id IS NOT NULL ORDER BY id"):
         children[int(parent)].append(int(nid))
     nodes = []
     for nid, parent, depth, status, mutator, model, description, reason, change, created in rows:
         s = stats.get(int(nid))
-        nodes.append({
-            "id": int(nid), "parent": None if parent is None else int(parent), "depth": int(depth),
-            "status": status, "mutator": mutator, "model": model, "created_at": _iso(created),
-            "description": clip(description or "", "description"), "reason": clip(reason or None, "reason"),
-            "diff": clip(change or "", "diff"), "children": children.get(int(nid), []),
-            "mean": None if s is None else s.mean, "n_dev": 0 if s is None else s.n,
-        })
+        nodes.append(
+            {
+                "id": int(nid),
+                "parent": None if parent is None else int(parent),
+                "depth": int(depth),
+                "status": status,
+                "mutator": mutator,
+                "model": model,
+                "created_at": _iso(created),
+                "description": clip(description or "", "description"),
+                "reason": clip(reason or None, "reason"),
+                "diff": clip(change or "", "diff"),
+                "children": children.get(int(nid), []),
+                "mean": None if s is None else s.mean,
+                "n_dev": 0 if s is None else s.n,
+            }
+        )
     return nodes
 
 
@@ -252,10 +337,16 @@ def node_detail(archive: Archive, node: int) -> dict[str, Any] | None:
     _arena_part(archive, [this])
     final = final_choice(archive)
     has_steps = has_table(archive, "trajectory_steps") and bool(
-        archive.query("SELECT count(*) FROM trajectory_steps")[0][0])
+        archive.query("SELECT count(*) FROM trajectory_steps")[0][0]
+    )
     n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
-    return {"node": this, "parent_evaluations": [] if parent is None else evals.get(parent, []),
-            "n_dev_instances": n_dev, "has_steps": has_steps, "final": None if final is None else final[0]}
+    return {
+        "node": this,
+        "parent_evaluations": [] if parent is None else evals.get(parent, []),
+        "n_dev_instances": n_dev,
+        "has_steps": has_steps,
+        "final": None if final is None else final[0],
+    }
 
 
 def _workers_part(archive: Archive) -> dict[str, Any] | None:
@@ -269,9 +360,14 @@ def _workers_part(archive: Archive) -> dict[str, Any] | None:
     ends = [t for *_, t in rows if t is not None]
     first, last = (min(starts), max(ends + starts)) if ends else (None, None)
     span = (last - first).total_seconds() if first is not None else 0.0
-    edges = [] if first is None else [  # all equal when the span is zero
-        (first + (last - first) * (i / BUCKETS)).isoformat(sep=" ", timespec="milliseconds")
-        for i in range(BUCKETS + 1)]
+    edges = (
+        []
+        if first is None
+        else [  # all equal when the span is zero
+            (first + (last - first) * (i / BUCKETS)).isoformat(sep=" ", timespec="milliseconds")
+            for i in range(BUCKETS + 1)
+        ]
+    )
     counts: dict[str, list[int]] = defaultdict(lambda: [0] * BUCKETS)
     totals: dict[str, int] = defaultdict(int)
     for worker, _, at in rows:
@@ -279,8 +375,11 @@ def _workers_part(archive: Archive) -> dict[str, Any] | None:
         if at is not None and first is not None:
             index = int((at - first).total_seconds() / span * BUCKETS) if span > 0 else 0
             counts[worker][min(max(index, 0), BUCKETS - 1)] += 1
-    return {"edges": edges, "buckets": BUCKETS,
-            "rows": [{"worker": w, "total": totals[w], "counts": counts[w]} for w in sorted(totals)]}
+    return {
+        "edges": edges,
+        "buckets": BUCKETS,
+        "rows": [{"worker": w, "total": totals[w], "counts": counts[w]} for w in sorted(totals)],
+    }
 
 
 def _arena_part(archive: Archive, nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -295,5 +394,8 @@ def _arena_part(archive: Archive, nodes: list[dict[str, Any]]) -> dict[str, Any]
         s = scores[node["id"]]
         node["role"] = s.role
         node["arena"] = {"original": s.original, "evolved": s.evolved, "holdout": s.holdout, "tester": s.tester}
-    return {"mode": archive.config().get("arena"), "rounds": ledger.rounds(archive),
-            "instances": ledger.instance_counts(archive)}
+    return {
+        "mode": archive.config().get("arena"),
+        "rounds": ledger.rounds(archive),
+        "instances": ledger.instance_counts(archive),
+    }

@@ -6,6 +6,7 @@ the embedded JSON by writing `<`, `>` and `&` as \\u escapes (so an agent
 that printed `</script>` cannot end the script element), and the page's
 script puts archive text into the page only through `textContent`.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,13 @@ SCRIPTS = ("panel.js", "report.js")  # panel.js: the node panel and zoom, shared
 def embed_json(data: Any) -> str:
     """JSON safe inside <script type="application/json">: no '<', '>' or '&' left as such."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
-    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _num(value: float | None, digits: int = 2) -> str:
@@ -44,23 +50,38 @@ def _cards(data: dict[str, Any]) -> str:
     final_rule = "" if final is None else final["rule"]
     budget = run.get("budget")
     cards = [
-        ("Dev evaluations", f"{dev:,}" + (f" / {budget:,}" if isinstance(budget, int) else ""),
-         f"{holdout:,} holdout, {spend['references']['n']:,} reference runs; {bad:,} not ok"),
-        ("Nodes", f"{len(nodes):,}",
-         f"{by_status['valid']} valid, {by_status['invalid']} invalid, {by_status['failed']} failed"),
+        (
+            "Dev evaluations",
+            f"{dev:,}" + (f" / {budget:,}" if isinstance(budget, int) else ""),
+            f"{holdout:,} holdout, {spend['references']['n']:,} reference runs; {bad:,} not ok",
+        ),
+        (
+            "Nodes",
+            f"{len(nodes):,}",
+            f"{by_status['valid']} valid, {by_status['invalid']} invalid, {by_status['failed']} failed",
+        ),
         ("Sandbox time", f"{_num(spend['sandbox_s'], 1)} s", f"wall {_num(run.get('wall_s'), 1)} s"),
-        ("LLM spend", cost,
-         (f"{llm['calls']:,} calls ({llm['errors']} failed), {llm['tokens_in']:,} tokens in, "
-          f"{llm['tokens_out']:,} out")),
+        (
+            "LLM spend",
+            cost,
+            (
+                f"{llm['calls']:,} calls ({llm['errors']} failed), {llm['tokens_in']:,} tokens in, "
+                f"{llm['tokens_out']:,} out"
+            ),
+        ),
         ("Final node", final_text, final_rule),
     ]
-    return "".join(f'<div class="card"><div class="k">{escape(k)}</div><div class="v">{escape(v)}</div>'
-                   f'<div class="s">{escape(s)}</div></div>' for k, v, s in cards)
+    return "".join(
+        f'<div class="card"><div class="k">{escape(k)}</div><div class="v">{escape(v)}</div>'
+        f'<div class="s">{escape(s)}</div></div>'
+        for k, v, s in cards
+    )
 
 
 def _config_table(config: dict[str, Any]) -> str:
-    rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{escape('—' if v is None else str(v))}</td></tr>"
-                   for k, v in config.items())
+    rows = "".join(
+        f"<tr><th>{escape(str(k))}</th><td>{escape('—' if v is None else str(v))}</td></tr>" for k, v in config.items()
+    )
     return f'<table class="config">{rows}</table>'
 
 
@@ -75,19 +96,25 @@ def _arena_html(data: dict[str, Any]) -> str:
         return ""
     counts = arena["instances"]
     agents = "".join(
-        f'<tr><td>{n["id"]}</td><td>{escape(n["status"])}</td><td>{_pct(n["arena"]["original"])}</td>'
-        f'<td>{_pct(n["arena"]["evolved"])}</td><td>{_pct(n["arena"]["holdout"])}</td></tr>'
-        for n in data["nodes"] if n.get("role") == "agent")
+        f"<tr><td>{n['id']}</td><td>{escape(n['status'])}</td><td>{_pct(n['arena']['original'])}</td>"
+        f"<td>{_pct(n['arena']['evolved'])}</td><td>{_pct(n['arena']['holdout'])}</td></tr>"
+        for n in data["nodes"]
+        if n.get("role") == "agent"
+    )
     testers = "".join(
-        f'<tr><td>{n["id"]}</td><td>{escape(n["status"])}</td><td>{_pct(n["arena"]["tester"])}</td></tr>'
-        for n in data["nodes"] if n.get("role") == "tester")
-    return (f'<details class="cfg arena" open><summary>Arena ({escape(str(arena["mode"]))}): '
-            f'{len(arena["rounds"])} rounds; dev set {counts["task"]} original + {counts["arena"]} confirmed '
-            f'tests from testers; holdout {counts["holdout"]} (fixed)</summary>'
-            '<table class="config arena-agents"><tr><th>code agent</th><th>status</th><th>original dev set</th>'
-            f'<th>evolved dev set</th><th>holdout</th></tr>{agents}</table>'
-            '<table class="config arena-testers"><tr><th>tester</th><th>status</th>'
-            f'<th>mean share of agents broken</th></tr>{testers}</table></details>')
+        f"<tr><td>{n['id']}</td><td>{escape(n['status'])}</td><td>{_pct(n['arena']['tester'])}</td></tr>"
+        for n in data["nodes"]
+        if n.get("role") == "tester"
+    )
+    return (
+        f'<details class="cfg arena" open><summary>Arena ({escape(str(arena["mode"]))}): '
+        f"{len(arena['rounds'])} rounds; dev set {counts['task']} original + {counts['arena']} confirmed "
+        f"tests from testers; holdout {counts['holdout']} (fixed)</summary>"
+        '<table class="config arena-agents"><tr><th>code agent</th><th>status</th><th>original dev set</th>'
+        f"<th>evolved dev set</th><th>holdout</th></tr>{agents}</table>"
+        '<table class="config arena-testers"><tr><th>tester</th><th>status</th>'
+        f"<th>mean share of agents broken</th></tr>{testers}</table></details>"
+    )
 
 
 def _workers_html(data: dict[str, Any]) -> str:
@@ -111,29 +138,48 @@ def _workers_html(data: dict[str, Any]) -> str:
             if count:
                 h = max(1.0, (row_h - 4) * count / peak)
                 when = f"{edges[b]} → {edges[b + 1]}" if edges else ""
-                out.append(f'<rect x="{label_w + b * bar_w}" y="{y + row_h - 2 - h:.1f}" width="{bar_w - 2}" '
-                           f'height="{h:.1f}"><title>{count} ({escape(when)})</title></rect>')
+                out.append(
+                    f'<rect x="{label_w + b * bar_w}" y="{y + row_h - 2 - h:.1f}" width="{bar_w - 2}" '
+                    f'height="{h:.1f}"><title>{count} ({escape(when)})</title></rect>'
+                )
         out.append(f'<text class="total" x="{width}" y="{y + 13}">{row["total"]:,}</text>')
     if edges:
         y = height - 3
-        out.append(f'<text class="axis" x="{label_w}" y="{y}">{escape(edges[0])}</text>'
-                   f'<text class="axis end" x="{width - total_w}" y="{y}">{escape(edges[-1])}</text>')
-    return (f'<details class="cfg workers" open><summary>Evaluations per worker over time '
-            f'({len(part["rows"])} workers; bars by finished_at, total at the right)</summary>'
-            f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="Evaluations per worker over time">{"".join(out)}</svg></details>')
+        out.append(
+            f'<text class="axis" x="{label_w}" y="{y}">{escape(edges[0])}</text>'
+            f'<text class="axis end" x="{width - total_w}" y="{y}">{escape(edges[-1])}</text>'
+        )
+    return (
+        f'<details class="cfg workers" open><summary>Evaluations per worker over time '
+        f"({len(part['rows'])} workers; bars by finished_at, total at the right)</summary>"
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="Evaluations per worker over time">{"".join(out)}</svg></details>'
+    )
 
 
 def render_page(data: dict[str, Any]) -> str:
     run = data["run"]
     final = data["final"]["node"] if data["final"] else None
     title = f"Clade report: {run['id']}"
-    subtitle = " · ".join(str(x) for x in (
-        f"status {run['status']}", f"task {run.get('task')}", f"policy {run.get('policy')}",
-        f"budget {run.get('budget')}", f"seed {run['seed']}", f"{run['created_at']} → {run['updated_at']}",
-        f"schema {run['schema_version']}") if x)
-    clipped = (f'<p class="note">{data["clipped"]:,} long texts were cut to keep this file small; '
-               "the archive holds them whole.</p>" if data["clipped"] else "")
+    subtitle = " · ".join(
+        str(x)
+        for x in (
+            f"status {run['status']}",
+            f"task {run.get('task')}",
+            f"policy {run.get('policy')}",
+            f"budget {run.get('budget')}",
+            f"seed {run['seed']}",
+            f"{run['created_at']} → {run['updated_at']}",
+            f"schema {run['schema_version']}",
+        )
+        if x
+    )
+    clipped = (
+        f'<p class="note">{data["clipped"]:,} long texts were cut to keep this file small; '
+        "the archive holds them whole.</p>"
+        if data["clipped"]
+        else ""
+    )
     css = (_HERE / "report.css").read_text()
     js = "\n".join((_HERE / name).read_text() for name in SCRIPTS)
     return f"""<!DOCTYPE html>

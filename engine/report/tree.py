@@ -7,14 +7,14 @@ red and dashed, the final node has a gold ring. Every node is a
 `<g class="node" data-id=N>` the page's script makes clickable; its
 `<title>` is the hover text. The layout is engine/plots/layout.py's tidy tree.
 """
+
 from __future__ import annotations
 
 import math
 from html import escape
 from typing import Any
 
-VIRIDIS = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
-           "#fde725")
+VIRIDIS = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725")
 UNEVALUATED = "#ffffff"
 STATUS_FILL = {"invalid": "#d0d0d0", "failed": "#f3c1bb"}
 STATUS_STROKE = {"valid": "#333333", "invalid": "#8a8a8a", "failed": "#c0392b"}
@@ -24,8 +24,8 @@ WIDE = 680  # px a small tree is spread to
 
 
 def _mix(a: str, b: str, t: float) -> str:
-    ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
-    cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    ca = [int(a[i : i + 2], 16) for i in (1, 3, 5)]
+    cb = [int(b[i : i + 2], 16) for i in (1, 3, 5)]
     return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb))
 
 
@@ -45,7 +45,7 @@ def mean_range(nodes: list[dict[str, Any]]) -> tuple[float, float]:
 
 
 def _dark(fill: str) -> bool:
-    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(fill[i : i + 2], 16) for i in (1, 3, 5))
     return 0.299 * r + 0.587 * g + 0.114 * b < 140
 
 
@@ -103,8 +103,11 @@ def render_tree(nodes: list[dict[str, Any]], final: int | None, path: set[int] |
         dash = ' stroke-dasharray="3 2"' if status != "valid" else ""
         mean = "not evaluated" if n["mean"] is None else f"mean dev score {n['mean']:.3f} over {n['n_dev']}"
         hover = f"#{n['id']} {status}: {mean}; {n['description'][:120]}"
-        ring = (f'<circle class="final-ring" r="{r + 4}" fill="none" stroke="{FINAL_RING}" stroke-width="3"/>'
-                if n["id"] == final else "")
+        ring = (
+            f'<circle class="final-ring" r="{r + 4}" fill="none" stroke="{FINAL_RING}" stroke-width="3"/>'
+            if n["id"] == final
+            else ""
+        )
         label = ""
         if not big:
             ink = "#ffffff" if _dark(fill) else "#111111"
@@ -112,11 +115,14 @@ def render_tree(nodes: list[dict[str, Any]], final: int | None, path: set[int] |
         circles.append(
             f'<g class="node {status}" data-id="{n["id"]}" transform="translate({x},{y})" tabindex="0" '
             f'role="button" aria-label="node {n["id"]}"><title>{escape(hover)}</title>{ring}'
-            f'<circle class="dot" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"{dash}/>{label}</g>')
-    return (f'<svg id="tree" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="lineage tree, root on top">'
-            f'<g class="edges" fill="none" stroke="#9a9a9a" stroke-width="1.2">{"".join(edges + on_path)}</g>'
-            f'<g class="nodes">{"".join(circles)}</g></svg>')
+            f'<circle class="dot" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"{dash}/>{label}</g>'
+        )
+    return (
+        f'<svg id="tree" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="lineage tree, root on top">'
+        f'<g class="edges" fill="none" stroke="#9a9a9a" stroke-width="1.2">{"".join(edges + on_path)}</g>'
+        f'<g class="nodes">{"".join(circles)}</g></svg>'
+    )
 
 
 def legend_html(nodes: list[dict[str, Any]]) -> str:
@@ -127,14 +133,15 @@ def legend_html(nodes: list[dict[str, Any]]) -> str:
         '<div class="legend">'
         f'<span class="scale"><span class="lab">{lo:.3f}</span><span class="bar" '
         f'style="background: linear-gradient(to right, {stops})"></span><span class="lab">{hi:.3f}</span> '
-        'mean dev score</span>'
+        "mean dev score</span>"
         f'<span><i class="sw" style="background:{UNEVALUATED}"></i>not evaluated</span>'
         f'<span><i class="sw dashed" style="background:{STATUS_FILL["invalid"]}"></i>invalid</span>'
         f'<span><i class="sw dashed red" style="background:{STATUS_FILL["failed"]}"></i>failed</span>'
         f'<span><i class="sw ring" style="border-color:{FINAL_RING}"></i>final node</span>'
-        '<span>size: dev evaluations</span>'
+        "<span>size: dev evaluations</span>"
         '<span class="zoom">zoom <button type="button" data-zoom="out" title="smaller">−</button>'
         '<button type="button" data-zoom="in" title="larger">+</button>'
         '<button type="button" data-zoom="fit" title="the whole tree in the width of the pane">fit</button>'
         '<button type="button" data-zoom="1" title="natural size">1:1</button></span>'
-        "</div>")
+        "</div>"
+    )

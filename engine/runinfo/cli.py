@@ -13,6 +13,7 @@ are opened read-only. A run left `running` by a search that died is shown as
 `stopped (killed?)`; every unfinished run comes with the command that resumes
 it. Bad input ends in one line and exit code 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,37 +52,65 @@ def _port(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="python -m engine.runs",
-                      description="Look at finished (or stopped) runs through their archives, read-only.")
-    p.add_argument("--run-dir", default="runs", help="folder that holds run folders, for RUN given as an id "
-                   "(default: runs)")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,show,best,compare,sql,serve}",
-                           parser_class=OneLineParser)
-    ls = sub.add_parser("list", help="every run in a folder: id, task, policy, status, budget, evaluations, "
-                        "best mean, final node's holdout score, created")
+    p = OneLineParser(
+        prog="python -m engine.runs",
+        description="Look at finished (or stopped) runs through their archives, read-only.",
+    )
+    p.add_argument(
+        "--run-dir", default="runs", help="folder that holds run folders, for RUN given as an id (default: runs)"
+    )
+    sub = p.add_subparsers(
+        dest="command", required=True, metavar="{list,show,best,compare,sql,serve}", parser_class=OneLineParser
+    )
+    ls = sub.add_parser(
+        "list",
+        help="every run in a folder: id, task, policy, status, budget, evaluations, "
+        "best mean, final node's holdout score, created",
+    )
     ls.add_argument("folder", nargs="?", help="folder of runs (default: --run-dir)")
     show = sub.add_parser("show", help="one run: config, counts by status, spend, final node")
     show.add_argument("run")
-    show.add_argument("--node", type=_node_id, metavar="N", help="show node N instead: its parent, scores and "
-                      "change, then its agents' steps on each instance and the steps its parent took to make it")
-    best = sub.add_parser("best", help="the run's final node (or best fully evaluated node): id, score, "
-                          "description and its code")
+    show.add_argument(
+        "--node",
+        type=_node_id,
+        metavar="N",
+        help="show node N instead: its parent, scores and "
+        "change, then its agents' steps on each instance and the steps its parent took to make it",
+    )
+    best = sub.add_parser(
+        "best", help="the run's final node (or best fully evaluated node): id, score, description and its code"
+    )
     best.add_argument("run")
     best.add_argument("--code-only", action="store_true", help="print only the code (one file: as is)")
     cmp_ = sub.add_parser("compare", help="two or more runs side by side")
     cmp_.add_argument("runs", nargs="+", metavar="RUN")
-    about = ("SQL on the run's archive, read-only: QUERY, else statements from stdin (one a line), else a "
-             "`sql> ` prompt on a terminal (.tables, .schema TABLE; an empty line quits)")
+    about = (
+        "SQL on the run's archive, read-only: QUERY, else statements from stdin (one a line), else a "
+        "`sql> ` prompt on a terminal (.tables, .schema TABLE; an empty line quits)"
+    )
     sql = sub.add_parser("sql", help=about, description=about + ". Errors: one line, exit code 2.")
     sql.add_argument("run", help="a run folder, its archive.duckdb, or a run id under --run-dir")
     sql.add_argument("query", nargs="?", help="one or more statements (`;` between them); none: stdin or the prompt")
-    sql.add_argument("-f", "--file", metavar="FILE", help="run every statement of FILE (over several lines, `;` "
-                     "between them), as QUERY; `-` reads them from stdin (a heredoc)")
+    sql.add_argument(
+        "-f",
+        "--file",
+        metavar="FILE",
+        help="run every statement of FILE (over several lines, `;` "
+        "between them), as QUERY; `-` reads them from stdin (a heredoc)",
+    )
     sql.add_argument("--csv", action="store_true", help="plain CSV (a header line, then every row), for other tools")
-    sql.add_argument("--max-rows", type=_rows, default=200, metavar="N",
-                     help="rows shown per table (default 200; 0: all); --csv prints every row")
-    serve = sub.add_parser("serve", help="a page on localhost that follows running searches (and finished ones): "
-                           "the runs list, each run's tree, scores, worker lanes and spend; needs the live extra")
+    sql.add_argument(
+        "--max-rows",
+        type=_rows,
+        default=200,
+        metavar="N",
+        help="rows shown per table (default 200; 0: all); --csv prints every row",
+    )
+    serve = sub.add_parser(
+        "serve",
+        help="a page on localhost that follows running searches (and finished ones): "
+        "the runs list, each run's tree, scores, worker lanes and spend; needs the live extra",
+    )
     serve.add_argument("runs", nargs="*", metavar="RUN", help="run folders or folders of runs (default: --run-dir)")
     serve.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -135,8 +164,9 @@ def _best(args, console) -> None:
     table.add_row("change", description or "-")
     table.add_row("files", ", ".join(files) or "-")
     print_whole(console, table)
-    console.print(f"Code only: python -m engine.runs best {args.run} --code-only > agent.py", soft_wrap=True,
-                  highlight=False)
+    console.print(
+        f"Code only: python -m engine.runs best {args.run} --code-only > agent.py", soft_wrap=True, highlight=False
+    )
     for path, text in files.items():
         console.print(f"\n[bold]===== {path} =====[/bold]")
         sys.stdout.flush()
@@ -170,8 +200,13 @@ def run_command(args, console) -> int:
     elif args.command == "sql":
         from engine.runinfo import sql
 
-        return sql.main(resolve_run(args.run, args.run_dir), sql.query_of(args.query, args.file), console,
-                        as_csv=args.csv, max_rows=args.max_rows)
+        return sql.main(
+            resolve_run(args.run, args.run_dir),
+            sql.query_of(args.query, args.file),
+            console,
+            as_csv=args.csv,
+            max_rows=args.max_rows,
+        )
     elif args.command == "serve":
         from engine.live.server import serve
 

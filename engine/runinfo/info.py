@@ -1,4 +1,5 @@
 """What `python -m engine.runs` says about a run, as data (rendering is in engine/runinfo/tables.py)."""
+
 from __future__ import annotations
 
 import shlex
@@ -14,8 +15,8 @@ from engine.runinfo.reading import (
     dev_node_stats,
     final_choice,
     holdout_mean,
-    node_notes,
     n_dev_instances,
+    node_notes,
     open_read_only,
     shown_status,
     trajectories,
@@ -99,8 +100,11 @@ def run_info(path: str | Path) -> RunInfo:
         stats: dict[int, NodeStats] = dev_node_stats(archive)
         n_dev = n_dev_instances(archive)
         nodes = dict(archive.query("SELECT status, count(*) FROM nodes GROUP BY status ORDER BY status"))
-        dev = dict(archive.query("SELECT status, count(*) FROM evaluations WHERE split = 'dev' "
-                                 "GROUP BY status ORDER BY status"))
+        dev = dict(
+            archive.query(
+                "SELECT status, count(*) FROM evaluations WHERE split = 'dev' GROUP BY status ORDER BY status"
+            )
+        )
         holdout = int(archive.query("SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0])
         choice = final_choice(archive)
         best = best_mean(stats, max(n_dev, 1))
@@ -110,22 +114,36 @@ def run_info(path: str | Path) -> RunInfo:
         if final is not None:
             found = archive.query("SELECT coalesce(description, '') FROM nodes WHERE id = ?", [final])
             description = found[0][0] if found else ""
-        money = archive.query("SELECT coalesce(sum(cost_usd), 0), coalesce(sum(tokens_in), 0), "
-                              "coalesce(sum(tokens_out), 0), count(*), count(error) FROM llm_calls")[0]
+        money = archive.query(
+            "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(tokens_in), 0), "
+            "coalesce(sum(tokens_out), 0), count(*), count(error) FROM llm_calls"
+        )[0]
         wall = wall_seconds(archive)
         sessions = list(archive.events("session"))
         used = sessions[-1][3] if sessions else {}
     s = stats.get(final) if final is not None else None
     return RunInfo(
-        run_id=archive.run_id, archive=str(archive.path), config=config, status=str(row.get("status", "")),
-        created_at=_as_dt(row.get("created_at")), updated_at=_as_dt(row.get("updated_at")),
+        run_id=archive.run_id,
+        archive=str(archive.path),
+        config=config,
+        status=str(row.get("status", "")),
+        created_at=_as_dt(row.get("created_at")),
+        updated_at=_as_dt(row.get("updated_at")),
         nodes_by_status={str(k): int(v) for k, v in nodes.items()},
-        dev_by_status={str(k): int(v) for k, v in dev.items()}, holdout_evals=holdout, n_dev_instances=n_dev,
-        best_node=best[0] if best else None, best_mean=best[1] if best else None,
-        final_node=final, final_rule=choice[1] if choice else "",
-        final_dev=(s.mean, s.n) if s else (None, 0), final_holdout=final_hold, final_description=description,
+        dev_by_status={str(k): int(v) for k, v in dev.items()},
+        holdout_evals=holdout,
+        n_dev_instances=n_dev,
+        best_node=best[0] if best else None,
+        best_mean=best[1] if best else None,
+        final_node=final,
+        final_rule=choice[1] if choice else "",
+        final_dev=(s.mean, s.n) if s else (None, 0),
+        final_holdout=final_hold,
+        final_description=description,
         spend=Spend(float(money[0]), int(money[1]), int(money[2]), int(money[3]), int(money[4])),
-        wall_s=wall, used=used, live_as_of=archive.live_as_of,
+        wall_s=wall,
+        used=used,
+        live_as_of=archive.live_as_of,
     )
 
 
@@ -135,8 +153,9 @@ def list_runs(folder: str | Path) -> list[RunInfo | Unreadable]:
     root = Path(folder)
     if not root.is_dir():
         raise ArchiveError(f"{folder} is not a folder of runs")
-    candidates = [root] if (root / ARCHIVE_FILE).is_file() else sorted(
-        p for p in root.iterdir() if (p / ARCHIVE_FILE).is_file())
+    candidates = (
+        [root] if (root / ARCHIVE_FILE).is_file() else sorted(p for p in root.iterdir() if (p / ARCHIVE_FILE).is_file())
+    )
     out: list[RunInfo | Unreadable] = []
     for run in candidates:
         try:
@@ -162,8 +181,10 @@ def best_node(path: str | Path) -> tuple[RunInfo, int, str, dict[str, str], str]
     if info.final_node is not None:
         node, why = info.final_node, f"final node ({info.final_rule})" if info.final_rule else "final node"
     elif info.best_node is not None:
-        node, why = info.best_node, (f"best mean among nodes with all {info.n_dev_instances} dev evaluations "
-                                     "(the run chose no final node)")
+        node, why = (
+            info.best_node,
+            (f"best mean among nodes with all {info.n_dev_instances} dev evaluations (the run chose no final node)"),
+        )
     else:
         node, why = 0, "the seed (no node has every dev evaluation yet, and the run chose no final node)"
     with open_read_only(path) as archive:
@@ -211,18 +232,25 @@ class NodeInfo:
 def node_info(path: str | Path, node: int) -> NodeInfo:
     """One node of the run at `path` and its agents' trajectories, read-only (ArchiveError: no such node)."""
     with open_read_only(path) as archive:
-        found = archive.query("SELECT parent_id, depth, status, mutator, model, coalesce(description, ''), reason "
-                              "FROM nodes WHERE id = ?", [node])
+        found = archive.query(
+            "SELECT parent_id, depth, status, mutator, model, coalesce(description, ''), reason "
+            "FROM nodes WHERE id = ?",
+            [node],
+        )
         if not found:
             last = archive.query("SELECT max(id) FROM nodes")[0][0]
-            raise ArchiveError(f"run {archive.run_id} has no node {node}"
-                               + ("" if last is None else f" (its nodes are 0 to {last})"))
+            raise ArchiveError(
+                f"run {archive.run_id} has no node {node}" + ("" if last is None else f" (its nodes are 0 to {last})")
+            )
         parent, depth, status, mutator, model, description, reason = found[0]
         stats = dev_node_stats(archive).get(node)
         hold = holdout_mean(archive, node)
-        evals = archive.query('SELECT e.instance_id, e."repeat", e.split, e.status, e.score FROM evaluations e '
-                              "LEFT JOIN instances i ON i.id = e.instance_id WHERE e.node_id = ? "
-                              'ORDER BY e.split, i.rowid, e.instance_id, e."repeat"', [node])
+        evals = archive.query(
+            'SELECT e.instance_id, e."repeat", e.split, e.status, e.score FROM evaluations e '
+            "LEFT JOIN instances i ON i.id = e.instance_id WHERE e.node_id = ? "
+            'ORDER BY e.split, i.rowid, e.instance_id, e."repeat"',
+            [node],
+        )
         files = list(archive.node_files(node))
         steps = trajectories(archive, node)
         note = node_notes(archive, node).get(node)
@@ -241,11 +269,24 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
             shown.append(Trajectory(inst, rep, None, None, None, got, total))
     made = steps.get((node, "expansion", None, 0))
     return NodeInfo(
-        run_id=run_id, node=node, parent=None if parent is None else int(parent), depth=int(depth),
-        status=str(status), mutator=str(mutator), model=model, description=description, reason=reason,
-        dev=(stats.mean, stats.n) if stats else (None, 0), holdout=hold, evaluations=by_status, files=files,
+        run_id=run_id,
+        node=node,
+        parent=None if parent is None else int(parent),
+        depth=int(depth),
+        status=str(status),
+        mutator=str(mutator),
+        model=model,
+        description=description,
+        reason=reason,
+        dev=(stats.mean, stats.n) if stats else (None, 0),
+        holdout=hold,
+        evaluations=by_status,
+        files=files,
         expansion=None if made is None else Trajectory(None, 0, None, None, None, made[0], made[1]),
-        trajectories=shown, note=note, arena=arena)
+        trajectories=shown,
+        note=note,
+        arena=arena,
+    )
 
 
 def _arena_scores(archive, node: int):

@@ -13,6 +13,7 @@ live here, once:
   (live, as of 3 s ago)`;
 - the *wall time* is how long the engine ran, summed over the run's sessions.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,6 @@ from pathlib import Path
 
 from archive import Archive, ArchiveError, archive_path
 from archive.live import copy_age
-
 
 KILLED = "stopped (killed?)"
 
@@ -75,13 +75,15 @@ class NodeStats:
 def dev_node_stats(archive: Archive) -> dict[int, NodeStats]:
     rows = archive.query(
         "SELECT node_id, avg(score), count(*), count(*) FILTER (WHERE status <> 'ok') "
-        "FROM evaluations WHERE split = 'dev' GROUP BY node_id")
+        "FROM evaluations WHERE split = 'dev' GROUP BY node_id"
+    )
     return {int(n): NodeStats(float(m), int(c), int(f)) for n, m, c, f in rows}
 
 
 def holdout_mean(archive: Archive, node: int) -> tuple[float | None, int]:
-    mean, n = archive.query("SELECT avg(score), count(*) FROM evaluations WHERE split = 'holdout' AND node_id = ?",
-                            [node])[0]
+    mean, n = archive.query(
+        "SELECT avg(score), count(*) FROM evaluations WHERE split = 'holdout' AND node_id = ?", [node]
+    )[0]
     return (None if mean is None else float(mean)), int(n)
 
 
@@ -147,8 +149,9 @@ def has_table(archive: Archive, name: str) -> bool:
 
 def node_notes(archive: Archive, node: int | None = None) -> dict[int, str]:
     """Improvement notes by node (one node's, or every node's); {} for an archive older than the column."""
-    present = archive.query("SELECT count(*) FROM information_schema.columns WHERE table_name = 'nodes' "
-                            "AND column_name = 'note'")[0][0]
+    present = archive.query(
+        "SELECT count(*) FROM information_schema.columns WHERE table_name = 'nodes' AND column_name = 'note'"
+    )[0][0]
     if not present:
         return {}
     where = "" if node is None else f" AND id = {int(node)}"
@@ -161,8 +164,9 @@ def _excerpt(text: str | None, full: int | None, limit: int) -> str:
     return f"{text}… [{more:,} more characters]" if more > 0 else text
 
 
-def trajectories(archive: Archive, node: int | None = None, max_steps: int = STEPS_SHOWN,
-                 max_chars: int = STEP_CHARS) -> dict[tuple[int, str, str | None, int], tuple[list[dict], int]]:
+def trajectories(
+    archive: Archive, node: int | None = None, max_steps: int = STEPS_SHOWN, max_chars: int = STEP_CHARS
+) -> dict[tuple[int, str, str | None, int], tuple[list[dict], int]]:
     """{(node, kind, instance, repeat): (first steps, number of steps)}: each trajectory's first `max_steps`
     steps in order, their action and result cut to `max_chars` characters (the cut said in the text), for one
     node or all. Kind 'evaluation': the node's agent on one instance (one per repeat); 'expansion' (instance
@@ -173,16 +177,25 @@ def trajectories(archive: Archive, node: int | None = None, max_steps: int = STE
     rows = archive.query(
         'SELECT node_id, kind, instance_id, "repeat", step, tool, substr(action, 1, ?), length(action), '
         "substr(result, 1, ?), length(result), tokens_in, tokens_out, time_s, n FROM ("
-        "SELECT *, row_number() OVER (PARTITION BY node_id, kind, instance_id, \"repeat\" ORDER BY step) AS k, "
-        "count(*) OVER (PARTITION BY node_id, kind, instance_id, \"repeat\") AS n "
+        'SELECT *, row_number() OVER (PARTITION BY node_id, kind, instance_id, "repeat" ORDER BY step) AS k, '
+        'count(*) OVER (PARTITION BY node_id, kind, instance_id, "repeat") AS n '
         f"FROM trajectory_steps {where}) WHERE k <= ? "
         'ORDER BY node_id, kind, instance_id NULLS FIRST, "repeat", step',
-        [max_chars, max_chars, *params, max_steps])
+        [max_chars, max_chars, *params, max_steps],
+    )
     out: dict[tuple[int, str, str | None, int], tuple[list[dict], int]] = {}
     for nid, kind, inst, rep, step, tool, action, n_action, result, n_result, t_in, t_out, secs, n in rows:
         key = (int(nid), str(kind), inst, int(rep))
         steps = out.setdefault(key, ([], int(n)))[0]
-        steps.append({"step": int(step), "tool": tool or "", "action": _excerpt(action, n_action, max_chars),
-                      "result": _excerpt(result, n_result, max_chars), "tokens_in": int(t_in or 0),
-                      "tokens_out": int(t_out or 0), "time_s": float(secs or 0.0)})
+        steps.append(
+            {
+                "step": int(step),
+                "tool": tool or "",
+                "action": _excerpt(action, n_action, max_chars),
+                "result": _excerpt(result, n_result, max_chars),
+                "tokens_in": int(t_in or 0),
+                "tokens_out": int(t_out or 0),
+                "time_s": float(secs or 0.0),
+            }
+        )
     return out

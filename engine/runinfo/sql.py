@@ -21,6 +21,7 @@ archive a running search holds) is one line, `error: ...`, on stderr; it
 ends the command with exit code 2, except at the prompt, which says it and
 goes on.
 """
+
 from __future__ import annotations
 
 import csv
@@ -35,8 +36,7 @@ EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
 MAX_ROWS = 200
 PROMPT = "sql> "
-HELP = ("One statement a line; .tables lists the tables, .schema [TABLE] their columns; "
-        "an empty line or Ctrl-D quits.")
+HELP = "One statement a line; .tables lists the tables, .schema [TABLE] their columns; an empty line or Ctrl-D quits."
 
 
 class SqlError(Exception):
@@ -78,6 +78,7 @@ def connect(path: str | Path):
 
 # ----- running statements --------------------------------------------------------------------------
 
+
 class Result:
     """One statement's result: column names and every row (no columns for a statement that returns none)."""
 
@@ -105,8 +106,9 @@ def execute(con, text: str) -> list[Result]:
 
 
 def table_names(con) -> list[str]:
-    rows = con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
-                       "ORDER BY table_name").fetchall()
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY table_name"
+    ).fetchall()
     return [r[0] for r in rows]
 
 
@@ -119,8 +121,9 @@ def tables_result(con) -> Result:
     rows = []
     for name in table_names(con):
         (count,) = con.execute(f"SELECT count(*) FROM {_quoted(name)}").fetchone()
-        (columns,) = con.execute("SELECT count(*) FROM duckdb_columns() WHERE database_name = current_database() "
-                                 "AND table_name = ?", [name]).fetchone()
+        (columns,) = con.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE database_name = current_database() AND table_name = ?", [name]
+        ).fetchone()
         rows.append((name, count, columns))
     return Result(["table", "rows", "columns"], rows)
 
@@ -132,9 +135,14 @@ def schema_result(con, table: str | None) -> Result:
         raise SqlError(f"no table {table!r} (the tables: {', '.join(names)})")
     rows = []
     for name in [table] if table is not None else names:
-        rows += [(name, *row) for row in con.execute(
-            "SELECT column_name, data_type, CASE WHEN is_nullable THEN 'yes' ELSE 'no' END FROM duckdb_columns() "
-            "WHERE database_name = current_database() AND table_name = ? ORDER BY column_index", [name]).fetchall()]
+        rows += [
+            (name, *row)
+            for row in con.execute(
+                "SELECT column_name, data_type, CASE WHEN is_nullable THEN 'yes' ELSE 'no' END FROM duckdb_columns() "
+                "WHERE database_name = current_database() AND table_name = ? ORDER BY column_index",
+                [name],
+            ).fetchall()
+        ]
     return Result(["table", "column", "type", "nullable"], rows)
 
 
@@ -153,6 +161,7 @@ def run_line(con, line: str) -> list[Result]:
 
 
 # ----- printing -------------------------------------------------------------------------------------
+
 
 def _cell(value) -> str:
     if value is None:
@@ -209,6 +218,7 @@ class Printer:
 
 # ----- the three ways in -----------------------------------------------------------------------------
 
+
 def _error(message: str) -> None:
     print(f"error: {message}", file=sys.stderr, flush=True)
 
@@ -260,8 +270,9 @@ def prompt(con, printer: Printer, read: Callable[[str], str] = input, name: str 
         import readline  # noqa: F401  (line editing and history for input(), where available)
     except ImportError:
         pass
-    printer.console.print(f"{name} (read-only). {HELP}" if name else HELP, highlight=False, markup=False,
-                          soft_wrap=True)
+    printer.console.print(
+        f"{name} (read-only). {HELP}" if name else HELP, highlight=False, markup=False, soft_wrap=True
+    )
     while True:
         try:
             line = read(PROMPT).strip()
@@ -294,8 +305,7 @@ def query_of(query: str | None, file: str | None) -> str | None:
         raise ArchiveError(f"cannot read {file}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
 
 
-def main(path: Path, query: str | None, console, as_csv: bool = False, max_rows: int = MAX_ROWS,
-         stdin=None) -> int:
+def main(path: Path, query: str | None, console, as_csv: bool = False, max_rows: int = MAX_ROWS, stdin=None) -> int:
     """The `sql` command: QUERY, else stdin line by line, else (a terminal) the prompt. ArchiveError
     (one line, exit code 2 in the caller) when the path is no readable archive."""
     stdin = stdin if stdin is not None else sys.stdin

@@ -1,4 +1,5 @@
 """Rich tables of `RunInfo` for `python -m engine.runs` (pure rendering: no archive access)."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,9 @@ def _spend(info: RunInfo) -> str:
     s = info.spend
     if not s.calls:
         return "no model calls"
-    return (f"${s.dollars:.4f}, {s.tokens_in} tokens in, {s.tokens_out} out, {s.calls} calls"
-            + (f" ({s.failed} failed)" if s.failed else ""))
+    return f"${s.dollars:.4f}, {s.tokens_in} tokens in, {s.tokens_out} out, {s.calls} calls" + (
+        f" ({s.failed} failed)" if s.failed else ""
+    )
 
 
 def _wall(info: RunInfo) -> str:
@@ -46,15 +48,27 @@ def _best(info: RunInfo) -> str:
 
 def resume_lines(rows: Sequence[RunInfo | Unreadable], one: bool = False) -> list[str]:
     """`Resume ...: command` for each unfinished run (`one`: a single run, so no run id)."""
-    return [f"Resume{'' if one else ' ' + r.run_id}: {r.resume_command}" for r in rows
-            if isinstance(r, RunInfo) and r.resume_command]
+    return [
+        f"Resume{'' if one else ' ' + r.run_id}: {r.resume_command}"
+        for r in rows
+        if isinstance(r, RunInfo) and r.resume_command
+    ]
 
 
 # The columns of `runs list` (name, justify), and below each row's cells as plain text: the terminal's table
 # and the live page's index (engine/live) both show these, so they never disagree.
-LIST_COLUMNS = (("run", "left"), ("task", "left"), ("policy", "left"), ("status", "left"), ("budget", "right"),
-                ("dev evals", "right"), ("best mean", "right"), ("final", "right"), ("final holdout", "right"),
-                ("created", "left"))
+LIST_COLUMNS = (
+    ("run", "left"),
+    ("task", "left"),
+    ("policy", "left"),
+    ("status", "left"),
+    ("budget", "right"),
+    ("dev evals", "right"),
+    ("best mean", "right"),
+    ("final", "right"),
+    ("final holdout", "right"),
+    ("created", "left"),
+)
 LIST_STATUS = 3  # the column an unreadable run's reason goes in
 
 
@@ -65,9 +79,18 @@ def list_cells(r: RunInfo | Unreadable) -> list[str]:
         cells[LIST_STATUS] = r.reason
         return cells
     c = r.config
-    return [r.run_id, str(c.get("task", "-")), str(c.get("policy", "-")), r.shown_status,
-            str(c.get("budget", "-")), str(r.dev_evals), _best(r),
-            "-" if r.final_node is None else f"#{r.final_node}", _num(r.final_holdout[0]), _when(r.created_at)]
+    return [
+        r.run_id,
+        str(c.get("task", "-")),
+        str(c.get("policy", "-")),
+        r.shown_status,
+        str(c.get("budget", "-")),
+        str(r.dev_evals),
+        _best(r),
+        "-" if r.final_node is None else f"#{r.final_node}",
+        _num(r.final_holdout[0]),
+        _when(r.created_at),
+    ]
 
 
 def list_table(rows: Sequence[RunInfo | Unreadable], title: str):
@@ -93,14 +116,20 @@ def show_tables(info: RunInfo) -> list:
     facts.add_column()
     final = "-"
     if info.final_node is not None:
-        final = (f"#{info.final_node}: dev {_mean_n(info.final_dev)}, holdout {_mean_n(info.final_holdout)}"
-                 + (f"; chosen by the {info.final_rule}" if info.final_rule else ""))
+        final = f"#{info.final_node}: dev {_mean_n(info.final_dev)}, holdout {_mean_n(info.final_holdout)}" + (
+            f"; chosen by the {info.final_rule}" if info.final_rule else ""
+        )
     for key, value in (
-        ("archive", info.archive), ("status", info.shown_status), ("created", _when(info.created_at)),
-        ("updated", _when(info.updated_at)), ("wall time", _wall(info)),
+        ("archive", info.archive),
+        ("status", info.shown_status),
+        ("created", _when(info.created_at)),
+        ("updated", _when(info.updated_at)),
+        ("wall time", _wall(info)),
         ("nodes", f"{info.n_nodes}: {_counts(info.nodes_by_status)}"),
-        ("dev evaluations", (f"{info.dev_evals} of budget {info.config.get('budget', '-')}: "
-                             f"{_counts(info.dev_by_status)}")),
+        (
+            "dev evaluations",
+            (f"{info.dev_evals} of budget {info.config.get('budget', '-')}: {_counts(info.dev_by_status)}"),
+        ),
         ("holdout evaluations", str(info.holdout_evals)),
         ("dev instances", str(info.n_dev_instances)),
         ("best mean", f"{_best(info)} among nodes with all {info.n_dev_instances} dev evaluations"),
@@ -169,9 +198,11 @@ def node_table(info: NodeInfo):
     table.add_column()
     rows = [
         ("parent", "- (the seed)" if info.parent is None else f"#{info.parent}"),
-        ("status", info.status), ("depth", str(info.depth)),
+        ("status", info.status),
+        ("depth", str(info.depth)),
         ("made by", info.mutator + (f" ({info.model})" if info.model else "")),
-        ("dev mean", _mean_n(info.dev)), ("holdout mean", _mean_n(info.holdout)),
+        ("dev mean", _mean_n(info.dev)),
+        ("holdout mean", _mean_n(info.holdout)),
         ("evaluations", _counts(info.evaluations)),
         ("change", info.description or "-"),
     ]
@@ -191,8 +222,11 @@ def _arena_row(scores) -> tuple[str, str]:
 
     if scores.role == "tester":
         return ("arena tester", f"mean share of code agents its confirmed tests broke: {pct(scores.tester)}")
-    return ("arena scores", f"original dev set {pct(scores.original)}, evolved dev set {pct(scores.evolved)}, "
-                            f"holdout {pct(scores.holdout)}")
+    return (
+        "arena scores",
+        f"original dev set {pct(scores.original)}, evolved dev set {pct(scores.evolved)}, "
+        f"holdout {pct(scores.holdout)}",
+    )
 
 
 _CONTROL = str.maketrans({c: " " for c in map(chr, [*range(0, 32), 127])})
@@ -201,14 +235,16 @@ _CONTROL = str.maketrans({c: " " for c in map(chr, [*range(0, 32), 127])})
 def _clean(text: str, limit: int) -> str:
     """One line of untrusted text for a terminal: control characters (escapes, newlines) as spaces, cut."""
     text = " ".join((text or "").translate(_CONTROL).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def step_line(step: dict, width: int = 60) -> str:
     """`  3 edit    path=... -> edited pkg/x.py  (120+40 tok, 0.8 s)`"""
     action, result = _clean(step["action"], width), _clean(step["result"], width)
-    return (f"  {step['step']:>2} {_clean(step['tool'], 24):<7} {action or '-'} -> {result or '-'}  "
-            f"({step['tokens_in']}+{step['tokens_out']} tok, {step['time_s']:.1f} s)")
+    return (
+        f"  {step['step']:>2} {_clean(step['tool'], 24):<7} {action or '-'} -> {result or '-'}  "
+        f"({step['tokens_in']}+{step['tokens_out']} tok, {step['time_s']:.1f} s)"
+    )
 
 
 def _steps_lines(t: Trajectory, indent: str = "") -> list[str]:
@@ -234,7 +270,9 @@ def trajectory_lines(info: NodeInfo) -> list[str]:
         lines.append(f"{head}, {t.total} step{'' if t.total == 1 else 's'}")
         lines += _steps_lines(t)
     if info.expansion is not None:
-        lines.append(f"made by its parent's steps: #{info.parent}'s agent edited its own code into this node, "
-                     f"{info.expansion.total} step{'' if info.expansion.total == 1 else 's'}")
+        lines.append(
+            f"made by its parent's steps: #{info.parent}'s agent edited its own code into this node, "
+            f"{info.expansion.total} step{'' if info.expansion.total == 1 else 's'}"
+        )
         lines += _steps_lines(info.expansion)
     return lines

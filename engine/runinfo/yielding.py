@@ -15,6 +15,7 @@ runs in a forked child that does; the parent only waits, passes Ctrl-C (and TERM
 and exits with the child's code. Output goes to the same file descriptors. Not Linux, no fork,
 or a stdout that is not a file (pytest's capsys): the work runs here, as before.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,13 @@ def _has_real_stdout() -> bool:
 
 
 def can_yield() -> bool:
-    return (hasattr(os, "fork") and hasattr(os, "setsid") and AUTOGROUP.exists() and _has_real_stdout()
-            and threading.current_thread() is threading.main_thread())  # signals pass on from the main thread only
+    return (
+        hasattr(os, "fork")
+        and hasattr(os, "setsid")
+        and AUTOGROUP.exists()
+        and _has_real_stdout()
+        and threading.current_thread() is threading.main_thread()
+    )  # signals pass on from the main thread only
 
 
 def lower_this_session() -> None:

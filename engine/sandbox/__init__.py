@@ -50,8 +50,9 @@ def resolve_sandbox(name: str, image: str | None = None, docker: bool = True) ->
     from .bwrap import bwrap_available
     from .docker import docker_available
 
-    docker_ok, docker_why = (docker_available(image, build=False) if docker
-                             else (False, "the task's own Python runs on this machine"))
+    docker_ok, docker_why = (
+        docker_available(image, build=False) if docker else (False, "the task's own Python runs on this machine")
+    )
     if docker_ok:
         return "docker", "a Docker daemon answers"
     bwrap_ok, bwrap_why = bwrap_available()
@@ -76,8 +77,10 @@ def make_sandbox(name: str, **options: Any) -> Sandbox:
         options.pop("image", None)
         options.pop("cpus", None)
     elif options.pop("python", None) is not None:
-        raise RuntimeError("the docker sandbox runs the image's own Python, not another one: choose the image "
-                           "with --image instead of --task-python")
+        raise RuntimeError(
+            "the docker sandbox runs the image's own Python, not another one: choose the image "
+            "with --image instead of --task-python"
+        )
     if name == "process":
         from .process import ProcessSandbox
 
@@ -90,9 +93,7 @@ def make_sandbox(name: str, **options: Any) -> Sandbox:
         from .docker import DockerSandbox
 
         return DockerSandbox(**options)
-    raise ValueError(
-        f"unknown sandbox {name!r}; choose one of: {', '.join(SANDBOX_NAMES)}"
-    )
+    raise ValueError(f"unknown sandbox {name!r}; choose one of: {', '.join(SANDBOX_NAMES)}")
 
 
 def __getattr__(name: str) -> Any:

@@ -30,6 +30,7 @@ Then one report is written to the job's status pipe: lines ``exit CODE CPU_S``
 Only the stdlib, and few modules (`_signal` is used instead of `signal`, whose
 enum import costs ~5 ms).
 """
+
 from __future__ import annotations
 
 import _signal
@@ -117,9 +118,7 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _sweep(
-    main_pid: int, main_exited: bool, cgroup_dir: str, monotonic: Callable[[], float]
-) -> bool:
+def _sweep(main_pid: int, main_exited: bool, cgroup_dir: str, monotonic: Callable[[], float]) -> bool:
     """Kill everything the job left and reap it all except main_pid (reaped by the caller).
 
     Main stays an unreaped zombie until the end, so its pid, which is also the
@@ -156,15 +155,8 @@ def _sweep(
             except ChildProcessError:
                 pass
         if not main_exited:
-            main_exited = (
-                os.waitid(os.P_PID, main_pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-                is not None
-            )
-        if (
-            main_exited
-            and not (_children(me) - {main_pid})
-            and not _cgroup_members(cgroup_dir)
-        ):
+            main_exited = os.waitid(os.P_PID, main_pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        if main_exited and not (_children(me) - {main_pid}) and not _cgroup_members(cgroup_dir):
             return True
         if monotonic() > end:
             return False
@@ -173,9 +165,7 @@ def _sweep(
 
 def _recv(sock: socket.socket, max_fds: int) -> tuple[bytes, list[int]]:
     """One SOCK_SEQPACKET message and the fds that came with it (close-on-exec)."""
-    msg, ancdata, _flags, _addr = sock.recvmsg(
-        1 << 20, socket.CMSG_SPACE(max_fds * 4), socket.MSG_CMSG_CLOEXEC
-    )
+    msg, ancdata, _flags, _addr = sock.recvmsg(1 << 20, socket.CMSG_SPACE(max_fds * 4), socket.MSG_CMSG_CLOEXEC)
     fds: list[int] = []
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -202,7 +192,9 @@ def _await_job(main_pid: int) -> bool:
             return False
 
 
-def _job_main(job_sock: socket.socket, check_w: int, cgroup_dir: str, supervisor: int, libc: ctypes.CDLL | None) -> None:
+def _job_main(
+    job_sock: socket.socket, check_w: int, cgroup_dir: str, supervisor: int, libc: ctypes.CDLL | None
+) -> None:
     """The job's main process, forked ahead of its job: joins the cgroup, waits, then execs (never returns).
 
     Joining a cgroup v1 costs an RCU grace period (10-20 ms) when no other

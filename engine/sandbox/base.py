@@ -64,9 +64,7 @@ def check_relative_path(path: str, what: str = "path") -> PurePosixPath:
         raise ValueError(f"{what} {path!r} is empty or contains NUL")
     p = PurePosixPath(path)
     if p.is_absolute():
-        raise ValueError(
-            f"{what} {path!r} is absolute; give a path relative to the working directory"
-        )
+        raise ValueError(f"{what} {path!r} is absolute; give a path relative to the working directory")
     if ".." in p.parts:
         raise ValueError(f"{what} {path!r} contains '..'")
     if p.parts in ((), (".",)):
@@ -127,14 +125,10 @@ class SandboxJob:
         for name, content in self.files.items():
             check_relative_path(name, "job file")
             if not isinstance(content, (bytes, bytearray, memoryview)):
-                raise TypeError(
-                    f"job file {name!r}: content must be bytes, got {type(content).__name__}"
-                )
+                raise TypeError(f"job file {name!r}: content must be bytes, got {type(content).__name__}")
         check_relative_path(self.answer_file, "answer_file")
         if isinstance(self.command, (str, bytes)) or not self.command:
-            raise ValueError(
-                "command must be a non-empty sequence of arguments (argv), not a string"
-            )
+            raise ValueError("command must be a non-empty sequence of arguments (argv), not a string")
         if self.answer_limit < 0:
             raise ValueError(f"answer_limit must be >= 0, got {self.answer_limit!r}")
 
@@ -149,12 +143,8 @@ class SandboxResult:
     """
 
     status: str
-    returncode: (
-        int | None
-    )  # exit code, or -N when ended by signal N (subprocess convention)
-    answer: (
-        bytes | None
-    )  # None if absent / not a regular file / outside / over the limit
+    returncode: int | None  # exit code, or -N when ended by signal N (subprocess convention)
+    answer: bytes | None  # None if absent / not a regular file / outside / over the limit
     stdout_tail: str
     stderr_tail: str
     runtime_s: float

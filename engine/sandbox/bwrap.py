@@ -169,11 +169,7 @@ def _python_prefixes(extra: tuple[str, ...] = ()) -> list[str]:
         for q in {raw, p}:
             if q in ("/", "") or not os.path.isdir(q):
                 continue
-            if any(
-                q == s or q.startswith(s + "/")
-                for s in _SYSTEM
-                if os.path.isdir(s) and not os.path.islink(s)
-            ):
+            if any(q == s or q.startswith(s + "/") for s in _SYSTEM if os.path.isdir(s) and not os.path.islink(s)):
                 continue
             if any(q == f or q.startswith(f + "/") for f in found):
                 continue
@@ -181,8 +177,7 @@ def _python_prefixes(extra: tuple[str, ...] = ()) -> list[str]:
     return found
 
 
-def _base_args(userns: tuple[str, ...], tmp_size_mb: int = _TMP_SIZE_MB,
-               prefixes: tuple[str, ...] = ()) -> list[str]:
+def _base_args(userns: tuple[str, ...], tmp_size_mb: int = _TMP_SIZE_MB, prefixes: tuple[str, ...] = ()) -> list[str]:
     args = [
         "--unshare-all",  # user (when possible), ipc, pid, net, uts, cgroup (when possible)
         *userns,
@@ -219,18 +214,14 @@ class BwrapSandbox(ProcessSandbox):
                 raise RuntimeError(f"the task's Python: {exc}") from None
         exe = bwrap_path()
         if exe is None:
-            raise RuntimeError(
-                "bwrap sandbox unavailable: bwrap not installed (Debian package 'bubblewrap')"
-            )
+            raise RuntimeError("bwrap sandbox unavailable: bwrap not installed (Debian package 'bubblewrap')")
         userns, why = _probe(exe)
         if userns is None:
             raise RuntimeError(f"bwrap sandbox unavailable: {why}")
         self._bwrap = exe
         self._args = _base_args(userns, prefixes=prefixes)
 
-    def _job_command(
-        self, job: SandboxJob, workdir: str
-    ) -> tuple[list[str], dict[str, str]]:
+    def _job_command(self, job: SandboxJob, workdir: str) -> tuple[list[str], dict[str, str]]:
         env = {**_job_env(JOB_DIR, self.python), **llm_env(job.llm, JOB_LLM_SOCKET)}
         extra: list[str] = []
         for path in job.hidden:  # e.g. an installed benchmark's data: an empty, private tmpfs over it
@@ -253,11 +244,6 @@ class BwrapSandbox(ProcessSandbox):
 
     def _job_report(self, report: _Report) -> _Report:
         """bwrap exits 128+N when the job was killed by signal N: report it as that signal."""
-        if (
-            report.kind == "exit"
-            and _SIGNAL_EXIT_BASE < report.code < _SIGNAL_EXIT_BASE + _NSIG
-        ):
-            return dataclasses.replace(
-                report, kind="signal", code=report.code - _SIGNAL_EXIT_BASE
-            )
+        if report.kind == "exit" and _SIGNAL_EXIT_BASE < report.code < _SIGNAL_EXIT_BASE + _NSIG:
+            return dataclasses.replace(report, kind="signal", code=report.code - _SIGNAL_EXIT_BASE)
         return report

@@ -222,9 +222,7 @@ class PidsCgroups:
         if not self.available:
             return None
         assert self._parent is not None
-        path = os.path.join(
-            self._parent, f"{_PREFIX}{os.getpid()}-{self._token}-{next(self._counter)}"
-        )
+        path = os.path.join(self._parent, f"{_PREFIX}{os.getpid()}-{self._token}-{next(self._counter)}")
         cg = JobCgroup(path)
         try:
             try:

@@ -236,9 +236,7 @@ class DockerSandbox:
                 oom = await self._oom_killed(container)
             removed = await self._remove(container)
             answer, answer_reason = _read_answer(workdir, job.answer_file, job.answer_limit)
-            return _docker_result(
-                job, code, oom, timed_out, runtime, out, err, answer, answer_reason
-            )
+            return _docker_result(job, code, oom, timed_out, runtime, out, err, answer, answer_reason)
         finally:
             # Also on cancellation (Ctrl-C): the container is killed and removed before it goes on.
             try:

@@ -105,9 +105,7 @@ def ensure_image(client: Any, image: str = DEFAULT_IMAGE) -> None:
     except docker.errors.DockerException as exc:
         raise RuntimeError(f"could not look up image {image!r}: {_one_line(exc)}") from None
     if image != DEFAULT_IMAGE:
-        raise RuntimeError(
-            f"image {image!r} is not on this machine; run `docker pull {image}` first"
-        )
+        raise RuntimeError(f"image {image!r} is not on this machine; run `docker pull {image}` first")
     log.warning(
         "docker sandbox: building image %s (python:3.11-slim + numpy, from %s); "
         "first time only, it needs network access and takes a minute or two",
@@ -115,9 +113,7 @@ def ensure_image(client: Any, image: str = DEFAULT_IMAGE) -> None:
         IMAGE_DIR / "Dockerfile",
     )
     try:
-        client.images.build(
-            path=str(IMAGE_DIR), tag=image, rm=True, forcerm=True, timeout=_BUILD_TIMEOUT_S
-        )
+        client.images.build(path=str(IMAGE_DIR), tag=image, rm=True, forcerm=True, timeout=_BUILD_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - BuildError, APIError, a dropped connection: one line
         raise RuntimeError(f"could not build image {image!r}: {_one_line(exc)}") from None
     log.warning("docker sandbox: image %s built", image)

@@ -78,8 +78,11 @@ def container_options(
         ],
         "read_only": True,
         "mounts": [{"Type": "bind", "Source": workdir, "Target": JOB_DIR, "ReadOnly": False}]
-        + ([{"Type": "bind", "Source": job.llm.socket_path, "Target": JOB_LLM_SOCKET, "ReadOnly": False}]
-           if job.llm is not None else []),  # the LLM gateway's socket alone: no network needed
+        + (
+            [{"Type": "bind", "Source": job.llm.socket_path, "Target": JOB_LLM_SOCKET, "ReadOnly": False}]
+            if job.llm is not None
+            else []
+        ),  # the LLM gateway's socket alone: no network needed
         "tmpfs": {"/tmp": "size=64m,mode=1777"},
         "shm_size": 64 * _MB,
         "ipc_mode": "private",

@@ -57,8 +57,7 @@ async def _drain(pumps: list[asyncio.Future[Any]], streams: list[Any]) -> None:
     _, pending = await asyncio.wait(pumps, timeout=_PUMP_GRACE_S)
     if pending:
         log.warning(
-            "docker sandbox: output still streaming %.0f s after the container stopped; "
-            "keeping what arrived",
+            "docker sandbox: output still streaming %.0f s after the container stopped; keeping what arrived",
             _PUMP_GRACE_S,
         )
         for stream in list(streams):

@@ -25,9 +25,7 @@ def _close(client: Any, live: dict[str, Any], instance: str) -> None:
         if _remove_container(container):
             live.pop(container.id, None)
     try:
-        left = client.containers.list(
-            all=True, filters={"label": f"clade.instance={instance}"}, ignore_removed=True
-        )
+        left = client.containers.list(all=True, filters={"label": f"clade.instance={instance}"}, ignore_removed=True)
     except Exception:  # noqa: BLE001 - the daemon is gone: the next engine's sweep removes them
         left = []
     for container in left:

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 __all__ = ["MIN_VERSION", "TargetPython", "find_python", "inspect_python"]
 
 MIN_VERSION = (3, 8)
-_PROBE = ("import json, os, sys; print(json.dumps({'version': list(sys.version_info[:2]), 'prefixes': "
-          "[sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "
-          "os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]}))")
+_PROBE = (
+    "import json, os, sys; print(json.dumps({'version': list(sys.version_info[:2]), 'prefixes': "
+    "[sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "
+    "os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]}))"
+)
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,15 @@ def find_python(path: str, relative_to: str | None = None) -> str:
 def inspect_python(executable: str, timeout: float = 20.0) -> TargetPython:
     """Run `executable` once: its version and prefixes; ValueError (one line) unless it is a Python >= 3.8."""
     try:
-        proc = subprocess.run([executable, "-E", "-s", "-c", _PROBE], check=False, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, errors="replace", timeout=timeout)
+        proc = subprocess.run(
+            [executable, "-E", "-s", "-c", _PROBE],
+            check=False,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         raise ValueError(f"{executable} did not answer within {timeout:g} s: not a usable Python") from None
     except OSError as exc:
@@ -66,9 +75,12 @@ def inspect_python(executable: str, timeout: float = 20.0) -> TargetPython:
     except (ValueError, IndexError, KeyError, TypeError):
         lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
         said = f": {lines[-1][:200]}" if lines else ""
-        raise ValueError(f"{executable} is not a Python interpreter Clade can use "
-                         f"(exit {proc.returncode}{said})") from None
+        raise ValueError(
+            f"{executable} is not a Python interpreter Clade can use (exit {proc.returncode}{said})"
+        ) from None
     if version < MIN_VERSION:
-        raise ValueError(f"{executable} is Python {version[0]}.{version[1]}; the sandbox needs Python "
-                         f"{MIN_VERSION[0]}.{MIN_VERSION[1]} or newer")
+        raise ValueError(
+            f"{executable} is Python {version[0]}.{version[1]}; the sandbox needs Python "
+            f"{MIN_VERSION[0]}.{MIN_VERSION[1]} or newer"
+        )
     return TargetPython(executable, version, prefixes)

@@ -30,8 +30,9 @@ def _job_env(workdir: str, python: str | None = None) -> dict[str, str]:
     if exe_dir and exe_dir not in path.split(os.pathsep):
         path = exe_dir + os.pathsep + path
     if python:
-        path = os.pathsep.join([os.path.dirname(python)]
-                               + [p for p in path.split(os.pathsep) if p != os.path.dirname(python)])
+        path = os.pathsep.join(
+            [os.path.dirname(python)] + [p for p in path.split(os.pathsep) if p != os.path.dirname(python)]
+        )
     env = {
         "PATH": path,
         "HOME": workdir,

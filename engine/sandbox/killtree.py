@@ -55,9 +55,7 @@ def _hard_kill(sup_pid: int, cg: JobCgroup | None) -> None:
         kids = _children_of(frontier.pop()) - victims
         victims |= kids
         frontier.extend(kids)
-    victims |= _session_members(
-        sup_pid
-    )  # the supervisor leads the session its job was started in
+    victims |= _session_members(sup_pid)  # the supervisor leads the session its job was started in
     for pid in victims:
         try:
             os.kill(pid, signal.SIGKILL)

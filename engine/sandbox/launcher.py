@@ -119,8 +119,16 @@ class Launcher:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._server = subprocess.Popen(
-                [sys.executable, "-I", "-S", SUPERVISOR, "--serve", str(theirs.fileno()),
-                 self.cgroup_parent, self.cgroup_prefix],
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    SUPERVISOR,
+                    "--serve",
+                    str(theirs.fileno()),
+                    self.cgroup_parent,
+                    self.cgroup_prefix,
+                ],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

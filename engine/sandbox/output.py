@@ -81,9 +81,7 @@ async def _finish(readers: list[asyncio.Task[bytes]], warn: Callable[[str], None
     """Let the output readers reach EOF; stop waiting if a process escaped holding a pipe."""
     _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE_S)
     if pending:
-        warn(
-            "process sandbox: output pipes still open after the job ended; a process may have escaped"
-        )
+        warn("process sandbox: output pipes still open after the job ended; a process may have escaped")
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)

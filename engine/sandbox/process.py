@@ -105,9 +105,7 @@ class ProcessSandbox:
     async def run(self, job: SandboxJob) -> SandboxResult:
         limits = job.limits
         self._remove_stale_workdirs()
-        workdir = tempfile.mkdtemp(
-            prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-", dir=self.base_dir
-        )
+        workdir = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-", dir=self.base_dir)
         cg: JobCgroup | None = None
         sup: Supervised | None = None
         status: asyncio.Task[bytes] | None = None
@@ -129,8 +127,10 @@ class ProcessSandbox:
                 if sup.cgroup:
                     cg = JobCgroup(sup.cgroup)
                 elif launcher.cgroup_parent:
-                    self._warn_once("process sandbox: could not create a job cgroup; such jobs run without a "
-                                    "pids cap (RLIMIT_NPROC only)")
+                    self._warn_once(
+                        "process sandbox: could not create a job cgroup; such jobs run without a "
+                        "pids cap (RLIMIT_NPROC only)"
+                    )
             except BaseException:
                 for r, _ in pipes:
                     os.close(r)
@@ -154,12 +154,8 @@ class ProcessSandbox:
             for warning in report.warnings:
                 self._warn_once(f"sandbox supervisor: {warning}")
             await _finish(readers, self._warn_once)
-            answer, answer_reason = _read_answer(
-                workdir, job.answer_file, job.answer_limit
-            )
-            return _result(
-                limits, job, report, timed_out, runtime, out, err, answer, answer_reason
-            )
+            answer, answer_reason = _read_answer(workdir, job.answer_file, job.answer_limit)
+            return _result(limits, job, report, timed_out, runtime, out, err, answer, answer_reason)
         except BaseException:
             # Cancellation (Ctrl-C in the engine) or a bug: kill before the exception propagates.
             # A further cancellation meanwhile only makes the kill harder (see _stop); the
@@ -184,9 +180,7 @@ class ProcessSandbox:
                 cg.remove()
             _rmtree(workdir)
 
-    def _job_command(
-        self, job: SandboxJob, workdir: str
-    ) -> tuple[list[str], dict[str, str]]:
+    def _job_command(self, job: SandboxJob, workdir: str) -> tuple[list[str], dict[str, str]]:
         """The argv the supervisor starts (in `workdir`) and its environment.
 
         A hook for backends that run the same way but wrap the command (`bwrap`).
@@ -223,7 +217,9 @@ class ProcessSandbox:
             return ""
         if not self._cgroups.available:
             if os.geteuid() == 0:
-                consequence = "which the kernel does not enforce for root: a fork bomb is held only by the wall-clock timeout"
+                consequence = (
+                    "which the kernel does not enforce for root: a fork bomb is held only by the wall-clock timeout"
+                )
             else:
                 consequence = "counted over all of this user's processes"
             self._warn_once(
@@ -233,9 +229,7 @@ class ProcessSandbox:
             return ""
         return self._cgroups.parent
 
-    async def _stop(
-        self, sup: Supervised, cg: JobCgroup | None, status: asyncio.Task[bytes]
-    ) -> None:
+    async def _stop(self, sup: Supervised, cg: JobCgroup | None, status: asyncio.Task[bytes]) -> None:
         """Kill the job now and wait until the supervisor has reaped everything and exited.
 
         The cgroup is killed from here first, so that a stuck supervisor cannot

@@ -283,9 +283,7 @@ def _one_line(exc: BaseException) -> str:
 _SANDBOXES: dict[str, Sandbox] = {}  # one per backend, per worker process
 
 
-def _run_job(
-    job: SandboxJob, inner: str, options: Mapping[str, Any], trace_dir: str | None
-) -> SandboxResult:
+def _run_job(job: SandboxJob, inner: str, options: Mapping[str, Any], trace_dir: str | None) -> SandboxResult:
     """The Ray task: run `job` on this worker's `inner` sandbox and return how it ended."""
     from . import make_sandbox
 

@@ -10,6 +10,7 @@ as it gets the local gateway's: bound alone at /run/clade/llm.sock. The
 token travels inside the agent's own request; the relay neither reads nor
 adds anything, so it holds no secret either.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -18,9 +18,7 @@ from .output import _Tail
 class _Report:
     """What the supervisor wrote on its status pipe."""
 
-    kind: str | None = (
-        None  # 'exit' | 'signal' | 'execfail' | None (no report: supervisor died)
-    )
+    kind: str | None = None  # 'exit' | 'signal' | 'execfail' | None (no report: supervisor died)
     code: int = 0
     cpu_s: float = 0.0
     message: str = ""
@@ -76,9 +74,7 @@ def _result(
         reason = "" if report.code == 0 else f"exit code {report.code}"
     elif report.kind == "signal":
         status, reason = "killed", f"killed by {_signal_name(report.code)}"
-        if report.code == signal.SIGXCPU or (
-            report.code == signal.SIGKILL and report.cpu_s >= limits.cpu_s
-        ):
+        if report.code == signal.SIGXCPU or (report.code == signal.SIGKILL and report.cpu_s >= limits.cpu_s):
             reason += f" (CPU time limit of {limits.cpu_s} s)"
         elif report.code == signal.SIGXFSZ:
             reason += f" (file size limit of {limits.file_size_mb} MB)"

@@ -30,9 +30,7 @@ def _write_files(workdir: str, files: Mapping[str, bytes]) -> None:
             f.write(content)
 
 
-def _read_answer(
-    workdir: str, answer_file: str, limit: int
-) -> tuple[bytes | None, str]:
+def _read_answer(workdir: str, answer_file: str, limit: int) -> tuple[bytes | None, str]:
     """Read the answer back, refusing what is not a regular file inside the directory, or too big.
 
     Runs after every job process is dead, so nothing can swap the file between

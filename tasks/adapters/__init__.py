@@ -17,6 +17,7 @@ Unbounded metrics map into [0, 1] by `scoring.anchored_score`, anchored on
 the seed's value and an optional target; a rubric task scores in [0, 1]
 itself (the weighted share of the checks the judge passed).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,10 +48,16 @@ def program_file(root: Path, stem: str, language: str | None = None) -> str | No
     elif language and language_of("", named=language) is not None:
         wanted = language_of("", named=language).extensions
     known = (".py", *(ext for lang in LANGUAGES for ext in lang.extensions))
-    found = sorted((p.name for p in root.glob(f"{stem}.*") if p.is_file() and p.suffix.lower() in known
-                    and p.name[:-len(p.suffix)] == stem), key=lambda name: (not name.endswith(".py"), name))
+    found = sorted(
+        (
+            p.name
+            for p in root.glob(f"{stem}.*")
+            if p.is_file() and p.suffix.lower() in known and p.name[: -len(p.suffix)] == stem
+        ),
+        key=lambda name: (not name.endswith(".py"), name),
+    )
     if wanted is not None:
-        chosen = [name for name in found if name[len(stem):].lower() in wanted]
+        chosen = [name for name in found if name[len(stem) :].lower() in wanted]
         if not chosen:
             held = ", ".join(found) or f"no {stem}.<ext>"
             raise ValueError(f"{root}: its config names the language {language!r}, but the folder holds {held}")

@@ -13,6 +13,7 @@ OpenEvolve's and ShinkaEvolve's examples keep after the block, such as
 positional parameters must stay. Only the first EVOLVE-BLOCK of a file is
 mutable (OpenEvolve asks for exactly one).
 """
+
 from __future__ import annotations
 
 import ast
@@ -47,8 +48,11 @@ def folder_files(root: Path, exclude: Sequence[str] = (), under: str | None = No
         parts = rel.parts
         if not path.is_file() or any(p.startswith(".") or p in SKIPPED_DIRS for p in parts):
             continue
-        if parts[:2] == ("data", "private") or rel.as_posix() in (*exclude, "python") \
-                or rel.name.endswith(SKIPPED_SUFFIXES):  # `python`: the folder's interpreter entry, for the engine
+        if (
+            parts[:2] == ("data", "private")
+            or rel.as_posix() in (*exclude, "python")
+            or rel.name.endswith(SKIPPED_SUFFIXES)
+        ):  # `python`: the folder's interpreter entry, for the engine
             continue
         data = path.read_bytes()
         total += len(data)
@@ -62,8 +66,9 @@ def _block_lines(lines: list[str]) -> tuple[int, int] | None:
     start = next((k for k, line in enumerate(lines, 1) if line.strip().startswith("#") and START in line), None)
     if start is None:
         return None
-    end = next((k for k, line in enumerate(lines, 1) if k > start and line.strip().startswith("#") and END in line),
-               None)
+    end = next(
+        (k for k, line in enumerate(lines, 1) if k > start and line.strip().startswith("#") and END in line), None
+    )
     return (start, end) if end is not None else None
 
 
@@ -84,7 +89,7 @@ def entry_point(source: str, filename: str) -> tuple[str, tuple[str, ...]]:
     outside = [n for n in defs if not inside(n)]
     func = outside[-1] if outside else defs[0]
     positional = [a.arg for a in func.args.posonlyargs + func.args.args]
-    required = positional[:len(positional) - len(func.args.defaults)] if func.args.defaults else positional
+    required = positional[: len(positional) - len(func.args.defaults)] if func.args.defaults else positional
     return func.name, tuple(required)
 
 
@@ -128,8 +133,11 @@ class FolderTask:
     _files: dict[str, bytes] = {}
 
     def sandbox_files(self, instance: object) -> dict[str, bytes]:
-        return {**self._files, f"clade_{self.runner}": (RUNNERS / self.runner).read_bytes(),
-                "clade_task.json": json.dumps(self.runner_settings).encode()}
+        return {
+            **self._files,
+            f"clade_{self.runner}": (RUNNERS / self.runner).read_bytes(),
+            "clade_task.json": json.dumps(self.runner_settings).encode(),
+        }
 
     def command(self) -> Sequence[str]:
         return [self.python or sys.executable, f"clade_{self.runner}"]
@@ -143,12 +151,13 @@ class FolderTask:
             return text
         who = "the candidate program" if file == self.entry_file else "the task's evaluator"
         if self.python:
-            hint = (f"{who} imports '{found.group(1)}', which the task's Python ({self.python}) lacks: "
-                    "install it there")
+            hint = f"{who} imports '{found.group(1)}', which the task's Python ({self.python}) lacks: install it there"
         else:
-            hint = (f"{who} imports '{found.group(1)}', which the sandbox's Python ({sys.executable}) lacks: "
-                    "install it in a venv and pass --task-python /path/to/venv/bin/python")
-        return text[:found.start()] + hint + text[found.end():]
+            hint = (
+                f"{who} imports '{found.group(1)}', which the sandbox's Python ({sys.executable}) lacks: "
+                "install it in a venv and pass --task-python /path/to/venv/bin/python"
+            )
+        return text[: found.start()] + hint + text[found.end() :]
 
     @staticmethod
     def answer_object(answer: bytes) -> dict | str:
@@ -161,8 +170,14 @@ class FolderTask:
 
     seedless_ok = False  # a format whose folder may come without its seed program (public/private: --bootstrap)
 
-    def __init__(self, root: str | Path, entry_file: str, instances_path: str | None = None,
-                 target: float | None = None, source: str | None = None) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        entry_file: str,
+        instances_path: str | None = None,
+        target: float | None = None,
+        source: str | None = None,
+    ) -> None:
         """`source`: the seed program's text when it is not the folder's file `entry_file` (repo mode)."""
         if instances_path:
             raise ValueError("--instances does not apply to a task folder: its evaluator measures the whole program")
@@ -194,8 +209,10 @@ class FolderTask:
 
     def seed_files(self) -> dict[str, str]:
         if self._seed is None:  # a public/private folder without its seed program (--bootstrap writes one)
-            raise UserError(f"{self.root} has no {self.entry_file}: write one, or have the meta-agent write it from "
-                            "data/public/task.md with --bootstrap --model M")
+            raise UserError(
+                f"{self.root} has no {self.entry_file}: write one, or have the meta-agent write it from "
+                "data/public/task.md with --bootstrap --model M"
+            )
         return {self.entry_file: self._seed}
 
     @property
@@ -216,8 +233,10 @@ class FolderTask:
         return (str(private),) if private.exists() else ()
 
     def instances(self) -> list[Instance]:
-        return [Instance("task", "dev", {"folder": self.root.name}),
-                Instance("task_rerun", "holdout", {"folder": self.root.name})]
+        return [
+            Instance("task", "dev", {"folder": self.root.name}),
+            Instance("task_rerun", "holdout", {"folder": self.root.name}),
+        ]
 
     def score(self, instance: Instance, metrics: Mapping, reference: Mapping | None) -> float:
         m0 = None if reference is None or "metric" not in reference else float(reference["metric"])
@@ -238,4 +257,4 @@ def finite_number(value) -> float | None:
 
 def short(value, limit: int = 300) -> str:
     text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -19,6 +19,7 @@ functions before they run) and forge its figure. The sandbox still keeps it
 from everything outside; use the public/private format when the metric must
 not be forgeable.
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,10 +27,8 @@ import math
 from pathlib import Path
 
 from engine import pyast
-
 from tasks.adapters.folder import FolderTask, folder_files, read_text, short
 from tasks.base import Grade, Instance
-
 
 
 def read_config(path: Path) -> dict:
@@ -66,10 +65,13 @@ class MetricValueTask(FolderTask):
             self.target = float(perfect)
         way = "higher" if self.higher_is_better else "lower"
         readme = self.root / "README.md"
-        self.description = (f"{self.task_name}. `python benchmark.py <path of {self.entry_file}>` loads it, "
-                            f"measures it and prints `{self.metric_name}: <value>`; {way} is better"
-                            + (f" (perfect: {perfect})" if perfect is not None else "") + "."
-                            + (f"\n\n{read_text(readme)}" if readme.is_file() else ""))
+        self.description = (
+            f"{self.task_name}. `python benchmark.py <path of {self.entry_file}>` loads it, "
+            f"measures it and prints `{self.metric_name}: <value>`; {way} is better"
+            + (f" (perfect: {perfect})" if perfect is not None else "")
+            + "."
+            + (f"\n\n{read_text(readme)}" if readme.is_file() else "")
+        )
         self._files = folder_files(self.root, exclude=(self.entry_file,))
 
     @property

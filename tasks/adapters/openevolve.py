@@ -29,6 +29,7 @@ Outside, `grade` checks that answer (a JSON object, a finite metric). A
 hostile candidate can therefore forge its metric (it runs in the same
 process as the evaluator); it cannot reach anything outside the sandbox.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,6 +67,7 @@ def fitness(metrics: dict, feature_dimensions: Sequence[str] = ()) -> float | No
     """OpenEvolve's get_fitness_score: combined_score, else the mean of numeric non-feature metrics."""
     if "combined_score" in metrics:
         return finite_number(metrics["combined_score"])
+
     def number(v) -> bool:  # booleans are flags, not scores (OpenEvolve 0.4's get_fitness_score skips them too)
         return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
 
@@ -76,14 +78,20 @@ def fitness(metrics: dict, feature_dimensions: Sequence[str] = ()) -> float | No
 
 
 def _summary(metrics: dict, limit: int = 8) -> str:
-    shown = [f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={short(v, 60)}"
-             for k, v in list(metrics.items())[:limit] if k != "error"]  # an error message is said apart
+    shown = [
+        f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={short(v, 60)}"
+        for k, v in list(metrics.items())[:limit]
+        if k != "error"
+    ]  # an error message is said apart
     return ", ".join(shown)
 
 
 def _numbers_only(metrics: dict, limit: int = 60) -> dict:
-    return {str(k): v for k, v in list(metrics.items())[:limit]
-            if (isinstance(v, (int, float)) and finite_number(float(v)) is not None) or isinstance(v, bool)}
+    return {
+        str(k): v
+        for k, v in list(metrics.items())[:limit]
+        if (isinstance(v, (int, float)) and finite_number(float(v)) is not None) or isinstance(v, bool)
+    }
 
 
 class OpenEvolveTask(FolderTask):
@@ -96,8 +104,9 @@ class OpenEvolveTask(FolderTask):
 
         config = yaml_config(Path(root) / "config.yaml")
         named = config.get("language") if isinstance(config.get("language"), str) else None
-        super().__init__(root, program_file(Path(root), "initial_program", named) or "initial_program.py",
-                         instances_path, target)
+        super().__init__(
+            root, program_file(Path(root), "initial_program", named) or "initial_program.py", instances_path, target
+        )
         evaluator = config.get("evaluator") or {}
         database = config.get("database") or {}
         self.runner_settings = {
@@ -118,8 +127,10 @@ class OpenEvolveTask(FolderTask):
         elif readme.is_file():
             self.description = read_text(readme)
         else:
-            self.description = (f"Improve the program {self.entry_file}: the task's evaluator.py (OpenEvolve "
-                                "format) runs it and reports metrics; a higher combined_score is better.")
+            self.description = (
+                f"Improve the program {self.entry_file}: the task's evaluator.py (OpenEvolve "
+                "format) runs it and reports metrics; a higher combined_score is better."
+            )
         self._files = folder_files(self.root, exclude=(self.entry_file,))
 
     def grade(self, instance: Instance, answer: bytes) -> Grade:
@@ -173,12 +184,21 @@ class ShinkaEvolveTask(FolderTask):
     def __init__(self, root, instances_path=None, target=None) -> None:
         from tasks.adapters import program_file
 
-        super().__init__(root, program_file(Path(root), "initial", shinka_language(Path(root))) or "initial.py",
-                         instances_path, target)
+        super().__init__(
+            root,
+            program_file(Path(root), "initial", shinka_language(Path(root))) or "initial.py",
+            instances_path,
+            target,
+        )
         readme = self.root / "README.md"
-        self.description = read_text(readme) if readme.is_file() else (
-            f"Improve the program {self.entry_file}: the task's evaluate.py (ShinkaEvolve format) runs it and "
-            "reports metrics; a higher combined_score is better, and the program must stay correct.")
+        self.description = (
+            read_text(readme)
+            if readme.is_file()
+            else (
+                f"Improve the program {self.entry_file}: the task's evaluate.py (ShinkaEvolve format) runs it and "
+                "reports metrics; a higher combined_score is better, and the program must stay correct."
+            )
+        )
         self.runner_settings = {"program": self.entry_file}
         self._files = folder_files(self.root, exclude=(self.entry_file,))
 
@@ -203,7 +223,10 @@ class ShinkaEvolveTask(FolderTask):
             return Grade(False, {}, "metrics.json has no finite combined_score")
         public = metrics.get("public") if isinstance(metrics.get("public"), dict) else {}
         numbers = {k: v for k, v in metrics.items() if k not in ("public", "private", "text_feedback")}
-        out = {"metric": value, "evaluator": _numbers_only({**numbers, **{f"public.{k}": v for k, v in public.items()}})}
+        out = {
+            "metric": value,
+            "evaluator": _numbers_only({**numbers, **{f"public.{k}": v for k, v in public.items()}}),
+        }
         feedback = f"combined_score={value:.6g}"
         if public:
             feedback += f"; {_summary(public)}"

@@ -7,8 +7,8 @@ program `solution.py`. The program runs in a sandbox whose working directory
 holds itself and `data/public/` (the same layout as the task folder, so the
 seed runs unchanged there too) and nothing else: not `data/private/`, not
 `grade.py`; both are also hidden at their host paths (`hidden_paths`), which
-the `bwrap` and `docker` sandboxes honour and `process` cannot. It writes its submission, `submission.csv` in the working
-directory unless grade.py sets `SUBMISSION_FILE`.
+the `bwrap` and `docker` sandboxes honour and `process` cannot. It writes its submission, `submission.csv` in the
+working directory unless grade.py sets `SUBMISSION_FILE`.
 
 Grading happens OUTSIDE the sandbox, in the engine: grade.py is trusted task
 code, imported from the folder with importlib, and called with the
@@ -21,6 +21,7 @@ A submission is untrusted input: grade.py should parse it as data (no
 pickle, no eval). This is the format where a hostile program cannot forge
 its metric: nothing it prints or writes besides the submission is read.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -68,9 +69,11 @@ class PublicPrivateTask(FolderTask):
         self.private_dir = self.root / "data" / "private"
         self._files = folder_files(self.root, under="data/public")
         public = ", ".join(p for p in self._files if p != "data/public/task.md")
-        self.description = (read_text(self.root / "data" / "public" / "task.md")
-                            + f"\n\nThe program {self.entry_file} runs in a folder holding data/public/ ({public}). "
-                            f"It must write its submission to {self.answer_file} in its working directory.")
+        self.description = (
+            read_text(self.root / "data" / "public" / "task.md")
+            + f"\n\nThe program {self.entry_file} runs in a folder holding data/public/ ({public}). "
+            f"It must write its submission to {self.answer_file} in its working directory."
+        )
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
         return dict(self._files)

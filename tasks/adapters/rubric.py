@@ -27,6 +27,7 @@ from the archive at no cost. A judge answer that cannot be read is asked
 again, twice at most, with the error in the conversation; after three the
 answer is `bad_output`. The score is the weighted share of checks passed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,7 +49,8 @@ JUDGE_SYSTEM = (
     "You grade an answer to a customer's question against a list of fact checks. For each check, decide "
     "whether the answer satisfies it: true only when the answer states it (or something that means the same) "
     "and does not contradict it; false when the answer omits it, contradicts it or is vague about it. "
-    'Reply with JSON only: {"checks": [true, false, ...]}, one boolean per check, in the order given.')
+    'Reply with JSON only: {"checks": [true, false, ...]}, one boolean per check, in the order given.'
+)
 
 
 def judge_messages(question: str, answer: str, checks: Sequence[str]) -> list[dict]:
@@ -56,8 +58,10 @@ def judge_messages(question: str, answer: str, checks: Sequence[str]) -> list[di
     if len(answer) > MAX_ANSWER_CHARS:
         answer = answer[:MAX_ANSWER_CHARS] + "\n[... the rest of the answer is cut]"
     listed = "\n".join(f"{k}. {text}" for k, text in enumerate(checks, 1))
-    user = (f"Question:\n{question}\n\nAnswer:\n{answer}\n\nChecks ({len(checks)}):\n{listed}\n\n"
-            f'Reply with {{"checks": [...]}} holding exactly {len(checks)} booleans.')
+    user = (
+        f"Question:\n{question}\n\nAnswer:\n{answer}\n\nChecks ({len(checks)}):\n{listed}\n\n"
+        f'Reply with {{"checks": [...]}} holding exactly {len(checks)} booleans.'
+    )
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -71,7 +75,7 @@ def answer_json(text: str) -> object | str:
     if start < 0 or end < start:
         return "no JSON object in the answer"
     try:
-        return json.loads(body[start:end + 1])
+        return json.loads(body[start : end + 1])
     except ValueError as exc:
         return f"not JSON ({short(exc, 120)})"
 
@@ -107,16 +111,16 @@ def read_questions(path: Path) -> list[dict]:
     """questions.json's questions, checked: unique string ids, text, a split."""
     questions = read_json(path).get("questions")
     if not isinstance(questions, list) or not questions:
-        raise ValueError(f"{path}: \"questions\" must be a non-empty list")
+        raise ValueError(f'{path}: "questions" must be a non-empty list')
     seen: set[str] = set()
     for k, q in enumerate(questions):
         if not isinstance(q, dict) or not isinstance(q.get("id"), str) or not q["id"].strip():
-            raise ValueError(f"{path}: question {k} needs a non-empty string \"id\"")
+            raise ValueError(f'{path}: question {k} needs a non-empty string "id"')
         if q["id"] in seen:
             raise ValueError(f"{path}: question id {q['id']!r} appears twice")
         seen.add(q["id"])
         if not isinstance(q.get("question"), str) or not q["question"].strip():
-            raise ValueError(f"{path}: question {q['id']!r} needs the text \"question\"")
+            raise ValueError(f'{path}: question {q["id"]!r} needs the text "question"')
         if q.get("split", "dev") not in SPLITS:
             raise ValueError(f"{path}: question {q['id']!r}: split must be dev or holdout")
     return questions
@@ -126,7 +130,7 @@ def read_checks(path: Path, ids: Sequence[str]) -> dict[str, list[dict]]:
     """rubric_checks.json's checks per question id, checked: every question has some, weights positive."""
     checks = read_json(path).get("checks")
     if not isinstance(checks, dict):
-        raise ValueError(f"{path}: \"checks\" must be an object, question id -> list of checks")
+        raise ValueError(f'{path}: "checks" must be an object, question id -> list of checks')
     out: dict[str, list[dict]] = {}
     for qid in ids:
         items = checks.get(qid)
@@ -137,9 +141,13 @@ def read_checks(path: Path, ids: Sequence[str]) -> dict[str, list[dict]]:
             text = item.get("check") if isinstance(item, dict) else None
             weight = item.get("weight", 1) if isinstance(item, dict) else None
             if not isinstance(text, str) or not text.strip():
-                raise ValueError(f"{path}: question {qid!r}: each check needs the text \"check\"")
-            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) \
-                    or weight <= 0:
+                raise ValueError(f'{path}: question {qid!r}: each check needs the text "check"')
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, (int, float))
+                or not math.isfinite(weight)
+                or weight <= 0
+            ):
                 raise ValueError(f"{path}: question {qid!r}: weight {weight!r} is not a positive number")
             out[qid].append({"check": text.strip(), "weight": float(weight)})
     unknown = sorted(set(checks) - set(ids))
@@ -158,14 +166,16 @@ class RubricTask(FolderTask):
     format = "rubric"
     runner = "rubric_runner.py"
     metric_name = "rubric"
-    needs_judge = True          # graded by a model: the run needs --judge-model
-    agent_llm = "optional"      # the agent may call a model through the gateway (clade_llm), or be plain code
-    agent_max_tokens = 20_000   # per evaluation (one question), in + out
+    needs_judge = True  # graded by a model: the run needs --judge-model
+    agent_llm = "optional"  # the agent may call a model through the gateway (clade_llm), or be plain code
+    agent_max_tokens = 20_000  # per evaluation (one question), in + out
 
     def __init__(self, root, instances_path=None, target=None) -> None:
         if instances_path:
-            raise ValueError("--instances does not apply to a rubric task folder: questions.json holds the "
-                             "questions and their splits")
+            raise ValueError(
+                "--instances does not apply to a rubric task folder: questions.json holds the "
+                "questions and their splits"
+            )
         super().__init__(root, "agent.py", None, target)
         if not re.search(r"^(?:async\s+)?def\s+answer\s*\(", self._seed, re.MULTILINE):
             raise ValueError(f"{self.root / 'agent.py'}: no top-level function answer(question)")
@@ -178,13 +188,15 @@ class RubricTask(FolderTask):
         self._client = None
         self._judge_model: str | None = None
         readme = self.root / "README.md"
-        self.description = ((read_text(readme) + "\n\n" if readme.is_file() else "")
-                            + f"{self.entry_file} defines answer(question: str) -> str, called once per "
-                            "question (a customer's question, as text); `python benchmark.py questions.json` "
-                            "calls it and prints the answers. A judge model grades each answer against "
-                            "fact checks the agent never sees; the score is the weighted share of checks "
-                            "passed. The agent may `import clade_llm` (a file beside it) to call a model when "
-                            "the run gives it one (clade_llm.available()).")
+        self.description = (
+            (read_text(readme) + "\n\n" if readme.is_file() else "")
+            + f"{self.entry_file} defines answer(question: str) -> str, called once per "
+            "question (a customer's question, as text); `python benchmark.py questions.json` "
+            "calls it and prints the answers. A judge model grades each answer against "
+            "fact checks the agent never sees; the score is the weighted share of checks "
+            "passed. The agent may `import clade_llm` (a file beside it) to call a model when "
+            "the run gives it one (clade_llm.available())."
+        )
 
     # ----- what the engine reads --------------------------------------------------------------------------
 
@@ -209,10 +221,13 @@ class RubricTask(FolderTask):
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
         one = {"questions": [{"id": instance.id, "question": instance.data["question"]}]}  # never checks or facts
-        return {**self._files, "questions.json": json.dumps(one, indent=1).encode(),
-                "clade_llm.py": SEED_CLIENT.read_bytes(),
-                f"clade_{self.runner}": (Path(__file__).resolve().parent / "runners" / self.runner).read_bytes(),
-                "clade_task.json": json.dumps({"question_id": instance.id}).encode()}
+        return {
+            **self._files,
+            "questions.json": json.dumps(one, indent=1).encode(),
+            "clade_llm.py": SEED_CLIENT.read_bytes(),
+            f"clade_{self.runner}": (Path(__file__).resolve().parent / "runners" / self.runner).read_bytes(),
+            "clade_task.json": json.dumps({"question_id": instance.id}).encode(),
+        }
 
     def score(self, instance: Instance, metrics: Mapping, reference: Mapping | None) -> float:
         return float(metrics.get("metric", 0.0))
@@ -248,8 +263,10 @@ class RubricTask(FolderTask):
     async def judge_grade(self, instance: Instance, answer: bytes) -> Grade:
         """One judgement (up to three calls when the judge's answer cannot be read) -> the Grade."""
         if self._client is None or self._judge_model is None:
-            raise RuntimeError(f"the {self.name} task has no judge: call attach_judge(client, model) first "
-                               "(the engine does, with --judge-model)")
+            raise RuntimeError(
+                f"the {self.name} task has no judge: call attach_judge(client, model) first "
+                "(the engine does, with --judge-model)"
+            )
         from engine.llm import BudgetExceeded, LLMError, LLMFatalError
 
         text = self.answer_text(answer)
@@ -262,9 +279,14 @@ class RubricTask(FolderTask):
         why = ""
         for attempt in range(JUDGE_TRIES):
             try:
-                reply = await self._client.complete(messages, model=self._judge_model, purpose="judge",
-                                                    node_id=None, key=key + (f" retry {attempt}" if attempt else ""),
-                                                    temperature=0.0)
+                reply = await self._client.complete(
+                    messages,
+                    model=self._judge_model,
+                    purpose="judge",
+                    node_id=None,
+                    key=key + (f" retry {attempt}" if attempt else ""),
+                    temperature=0.0,
+                )
             except (BudgetExceeded, LLMFatalError):
                 raise  # the run's budget, a bad key: not this answer's doing
             except LLMError as exc:
@@ -273,20 +295,33 @@ class RubricTask(FolderTask):
             if not isinstance(verdicts, str):
                 return self._graded(instance, checks, verdicts)
             why = verdicts
-            messages = [*messages, {"role": "assistant", "content": reply.text},
-                        {"role": "user", "content": f"Your answer could not be read: {why}. Reply with only the "
-                                                    f'JSON object {{"checks": [...]}} holding exactly {len(checks)} '
-                                                    "booleans (true or false), in the order of the checks."}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply.text},
+                {
+                    "role": "user",
+                    "content": f"Your answer could not be read: {why}. Reply with only the "
+                    f'JSON object {{"checks": [...]}} holding exactly {len(checks)} '
+                    "booleans (true or false), in the order of the checks.",
+                },
+            ]
         return Grade(False, {}, f"the judge's answer could not be read after {JUDGE_TRIES} tries: {why}")
 
     def _graded(self, instance: Instance, checks: list[dict], verdicts: list[bool]) -> Grade:
         weights = [c["weight"] for c in checks]
         share = rubric_score(verdicts, weights)
-        metrics = {"metric": share, "checks_passed": sum(verdicts), "checks_total": len(checks),
-                   "weight_passed": sum(w for v, w in zip(verdicts, weights) if v), "weight_total": sum(weights),
-                   "verdicts": list(verdicts)}
-        summary = (f"{metrics['checks_passed']}/{len(checks)} checks passed "
-                   f"(weight {metrics['weight_passed']:g}/{metrics['weight_total']:g}, score {share:.3f})")
+        metrics = {
+            "metric": share,
+            "checks_passed": sum(verdicts),
+            "checks_total": len(checks),
+            "weight_passed": sum(w for v, w in zip(verdicts, weights) if v),
+            "weight_total": sum(weights),
+            "verdicts": list(verdicts),
+        }
+        summary = (
+            f"{metrics['checks_passed']}/{len(checks)} checks passed "
+            f"(weight {metrics['weight_passed']:g}/{metrics['weight_total']:g}, score {share:.3f})"
+        )
         failed = [c["check"] for c, v in zip(checks, verdicts) if not v]
         if instance.split == "dev" and failed:  # holdout feedback says no more than the score
             summary += "; failed: " + "; ".join(failed)

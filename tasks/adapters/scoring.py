@@ -23,6 +23,7 @@ Both maps are monotone in m (non-decreasing when higher is better,
 non-increasing otherwise) and give exactly 0.5 at m = m0; the raw metric is
 kept in `evaluations.metrics` for reports.
 """
+
 from __future__ import annotations
 
 import math

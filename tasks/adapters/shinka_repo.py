@@ -18,6 +18,7 @@ passes `--repo_path repo`. The entry file (what the offline mutator edits
 and the entry-point check keeps) is the mutable Python file holding an
 EVOLVE-BLOCK, else the first mutable Python file.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,8 +38,11 @@ def repo_config(root: Path) -> tuple[Path, dict] | None:
     for name in CONFIG_NAMES:
         path = root / name
         evo = yaml_config(path).get("evo")  # one-line ValueError for YAML it cannot read
-        if isinstance(evo, dict) and isinstance(evo.get("seed_repo_path"), str) \
-                and (root / evo["seed_repo_path"]).is_dir():
+        if (
+            isinstance(evo, dict)
+            and isinstance(evo.get("seed_repo_path"), str)
+            and (root / evo["seed_repo_path"]).is_dir()
+        ):
             return path, evo
     return None
 
@@ -68,7 +72,7 @@ class ShinkaRepoTask(ShinkaEvolveTask):
         self._seed_files: dict[str, str] = {}
         shipped: dict[str, bytes] = {}
         for path, data in repo.items():
-            inside = path[len(seed_dir) + 1:]
+            inside = path[len(seed_dir) + 1 :]
             changeable = (_under(inside, mutable) if mutable else True) and not _under(inside, fixed)
             text = _text(data) if changeable else None
             if text is None:
@@ -77,14 +81,21 @@ class ShinkaRepoTask(ShinkaEvolveTask):
                 self._seed_files[f"{REPO_DIR}/{inside}"] = text
         entry = _entry_file(self._seed_files)
         if entry is None:
-            raise ValueError(f"{root / seed_dir}: no Python file under evo.mutable_paths "
-                             f"({', '.join(mutable) or 'the whole repository'}) for the search to change")
+            raise ValueError(
+                f"{root / seed_dir}: no Python file under evo.mutable_paths "
+                f"({', '.join(mutable) or 'the whole repository'}) for the search to change"
+            )
         FolderTask.__init__(self, root, entry, instances_path, target, source=self._seed_files[entry])
         readme = root / "README.md"
-        self.description = read_text(readme) if readme.is_file() else (
-            f"Improve the repository under {REPO_DIR}/ (its files {', '.join(sorted(self._seed_files))}): the "
-            "task's evaluate.py (ShinkaEvolve repo mode) runs it and reports metrics; a higher combined_score "
-            "is better, and the repository must stay correct.")
+        self.description = (
+            read_text(readme)
+            if readme.is_file()
+            else (
+                f"Improve the repository under {REPO_DIR}/ (its files {', '.join(sorted(self._seed_files))}): the "
+                "task's evaluate.py (ShinkaEvolve repo mode) runs it and reports metrics; a higher combined_score "
+                "is better, and the repository must stay correct."
+            )
+        )
         self.config_file = config.name
         self.runner_settings = {"repo": REPO_DIR}
         own = folder_files(root)

@@ -4,6 +4,7 @@ Standalone on purpose (copied into the sandbox beside the agent and clade_llm.py
 task.json holds the training pairs and the test inputs, never the test outputs;
 the engine compares answer.json with them outside.
 """
+
 import importlib.util
 import json
 import sys

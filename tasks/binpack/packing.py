@@ -10,10 +10,11 @@ This module is plain numpy with no engine imports: the sandbox runner copies
 the same logic, and trusted code (the evaluator, tests, benchmarks) uses it
 directly.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

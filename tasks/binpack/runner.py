@@ -4,13 +4,13 @@ Standalone on purpose (it is copied into the sandbox beside the agent): it
 imports only numpy and the packing module copied with it. Whatever it or the
 agent prints is just text; the engine grades `answer.json` outside.
 """
+
 import importlib.util
 import json
 import sys
 
-import numpy as np
-
 import clade_packing
+import numpy as np
 
 
 def main() -> int:

@@ -14,14 +14,15 @@ The seed scores 0.5; one bin saved gives 0.73, two 0.88; one lost 0.27.
 The reference is the seed's own result (evaluated on every dev instance
 first); where the seed failed, first fit computed here stands in.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import sys
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -65,8 +66,13 @@ class BinPackTask:
     raw_metric_note = "excess % = bins / L1 - 1, mean over instances; lower is better"
     limits = SandboxLimits(timeout_s=20.0, cpu_s=20, memory_mb=1024, file_size_mb=16, processes=64)
 
-    def __init__(self, instances_path: str | None = None, instance_seed: int = 0,
-                 dev_per_family: int = 8, holdout_per_family: int = 8) -> None:
+    def __init__(
+        self,
+        instances_path: str | None = None,
+        instance_seed: int = 0,
+        dev_per_family: int = 8,
+        holdout_per_family: int = 8,
+    ) -> None:
         self.instances_path = instances_path
         self.instance_seed = instance_seed
         self.per_family = {"dev": dev_per_family, "holdout": holdout_per_family}
@@ -110,8 +116,9 @@ class BinPackTask:
         bins = int(np.count_nonzero(loads))
         l1 = lower_bound(capacity, items)
         excess = bins / l1 - 1.0
-        return Grade(True, {"bins": bins, "l1": l1, "excess": excess},
-                     f"{bins} bins, L1 {l1}, excess {100 * excess:.2f}%")
+        return Grade(
+            True, {"bins": bins, "l1": l1, "excess": excess}, f"{bins} bins, L1 {l1}, excess {100 * excess:.2f}%"
+        )
 
     def score(self, instance: Instance, metrics: Mapping, reference: Mapping | None) -> float:
         if reference is None or "bins" not in reference:

@@ -10,6 +10,7 @@ program's bin indices as a JSON list; nothing here checks them, the evaluator
 does, outside the sandbox. Each step runs in its own process group so that a
 timeout ends the compiler's children (cc1plus, as, ld) too.
 """
+
 import json
 import os
 import signal
@@ -17,15 +18,21 @@ import subprocess
 import sys
 
 BUILD_S = 30.0  # g++ -O2 on a one-file program takes about 0.5 s on this project's machines
-RUN_S = 10.0    # the seed packs 1,000 items in a few milliseconds
+RUN_S = 10.0  # the seed packs 1,000 items in a few milliseconds
 BUILD_COMMAND = ["g++", "-O2", "-std=c++17", "-o", "agent", "agent.cpp"]
 FEEDBACK_CHARS = 600
 
 
 def run(command, timeout, stdin_text=""):
     """(exit code, stdout, stderr), or None when `timeout` seconds passed (the whole group is killed)."""
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(stdin_text, timeout=timeout)
     except subprocess.TimeoutExpired:

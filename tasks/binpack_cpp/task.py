@@ -33,6 +33,7 @@ The seed is best fit spoiled by a term that shuns nearly full bins
 per instance, and the offline mutator's steps (the constant 4.0 shrunk, the
 `+` swapped, `-1.0` grown) lead back towards best fit.
 """
+
 from __future__ import annotations
 
 import json
@@ -81,9 +82,15 @@ class BinPackCppTask(BinPackTask):
     entry_args: tuple[str, ...] = ()
     answer_file = "answer.json"
 
-    def __init__(self, instances_path: str | None = None, instance_seed: int = 0,
-                 dev_per_family: int = 2, holdout_per_family: int = 4,
-                 build_s: float = BUILD_S, run_s: float = RUN_S) -> None:
+    def __init__(
+        self,
+        instances_path: str | None = None,
+        instance_seed: int = 0,
+        dev_per_family: int = 2,
+        holdout_per_family: int = 4,
+        build_s: float = BUILD_S,
+        run_s: float = RUN_S,
+    ) -> None:
         missing = gxx_missing()
         if missing:
             raise UserError(missing)
@@ -91,8 +98,9 @@ class BinPackCppTask(BinPackTask):
         self.kept = {"dev": dev_per_family, "holdout": holdout_per_family}
         self.build_s, self.run_s = build_s, run_s
         overall = build_s + run_s + MARGIN_S
-        self.limits = SandboxLimits(timeout_s=overall, cpu_s=math.ceil(overall), memory_mb=1024, file_size_mb=64,
-                                    processes=64)
+        self.limits = SandboxLimits(
+            timeout_s=overall, cpu_s=math.ceil(overall), memory_mb=1024, file_size_mb=64, processes=64
+        )
 
     def seed_files(self) -> dict[str, str]:
         return {self.entry_file: (SEED_DIR / "agent.cpp").read_text()}

@@ -6,6 +6,7 @@ the square and no two circles overlap, both up to an absolute tolerance
 pair, distance between centres >= r_i + r_j - TOL. Radii must be finite and
 non-negative (a radius of 0 is allowed: it adds nothing to the sum).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,6 +26,7 @@ class Verdict:
 
 def _numbers(value, shape: tuple[int, ...], what: str) -> np.ndarray | str:
     """`value` as a float array of `shape`, or a one-line reason it is not one."""
+
     def flat(v):
         if isinstance(v, (list, tuple)):
             for x in v:
@@ -59,8 +61,11 @@ def check_packing(centers, radii, n: int, tol: float = TOL) -> Verdict:
     outside = np.maximum(-low, high - 1.0).max(axis=1)
     if np.any(outside > tol):
         i = int(np.argmax(outside))
-        return Verdict(False, f"circle {i} (centre {c[i, 0]:.6g}, {c[i, 1]:.6g}, radius {r[i]:.6g}) "
-                              f"leaves the unit square by {outside[i]:.3g}")
+        return Verdict(
+            False,
+            f"circle {i} (centre {c[i, 0]:.6g}, {c[i, 1]:.6g}, radius {r[i]:.6g}) "
+            f"leaves the unit square by {outside[i]:.3g}",
+        )
     if n > 1:
         i, j = np.triu_indices(n, 1)
         dist = np.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])

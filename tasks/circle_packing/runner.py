@@ -4,6 +4,7 @@ Standalone on purpose (copied into the sandbox beside the agent): it checks
 nothing. Whatever it or the agent prints is just text; the engine checks
 `answer.json` outside the sandbox.
 """
+
 import importlib.util
 import json
 import sys

@@ -21,6 +21,7 @@ the end, which measures the chosen packing afresh (a program using
 randomness may have been lucky on its one dev run; a deterministic one gives
 the same figure).
 """
+
 from __future__ import annotations
 
 import json
@@ -63,8 +64,10 @@ class CirclePackingTask:
 
     def __init__(self, instances_path: str | None = None) -> None:
         if instances_path:
-            raise InstanceFileError("circle_packing has one built-in problem (26 circles in the unit square); "
-                                    "--instances does not apply to it")
+            raise InstanceFileError(
+                "circle_packing has one built-in problem (26 circles in the unit square); "
+                "--instances does not apply to it"
+            )
 
     def seed_files(self) -> dict[str, str]:
         return {self.entry_file: (SEED_DIR / "agent.py").read_text()}
@@ -93,8 +96,11 @@ class CirclePackingTask:
         verdict = check_packing(packing["centers"], packing["radii"], n)
         if not verdict.valid:
             return Grade(False, {}, verdict.reason)
-        return Grade(True, {"sum_radii": verdict.sum_radii, "n": n},
-                     f"valid packing of {n} circles, sum of radii {verdict.sum_radii:.6f}")
+        return Grade(
+            True,
+            {"sum_radii": verdict.sum_radii, "n": n},
+            f"valid packing of {n} circles, sum of radii {verdict.sum_radii:.6f}",
+        )
 
     def score(self, instance: Instance, metrics: Mapping, reference: Mapping | None) -> float:
         """Absolute: sum / 2.636, capped at 1; the seed's result (`reference`) does not enter."""

@@ -6,6 +6,7 @@ returns something other than a bool is answered null, a wrong answer, so one
 bad address costs one point, not the batch. Whatever anything prints is just
 text; the engine grades answer.json outside.
 """
+
 import importlib.util
 import json
 import sys

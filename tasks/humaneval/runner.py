@@ -5,6 +5,7 @@ The problem holds the task id, the prompt (signature and docstring) and the
 entry point, never the tests. Whatever the agent prints is just text; the
 engine grades answer.json outside, by running the tests in a fresh sandbox.
 """
+
 import importlib.util
 import json
 import sys

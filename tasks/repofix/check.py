@@ -28,6 +28,7 @@ in this process:
    under the key. The engine checks the HMAC; a repository that writes its
    own verdict, prints "passed", kills a process or loops forever only fails.
 """
+
 import ctypes
 import hashlib
 import hmac
@@ -41,8 +42,8 @@ import time
 
 CASE_SECONDS = 3.0
 TOTAL_SECONDS = 15.0
-SPARES = 2                 # candidate processes kept ready to replace one that timed out or died
-MAX_LINE = 8 * 2**20       # one answer from the candidate
+SPARES = 2  # candidate processes kept ready to replace one that timed out or died
+MAX_LINE = 8 * 2**20  # one answer from the candidate
 MAX_DEPTH = 100
 
 
@@ -79,7 +80,7 @@ def decode(value, depth=0):
     if isinstance(value, list):
         return [decode(v, depth + 1) for v in value]
     if isinstance(value, dict) and len(value) == 1:
-        (tag, inner), = value.items()
+        ((tag, inner),) = value.items()
         if tag == "$t" and isinstance(inner, list):
             return tuple(decode(v, depth + 1) for v in inner)
         if tag == "$d" and isinstance(inner, list):
@@ -124,8 +125,10 @@ def normalise(value, depth=0):
     if isinstance(value, (list, tuple)):
         return [normalise(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {_key(normalise(k, depth + 1)) if not isinstance(k, str) else k: normalise(v, depth + 1)
-                for k, v in value.items()}
+        return {
+            _key(normalise(k, depth + 1)) if not isinstance(k, str) else k: normalise(v, depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, (set, frozenset)):
         return sorted((normalise(v, depth + 1) for v in value), key=_order)
     if isinstance(value, bytes):
@@ -237,7 +240,7 @@ class Candidate:
             _, ready, _ = select.select([], [self.fd_to], [], left)
             if ready:
                 try:
-                    view = view[os.write(self.fd_to, view):]
+                    view = view[os.write(self.fd_to, view) :]
                 except OSError:
                     raise CandidateError("the candidate's process ended") from None
 

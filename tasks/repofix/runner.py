@@ -7,6 +7,7 @@ the visible tests' command and where the agent may log its steps
 the agent does (raises, exits), so a half-fixed repository is still graded:
 the engine runs the hidden tests on it outside, in a fresh sandbox.
 """
+
 import importlib.util
 import json
 import os
@@ -87,8 +88,12 @@ def main():
     with open(os.path.join(here, "problem.json"), encoding="utf-8") as fh:
         problem = json.load(fh)
     summary, error = run_agent(here, problem)
-    answer = {"files": repo_files(os.path.join(here, problem["workspace"])), "summary": summary, "error": error,
-              "trajectory": trajectory(os.path.join(here, problem["trajectory_file"]))}
+    answer = {
+        "files": repo_files(os.path.join(here, problem["workspace"])),
+        "summary": summary,
+        "error": error,
+        "trajectory": trajectory(os.path.join(here, problem["trajectory_file"])),
+    }
     path = os.path.join(here, "answer.json")
     if os.path.lexists(path):
         os.unlink(path)

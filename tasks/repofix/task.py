@@ -23,6 +23,7 @@ An evaluation has three steps:
 The instances folder (hidden tests and solutions) is hidden from every
 sandbox under bwrap; the process sandbox cannot hide it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -83,16 +84,26 @@ def _read_tree(root: Path) -> dict[str, str]:
     """{relative path: text} of every file under root, caches left out."""
     if not root.is_dir():
         return {}
-    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    }
 
 
 def load_instance(folder: Path, split: str) -> Instance:
     """An instance from its folder (statement.md, repo/, solution/, hidden.json)."""
     hidden = json.loads((folder / "hidden.json").read_text(encoding="utf-8"))
-    return Instance(folder.name, split, {"statement": (folder / "statement.md").read_text(encoding="utf-8"),
-                                         "repo": _read_tree(folder / "repo"), "hidden": list(hidden["cases"]),
-                                         "solution": _read_tree(folder / "solution")})
+    return Instance(
+        folder.name,
+        split,
+        {
+            "statement": (folder / "statement.md").read_text(encoding="utf-8"),
+            "repo": _read_tree(folder / "repo"),
+            "hidden": list(hidden["cases"]),
+            "solution": _read_tree(folder / "solution"),
+        },
+    )
 
 
 def answer_of(answer: bytes) -> dict | None:
@@ -124,11 +135,12 @@ class RepoFixTask:
     entry_args = ("problem",)
     answer_file = "answer.json"
     raw_metric = "resolved %"
-    raw_metric_note = ("resolved % = instances whose hidden tests all pass after the agent's fix, in percent; "
-                       "higher is better")
+    raw_metric_note = (
+        "resolved % = instances whose hidden tests all pass after the agent's fix, in percent; higher is better"
+    )
     limits = SandboxLimits(timeout_s=300.0, cpu_s=120, memory_mb=1024, file_size_mb=16, processes=64)
-    agent_llm = "required"          # the agent calls a model: the run needs --agent-model or --model
-    agent_max_tokens = 60_000       # per evaluation (one instance), in + out
+    agent_llm = "required"  # the agent calls a model: the run needs --agent-model or --model
+    agent_max_tokens = 60_000  # per evaluation (one instance), in + out
 
     def __init__(self, instances_path: str | None = None, root: Path = INSTANCES) -> None:
         self.instances_path = instances_path
@@ -173,12 +185,21 @@ class RepoFixTask:
         return load_instance(self.root / "smoke", "dev")
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
-        problem = {"instance_id": instance.id, "statement": instance.data["statement"], "workspace": WORKSPACE,
-                   "test_command": TEST_COMMAND, "trajectory_file": TRAJECTORY_FILE}  # never the hidden tests
+        problem = {
+            "instance_id": instance.id,
+            "statement": instance.data["statement"],
+            "workspace": WORKSPACE,
+            "test_command": TEST_COMMAND,
+            "trajectory_file": TRAJECTORY_FILE,
+        }  # never the hidden tests
         files = {f"{WORKSPACE}/{path}": text.encode("utf-8") for path, text in instance.data["repo"].items()}
-        files.update({"runner.py": (HERE / "runner.py").read_bytes(),
-                      "clade_llm.py": (SEEDS / "clade_llm.py").read_bytes(),
-                      "problem.json": json.dumps(problem).encode()})
+        files.update(
+            {
+                "runner.py": (HERE / "runner.py").read_bytes(),
+                "clade_llm.py": (SEEDS / "clade_llm.py").read_bytes(),
+                "problem.json": json.dumps(problem).encode(),
+            }
+        )
         return files
 
     def command(self) -> Sequence[str]:
@@ -189,20 +210,35 @@ class RepoFixTask:
         data = answer_of(answer)
         if data is None:
             return Grade(False, {}, 'answer.json must be {"files": {path: text}, ...}')
-        problem = {"instance_id": instance.id, "files": candidate_files(instance.data["repo"], data["files"]),
-                   "cases": instance.data["hidden"]}
-        files = {"check.py": (HERE / "check.py").read_bytes(), "problem.json": json.dumps(problem).encode(),
-                 "key": secrets.token_hex(32).encode()}
-        return SandboxJob(files=files, command=[self.python or sys.executable, "-I", "check.py"],
-                          answer_file="verdict.json", limits=CHECK_LIMITS, hidden=self.hidden_paths())
+        problem = {
+            "instance_id": instance.id,
+            "files": candidate_files(instance.data["repo"], data["files"]),
+            "cases": instance.data["hidden"],
+        }
+        files = {
+            "check.py": (HERE / "check.py").read_bytes(),
+            "problem.json": json.dumps(problem).encode(),
+            "key": secrets.token_hex(32).encode(),
+        }
+        return SandboxJob(
+            files=files,
+            command=[self.python or sys.executable, "-I", "check.py"],
+            answer_file="verdict.json",
+            limits=CHECK_LIMITS,
+            hidden=self.hidden_paths(),
+        )
 
     def grade(self, instance: Instance, answer: bytes, check: CheckRun | None = None) -> Grade:
         data = answer_of(answer)
         if data is None:
             return Grade(False, {}, 'answer.json must be {"files": {path: text}, ...}')
-        metrics = {"hidden_passed": 0, "hidden_total": len(instance.data["hidden"]), "resolved": 0,
-                   **edits(instance.data["repo"], data["files"]),
-                   "agent_error": str(data.get("error") or "")[:1000]}
+        metrics = {
+            "hidden_passed": 0,
+            "hidden_total": len(instance.data["hidden"]),
+            "resolved": 0,
+            **edits(instance.data["repo"], data["files"]),
+            "agent_error": str(data.get("error") or "")[:1000],
+        }
         if check is None:  # grading always runs the hidden tests; without them nothing passed
             return Grade(True, metrics, "not checked")
         passed, total, line = verdict(instance.id, len(instance.data["hidden"]), check)

@@ -1,6 +1,7 @@
 """The live copy (archive/live.py, issue 18): while a process holds an archive for writing, another process
 reads a consistent copy of it, says how old it is, and never a half-written one; the copy goes when the writer
 closes, and a copy a killed writer left is never read."""
+
 from __future__ import annotations
 
 import subprocess
@@ -31,15 +32,25 @@ def read_elsewhere(path) -> dict:
     """What another process reads of the archive at `path` (DuckDB's lock is per process)."""
     import json
 
-    done = subprocess.run([sys.executable, "-c", READER, str(path)], capture_output=True, text=True, timeout=60,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", READER, str(path)], capture_output=True, text=True, timeout=60, check=True
+    )
     return json.loads(done.stdout)
 
 
 def add_node(archive: Archive, node_id: int) -> None:
     files = {"agent.py": f"def f():\n    return {node_id}\n"}
-    archive.add_node(NodeRecord(id=node_id, parent_id=None if node_id == 0 else 0, depth=int(node_id > 0),
-                                status="valid", mutator="seed", code_hash=files_hash(files)), files)
+    archive.add_node(
+        NodeRecord(
+            id=node_id,
+            parent_id=None if node_id == 0 else 0,
+            depth=int(node_id > 0),
+            status="valid",
+            mutator="seed",
+            code_hash=files_hash(files),
+        ),
+        files,
+    )
 
 
 def test_another_process_reads_the_live_copy_while_the_writer_holds_the_archive(tmp_path):

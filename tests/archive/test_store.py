@@ -1,4 +1,5 @@
 """The archive: public schema, one transaction per event, refusals with one clear line."""
+
 from __future__ import annotations
 
 import subprocess
@@ -8,20 +9,65 @@ import time
 import duckdb
 import pytest
 
-from archive import (Archive, ArchiveError, ArchiveLocked, ArchiveSchemaError, EvaluationRecord, NodeRecord,
-                     SCHEMA_VERSION)
+from archive import (
+    SCHEMA_VERSION,
+    Archive,
+    ArchiveError,
+    ArchiveLocked,
+    ArchiveSchemaError,
+    EvaluationRecord,
+    NodeRecord,
+)
 from archive.store import files_hash
 
 PUBLIC_COLUMNS = {
     "runs": {"id", "config", "schema_version", "seed", "created_at", "status"},
-    "nodes": {"id", "run_id", "parent_id", "depth", "status", "created_at", "mutator", "model", "diff",
-              "code_hash", "reason"},
+    "nodes": {
+        "id",
+        "run_id",
+        "parent_id",
+        "depth",
+        "status",
+        "created_at",
+        "mutator",
+        "model",
+        "diff",
+        "code_hash",
+        "reason",
+    },
     "blobs": {"hash", "content"},
     "node_files": {"node_id", "path", "hash"},
-    "evaluations": {"node_id", "instance_id", "split", "repeat", "score", "metrics", "status", "runtime_s",
-                    "stdout_tail", "stderr_tail", "feedback", "worker", "started_at", "finished_at"},
-    "llm_calls": {"id", "node_id", "purpose", "model", "request_hash", "request", "response", "tokens_in",
-                  "tokens_out", "cost_usd", "latency_s", "error", "created_at"},
+    "evaluations": {
+        "node_id",
+        "instance_id",
+        "split",
+        "repeat",
+        "score",
+        "metrics",
+        "status",
+        "runtime_s",
+        "stdout_tail",
+        "stderr_tail",
+        "feedback",
+        "worker",
+        "started_at",
+        "finished_at",
+    },
+    "llm_calls": {
+        "id",
+        "node_id",
+        "purpose",
+        "model",
+        "request_hash",
+        "request",
+        "response",
+        "tokens_in",
+        "tokens_out",
+        "cost_usd",
+        "latency_s",
+        "error",
+        "created_at",
+    },
     "events": {"seq", "at", "kind", "node_id", "detail"},
 }
 
@@ -35,8 +81,10 @@ def archive(tmp_path):
 
 def test_public_schema_has_every_documented_column(archive):
     for table, columns in PUBLIC_COLUMNS.items():
-        found = {r[0] for r in archive.query(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table])}
+        found = {
+            r[0]
+            for r in archive.query("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table])
+        }
         assert columns <= found, (table, columns - found)
     assert archive.run_row()["schema_version"] == SCHEMA_VERSION
 
@@ -51,11 +99,9 @@ def test_unchanged_files_are_stored_once(archive):
 
 
 def test_node_and_its_event_commit_together(archive):
-    archive.add_node(NodeRecord(0, None, 0, "valid", "seed"), {"a.py": "x = 1\n"},
-                     event=("start", 0, {"k": 1}))
+    archive.add_node(NodeRecord(0, None, 0, "valid", "seed"), {"a.py": "x = 1\n"}, event=("start", 0, {"k": 1}))
     with pytest.raises(duckdb.Error):  # same id again: the whole transaction is rolled back
-        archive.add_node(NodeRecord(0, None, 0, "valid", "seed"), {"a.py": "x = 2\n"},
-                         event=("expand", 0, {}))
+        archive.add_node(NodeRecord(0, None, 0, "valid", "seed"), {"a.py": "x = 2\n"}, event=("expand", 0, {}))
     assert [e[1] for e in archive.events()] == ["start"]
     assert archive.add_event("resume") == 2  # the sequence did not skip
 
@@ -109,9 +155,14 @@ def test_archive_held_by_another_process_is_refused(tmp_path):
     path = tmp_path / "archive.duckdb"
     Archive.create(path, "r1", {}, seed=0).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(path)!r}); print('held', flush=True); "
-                               "time.sleep(30)"],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, time; c = duckdb.connect({str(path)!r}); print('held', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(ArchiveLocked, match="another running search"):

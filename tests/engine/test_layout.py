@@ -7,6 +7,7 @@ the LLM client, the gateway, the sandboxes) import neither. Imports inside
 functions count: a lazy import that points the wrong way is still a circle
 waiting to happen.
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,8 +41,10 @@ def test_engine_keeps_about_ten_modules_at_its_top():
 
 
 def test_the_loop_never_imports_the_front():
-    wrong = {str(p.relative_to(REPO)): sorted(m for m in imported(p) if m.startswith("engine.front"))
-             for p in modules_of("loop")}
+    wrong = {
+        str(p.relative_to(REPO)): sorted(m for m in imported(p) if m.startswith("engine.front"))
+        for p in modules_of("loop")
+    }
     assert {k: v for k, v in wrong.items() if v} == {}
 
 

@@ -1,6 +1,7 @@
 """Readers on a running search (issue 18): while a real search runs in a subprocess, `runs list`, `runs show`,
 the SQL command and the lineage plot each exit 0 with the run's current figures and say how fresh they are;
 the search then ends normally with the same archive as an identical search nobody read."""
+
 from __future__ import annotations
 
 import os
@@ -23,13 +24,24 @@ SEARCH = ["--task", "binpack", "--budget", "48", "--workers", "1", "--seed", "3"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 def start_search(run_dir: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "engine.search", *SEARCH, "--run-dir", str(run_dir)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "engine.search", *SEARCH, "--run-dir", str(run_dir)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def test_every_reader_works_on_a_running_search_and_changes_nothing(tmp_path):
@@ -68,8 +80,10 @@ def test_every_reader_works_on_a_running_search_and_changes_nothing(tmp_path):
     unread = start_search(tmp_path / "unread")
     assert unread.wait(timeout=300) == 0
     other = only_run(tmp_path / "unread")
-    for query in ("SELECT id, parent_id, status, code_hash FROM nodes ORDER BY id",
-                  "SELECT node_id, instance_id, split, round(score, 9) FROM evaluations ORDER BY ALL",
-                  "SELECT kind, node_id FROM events WHERE kind NOT IN ('session', 'resume') ORDER BY seq"):
+    for query in (
+        "SELECT id, parent_id, status, code_hash FROM nodes ORDER BY id",
+        "SELECT node_id, instance_id, split, round(score, 9) FROM evaluations ORDER BY ALL",
+        "SELECT kind, node_id FROM events WHERE kind NOT IN ('session', 'resume') ORDER BY seq",
+    ):
         assert read(run, query) == read(other, query), query
     assert read(run, "SELECT status FROM runs")[0][0] == "finished"

@@ -1,4 +1,5 @@
 """Whole searches with the LLM mutator, driven through litellm's own offline answers (`mock_response`)."""
+
 from __future__ import annotations
 
 import os
@@ -8,8 +9,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 
-from engine.front.cli import build_parser
 from engine.errors import UserError
+from engine.front.cli import build_parser
 from engine.front.run import run_from_args
 from tests.engine.test_search_e2e import only_run, read
 
@@ -24,9 +25,11 @@ def parent_return_line(messages: list[dict]) -> str:
 
 def good_diff(messages: list[dict], k: int) -> str:
     line = parent_return_line(messages)
-    expression = line.strip()[len("return "):]
-    return (f"Change: add a best-fit term, weight {k}.\n\nagent.py\n<<<<<<< SEARCH\n{line}\n=======\n"
-            f"    return ({expression}) - {0.1 * (k + 1):.1f} * (bins - item)\n>>>>>>> REPLACE\n")
+    expression = line.strip()[len("return ") :]
+    return (
+        f"Change: add a best-fit term, weight {k}.\n\nagent.py\n<<<<<<< SEARCH\n{line}\n=======\n"
+        f"    return ({expression}) - {0.1 * (k + 1):.1f} * (bins - item)\n>>>>>>> REPLACE\n"
+    )
 
 
 class ScriptedModel:
@@ -41,10 +44,12 @@ class ScriptedModel:
         k = self.calls
         self.calls += 1
         script = {
-            1: "Change: tweak.\n\nagent.py\n<<<<<<< SEARCH\n    return bins * 42\n=======\n    return bins\n>>>>>>> REPLACE\n",
+            1: "Change: tweak.\n\nagent.py\n<<<<<<< SEARCH\n    return bins * 42\n=======\n    return bins\n"
+            ">>>>>>> REPLACE\n",
             3: "I would make the priority prefer fuller bins, but I will not write code.",
-            5: "Change: broken.\n\nagent.py\n<<<<<<< SEARCH\n" + parent_return_line(messages)
-               + "\n=======\n    return -(bins - item\n>>>>>>> REPLACE\n",
+            5: "Change: broken.\n\nagent.py\n<<<<<<< SEARCH\n"
+            + parent_return_line(messages)
+            + "\n=======\n    return -(bins - item\n>>>>>>> REPLACE\n",
             6: litellm.RateLimitError(message="slow down", llm_provider="openai", model=model),
         }
         return script.get(k, None) or good_diff(messages, k)
@@ -52,8 +57,23 @@ class ScriptedModel:
 
 def search(tmp_path, instances_file, *extra: str, mock=None, runs="runs"):
     args = build_parser().parse_args(
-        ["--model", MODEL, "--budget", "30", "--workers", "1", "--seed", "2", "--instances", str(instances_file),
-         "--run-dir", str(tmp_path / runs), "--quiet", *extra])
+        [
+            "--model",
+            MODEL,
+            "--budget",
+            "30",
+            "--workers",
+            "1",
+            "--seed",
+            "2",
+            "--instances",
+            str(instances_file),
+            "--run-dir",
+            str(tmp_path / runs),
+            "--quiet",
+            *extra,
+        ]
+    )
     return run_from_args(args, llm_mock=mock)
 
 
@@ -100,8 +120,12 @@ def test_a_duplicate_child_is_not_evaluated_again(tmp_path, instances_file):
     run = only_run(tmp_path / "runs")
     reasons = [r[0] for r in read(run, "SELECT reason FROM nodes WHERE status = 'invalid'")]
     assert len(reasons) == 8 and all(r.startswith("duplicate of node") for r in reasons)
-    assert read(run, "SELECT count(*) FROM evaluations e JOIN nodes n ON n.id = e.node_id "
-                     "WHERE n.status = 'invalid'")[0][0] == 0
+    assert (
+        read(run, "SELECT count(*) FROM evaluations e JOIN nodes n ON n.id = e.node_id WHERE n.status = 'invalid'")[0][
+            0
+        ]
+        == 0
+    )
 
 
 def test_a_resumed_run_never_pays_twice_for_an_answer(tmp_path, instances_file):
@@ -130,7 +154,9 @@ def test_a_resumed_run_never_pays_twice_for_an_answer(tmp_path, instances_file):
     keys = [k for (k,) in read(run, "SELECT request->>'key' FROM llm_calls ORDER BY id")]
     assert keys.count("parent 0 child 0 attempt 0") == 1  # paid once, reused after the resume
     assert keys[1] == "parent 0 child 0 attempt 1"  # the adopted expansion went on with its retry
-    first_child = read(run, "SELECT detail->>'key', detail->>'rule' FROM events WHERE kind = 'expand' ORDER BY seq LIMIT 1")
+    first_child = read(
+        run, "SELECT detail->>'key', detail->>'rule' FROM events WHERE kind = 'expand' ORDER BY seq LIMIT 1"
+    )
     assert first_child == [("parent 0 child 0", "adopted after resume")]
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == 30
 
@@ -138,9 +164,19 @@ def test_a_resumed_run_never_pays_twice_for_an_answer(tmp_path, instances_file):
 def test_the_dollar_budget_stops_after_the_fifth_paid_call(tmp_path, instances_file):
     import litellm
 
-    litellm.register_model({"openai/clade-ten-cents": {
-        "input_cost_per_token": 0.01, "output_cost_per_token": 0.0, "litellm_provider": "openai", "mode": "chat",
-        "max_tokens": 4096, "max_input_tokens": 4096, "max_output_tokens": 4096}})
+    litellm.register_model(
+        {
+            "openai/clade-ten-cents": {
+                "input_cost_per_token": 0.01,
+                "output_cost_per_token": 0.0,
+                "litellm_provider": "openai",
+                "mode": "chat",
+                "max_tokens": 4096,
+                "max_input_tokens": 4096,
+                "max_output_tokens": 4096,
+            }
+        }
+    )
     calls = []
 
     def answer(model, messages, attempt):
@@ -148,8 +184,24 @@ def test_the_dollar_budget_stops_after_the_fifth_paid_call(tmp_path, instances_f
         return good_diff(messages, len(calls))
 
     args = build_parser().parse_args(
-        ["--model", "openai/clade-ten-cents", "--max-cost", "0.5", "--budget", "200", "--workers", "2",
-         "--llm-concurrency", "3", "--instances", str(instances_file), "--run-dir", str(tmp_path / "runs"), "--quiet"])
+        [
+            "--model",
+            "openai/clade-ten-cents",
+            "--max-cost",
+            "0.5",
+            "--budget",
+            "200",
+            "--workers",
+            "2",
+            "--llm-concurrency",
+            "3",
+            "--instances",
+            str(instances_file),
+            "--run-dir",
+            str(tmp_path / "runs"),
+            "--quiet",
+        ]
+    )
     assert run_from_args(args, llm_mock=answer) == 0
     run = only_run(tmp_path / "runs")
     costs = read(run, "SELECT cost_usd FROM llm_calls WHERE error IS NULL")
@@ -166,8 +218,10 @@ def test_diagnose_then_implement(tmp_path, instances_file):
         text = messages[-1]["content"]
         if "implementation_plan" in text and "SEARCH" not in messages[0]["content"]:
             seen.append("diagnose")
-            return ('```json\n{"summary": "first fit wastes room", "proposed_improvement": "prefer full bins", '
-                    '"implementation_plan": "subtract the gap"}\n```')
+            return (
+                '```json\n{"summary": "first fit wastes room", "proposed_improvement": "prefer full bins", '
+                '"implementation_plan": "subtract the gap"}\n```'
+            )
         seen.append("implement")
         assert "prefer full bins" in text  # the plan reached the implementing call
         return good_diff(messages, len(seen))
@@ -179,11 +233,14 @@ def test_diagnose_then_implement(tmp_path, instances_file):
     # each diagnosis is its child's improvement note, and a later review of that lineage reads it
     notes = dict(read(run, "SELECT id, note FROM nodes WHERE note IS NOT NULL"))
     assert notes and all("**Proposed improvement**: prefer full bins" in n for n in notes.values())
-    grandchildren = read(run, "SELECT c.parent_id FROM nodes c JOIN nodes p ON p.id = c.parent_id "
-                              "WHERE p.note IS NOT NULL ORDER BY c.id")
+    grandchildren = read(
+        run, "SELECT c.parent_id FROM nodes c JOIN nodes p ON p.id = c.parent_id WHERE p.note IS NOT NULL ORDER BY c.id"
+    )
     assert grandchildren
     noted = grandchildren[0][0]
-    reviews = [r for (r,) in read(run, f"SELECT request FROM llm_calls WHERE purpose = 'diagnose' AND node_id = {noted}")]
+    reviews = [
+        r for (r,) in read(run, f"SELECT request FROM llm_calls WHERE purpose = 'diagnose' AND node_id = {noted}")
+    ]
     assert reviews and all(f"### Note on node {noted}" in r for r in reviews)
     # asymmetric information: the implementing call sees the plan and the code, not the results and the lineage
     implement = read(run, "SELECT request FROM llm_calls WHERE purpose = 'mutate' ORDER BY id LIMIT 1")[0][0]
@@ -197,8 +254,18 @@ def test_an_ensemble_with_the_bandit_uses_and_credits_each_model(tmp_path, insta
         used.append(model)
         return good_diff(messages, len(used))
 
-    assert search(tmp_path, instances_file, "--model", "openai/gpt-4o-mini,openai/gpt-4o", "--model-choice", "bandit",
-                  mock=answer) == 0
+    assert (
+        search(
+            tmp_path,
+            instances_file,
+            "--model",
+            "openai/gpt-4o-mini,openai/gpt-4o",
+            "--model-choice",
+            "bandit",
+            mock=answer,
+        )
+        == 0
+    )
     run = only_run(tmp_path / "runs")
     models = {m for (m,) in read(run, "SELECT DISTINCT model FROM nodes WHERE mutator = 'llm'")}
     assert models == {"openai/gpt-4o-mini", "openai/gpt-4o"}  # every arm is tried first

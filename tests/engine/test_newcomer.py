@@ -1,4 +1,5 @@
 """What a newcomer met in the first hour, each as it must be now: run through the command line as a user runs it."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ def runs_cli(*args: str):
 
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("COLUMNS", None)
-    return subprocess.run([sys.executable, "-m", "engine.runs", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.runs", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_workers_0_is_refused_in_one_line():
@@ -99,8 +101,9 @@ def test_the_holdout_bar_knows_its_total_from_the_start(tmp_path, instances_file
 
     totals = []
     monkeypatch.setattr(SearchProgress, "extra_work", lambda self, count: totals.append(count))
-    args = build_parser().parse_args(["--budget", "10", "--instances", str(instances_file), "--run-dir",
-                                      str(tmp_path / "runs"), "--quiet"])
+    args = build_parser().parse_args(
+        ["--budget", "10", "--instances", str(instances_file), "--run-dir", str(tmp_path / "runs"), "--quiet"]
+    )
     assert run_from_args(args) == 0
     run = only_run(tmp_path / "runs")
     holdout = read(run, "SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0]

@@ -1,4 +1,5 @@
 """engine.pyast.parse survives threads parsing at once (CPython 3.11's shared AST counter, cpython#106905)."""
+
 from __future__ import annotations
 
 import ast

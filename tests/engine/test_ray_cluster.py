@@ -1,6 +1,7 @@
 """A search on a real multi-node Ray cluster (issue 16): three Ray nodes on this machine (a head that runs no
 task, two workers), agents that call a model through the gateway over TCP, and one worker node killed
 mid-run by its processes' ids. The model is an OpenAI-compatible stub on loopback."""
+
 from __future__ import annotations
 
 import json
@@ -53,19 +54,29 @@ def test_a_search_on_a_three_node_cluster_runs_on_the_workers_and_survives_one_d
         cluster.shutdown()
     # the budget exact, nothing recorded twice, every evaluation on a worker node, never on the head
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == BUDGET
-    assert read(run, 'SELECT count(*) FROM (SELECT node_id, instance_id, "repeat" FROM evaluations '
-                     "GROUP BY ALL HAVING count(*) > 1)")[0][0] == 0
+    assert (
+        read(
+            run,
+            'SELECT count(*) FROM (SELECT node_id, instance_id, "repeat" FROM evaluations '
+            "GROUP BY ALL HAVING count(*) > 1)",
+        )[0][0]
+        == 0
+    )
     per_place = read(run, "SELECT worker, count(*) FROM evaluations GROUP BY 1 ORDER BY 1")
     print("evaluations per worker:", per_place)  # the figures the closing note reports (-s shows them)
     places = {w for w, _ in per_place}
     nodes = {doomed.node_id[:12], survivor.node_id[:12]}
-    assert places and all(p.startswith("ray:") and p.split("/")[1] in nodes and p.split("/")[2] in ("bwrap", "process")
-                          for p in places), places
+    assert places and all(
+        p.startswith("ray:") and p.split("/")[1] in nodes and p.split("/")[2] in ("bwrap", "process") for p in places
+    ), places
     assert f"/{survivor.node_id[:12]}" in " ".join(places)
     # the agents called the model through the TCP gateway; no provider key ever reached a job
     assert read(run, "SELECT count(*) FROM llm_calls WHERE purpose = 'agent' AND error IS NULL")[0][0] >= 4
-    seen = read(run, "SELECT string_agg(coalesce(stdout_tail, '') || coalesce(stderr_tail, '') || "
-                     "coalesce(metrics::VARCHAR, ''), ' ') FROM evaluations")[0][0]
+    seen = read(
+        run,
+        "SELECT string_agg(coalesce(stdout_tail, '') || coalesce(stderr_tail, '') || "
+        "coalesce(metrics::VARCHAR, ''), ' ') FROM evaluations",
+    )[0][0]
     assert "ENV " in seen and CANARY not in seen and "CLADE_LLM_TOKEN" in seen
     assert read(run, "SELECT count(*) FROM events WHERE kind = 'gateway_refused'")[0][0] == 0
 
@@ -74,11 +85,42 @@ def search_with_a_node_killed(tmp_path, address: str, api_base: str, doomed) -> 
     runs = tmp_path / "runs"
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", LITELLM_LOCAL_MODEL_COST_MAP="True")
     cli = subprocess.Popen(
-        [sys.executable, "-m", "engine.search", "--task", "humaneval", "--agent", str(tmp_path / "spy"),
-         "--agent-model", "openai/stub", "--api-base", api_base, "--executor", "ray", "--ray-address", address,
-         "--gateway-listen", "127.0.0.1:0", "--budget", str(BUDGET), "--workers", "2", "--seed", "2",
-         "--instances", str(tmp_path / "subset.json"), "--run-dir", str(runs), "--quiet"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "engine.search",
+            "--task",
+            "humaneval",
+            "--agent",
+            str(tmp_path / "spy"),
+            "--agent-model",
+            "openai/stub",
+            "--api-base",
+            api_base,
+            "--executor",
+            "ray",
+            "--ray-address",
+            address,
+            "--gateway-listen",
+            "127.0.0.1:0",
+            "--budget",
+            str(BUDGET),
+            "--workers",
+            "2",
+            "--seed",
+            "2",
+            "--instances",
+            str(tmp_path / "subset.json"),
+            "--run-dir",
+            str(runs),
+            "--quiet",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     raylet = doomed.all_processes["raylet"][0].process.pid
     killed = []
     try:

@@ -1,6 +1,7 @@
 """Readers of a running search yield the CPU to it (engine/runinfo/yielding.py): their work runs in a session of
 its own at autogroup nice 19, exit codes and Ctrl-C pass through, and the runs CLI does it only when it reads a
 running search (or serves the live page)."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,9 @@ from engine.runinfo import yielding
 from engine.runinfo.cli import reads_a_running_search
 from tests.conftest import REPO
 
-needs_autogroup = pytest.mark.skipif(not yielding.AUTOGROUP.exists(),
-                                     reason="no /proc/self/autogroup: not Linux, or a kernel without autogroup")
+needs_autogroup = pytest.mark.skipif(
+    not yielding.AUTOGROUP.exists(), reason="no /proc/self/autogroup: not Linux, or a kernel without autogroup"
+)
 
 PROBE = textwrap.dedent("""
     import os, sys, time
@@ -38,8 +40,14 @@ PROBE = textwrap.dedent("""
 
 
 def probe(mode: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", PROBE, mode], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=False)
+    return subprocess.Popen(
+        [sys.executable, "-c", PROBE, mode],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=False,
+    )
 
 
 @needs_autogroup
@@ -89,13 +97,17 @@ def test_the_runs_cli_yields_only_for_a_running_search(tmp_path: Path):
 
 
 @needs_autogroup
-@pytest.mark.skipif(importlib.util.find_spec("starlette") is None or importlib.util.find_spec("uvicorn") is None,
-                    reason="the live page needs the live extra (pip install -e '.[live]')")
+@pytest.mark.skipif(
+    importlib.util.find_spec("starlette") is None or importlib.util.find_spec("uvicorn") is None,
+    reason="the live page needs the live extra (pip install -e '.[live]')",
+)
 def test_the_live_page_serves_from_a_lowest_priority_session_and_stops_on_ctrl_c(tmp_path: Path):
     server, child = _serve(tmp_path)
     deadline = time.monotonic() + 20
     try:
-        while Path(f"/proc/{child}/autogroup").read_text().split()[-1] != "19":  # past setsid and the change (made last)
+        while (
+            Path(f"/proc/{child}/autogroup").read_text().split()[-1] != "19"
+        ):  # past setsid and the change (made last)
             assert time.monotonic() < deadline, Path(f"/proc/{child}/autogroup").read_text()
             time.sleep(0.05)
         assert int(Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[16]) == 19  # its nice
@@ -107,8 +119,10 @@ def test_the_live_page_serves_from_a_lowest_priority_session_and_stops_on_ctrl_c
 
 
 @needs_autogroup
-@pytest.mark.skipif(importlib.util.find_spec("starlette") is None or importlib.util.find_spec("uvicorn") is None,
-                    reason="the live page needs the live extra (pip install -e '.[live]')")
+@pytest.mark.skipif(
+    importlib.util.find_spec("starlette") is None or importlib.util.find_spec("uvicorn") is None,
+    reason="the live page needs the live extra (pip install -e '.[live]')",
+)
 def test_the_pages_server_ends_when_its_command_is_killed(tmp_path: Path):
     server, child = _serve(tmp_path)
     server.kill()  # SIGKILL: nothing is passed on, the kernel's parent-death signal ends the server
@@ -121,8 +135,13 @@ def test_the_pages_server_ends_when_its_command_is_killed(tmp_path: Path):
 
 def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
     """`runs serve FOLDER` started, and the pid of the process it serves from."""
-    server = subprocess.Popen([sys.executable, "-m", "engine.runs", "serve", str(folder), "--port", "0"],
-                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "engine.runs", "serve", str(folder), "--port", "0"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert "Serving" in server.stdout.readline()
     deadline = time.monotonic() + 20  # it forks once started: the line comes first
     while not (children := Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()):
@@ -137,4 +156,3 @@ def _state(pid: str) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
         return "gone"
-

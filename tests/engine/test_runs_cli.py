@@ -1,4 +1,5 @@
 """`python -m engine.runs`: list, show, best, compare over archives, and one-line errors."""
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,15 @@ def fake_run(tmp_path_factory) -> Path:
 
 def runs_cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "engine.runs", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.runs", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def _sql(run: Path, query: str):
@@ -63,8 +71,9 @@ def test_list_shows_every_run_and_says_which_cannot_be_read(real_run, fake_run, 
     line = next(row for row in text.splitlines() if real_run.name in row)
     for cell in ("binpack", "hgm", "finished", "40", f"#{_final(real_run)}"):
         assert cell in line
-    holdout = _sql(real_run, f"SELECT avg(score) FROM evaluations WHERE split = 'holdout' "
-                             f"AND node_id = {_final(real_run)}")[0][0]
+    holdout = _sql(
+        real_run, f"SELECT avg(score) FROM evaluations WHERE split = 'holdout' AND node_id = {_final(real_run)}"
+    )[0][0]
     assert f"{holdout:.3f}" in line
 
 
@@ -90,8 +99,9 @@ def test_show_prints_config_counts_spend_and_final_node(real_run, fake_run, caps
 
 def test_best_prints_the_final_node_and_its_code(real_run, capsys):
     final = _final(real_run)
-    (code,) = _sql(real_run, f"SELECT b.content FROM node_files f JOIN blobs b ON b.hash = f.hash "
-                             f"WHERE f.node_id = {final}")[0]
+    (code,) = _sql(
+        real_run, f"SELECT b.content FROM node_files f JOIN blobs b ON b.hash = f.hash WHERE f.node_id = {final}"
+    )[0]
     assert main(["best", str(real_run)]) == 0
     text = capsys.readouterr().out
     assert f"#{final}, final node" in text and "agent.py" in text
@@ -109,15 +119,18 @@ def test_compare_puts_runs_side_by_side_and_flags_what_differs(real_run, fake_ru
     assert f"#{_final(real_run)}" in row and f"#{_final(fake_run)}" in row
 
 
-@pytest.mark.parametrize("args, message", [
-    (["show", "/no/such/run"], "no run '/no/such/run'"),
-    (["best", "README.md"], "not an archive"),
-    (["show", "."], "not an archive (no archive.duckdb there)"),
-    (["compare", "README.md"], "compare needs two runs or more"),
-    (["list", "/no/such/folder"], "not a folder of runs"),
-    (["frobnicate"], "invalid choice"),
-    ([], "required"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["show", "/no/such/run"], "no run '/no/such/run'"),
+        (["best", "README.md"], "not an archive"),
+        (["show", "."], "not an archive (no archive.duckdb there)"),
+        (["compare", "README.md"], "compare needs two runs or more"),
+        (["list", "/no/such/folder"], "not a folder of runs"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_code_2(args, message):
     out = runs_cli(*args)
     assert out.returncode == 2
@@ -126,14 +139,23 @@ def test_bad_input_is_one_line_and_exit_code_2(args, message):
 
 
 def test_help_imports_nothing_heavy():
-    code = ("import sys\nfrom engine.runinfo.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
-            "    pass\nprint(sorted(m for m in ('rich', 'duckdb', 'matplotlib', 'numpy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False,
-                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    code = (
+        "import sys\nfrom engine.runinfo.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+        "    pass\nprint(sorted(m for m in ('rich', 'duckdb', 'matplotlib', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 # ----- a run that did not finish: its status as shown, and the command that resumes it ---------------
+
 
 def _evaluations_so_far(run: Path, scratch: Path) -> int:
     """Dev evaluations in the archive of a live search, read from a copy (the search holds the file);
@@ -152,8 +174,13 @@ def _evaluations_so_far(run: Path, scratch: Path) -> int:
 def test_a_run_killed_with_kill_9_is_shown_stopped_with_its_resume_command(tmp_path):
     runs = tmp_path / "runs"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "engine.search", "--budget", "200", "--run-dir", str(runs),
-                             "--quiet"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.search", "--budget", "200", "--run-dir", str(runs), "--quiet"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -214,30 +241,80 @@ def trajectory_run(folder: Path, drop_table: bool = False) -> Path:
     from archive.store import Archive
 
     run = folder / "traj-run"
-    with Archive.create(run / "archive.duckdb", "traj-run", {"task": "repofix", "policy": "hgm", "budget": 4},
-                        seed=1) as archive:
+    with Archive.create(
+        run / "archive.duckdb", "traj-run", {"task": "repofix", "policy": "hgm", "budget": 4}, seed=1
+    ) as archive:
         archive.add_instances([("inst-a", "dev", {}), ("inst-b", "dev", {})])
-        archive.add_node(NodeRecord(0, None, 0, "valid", "seed", description="the seed agent"),
-                         {"agent.py": "print(0)\n"})
-        archive.add_node(NodeRecord(1, 0, 1, "valid", "self", description="reads files before editing",
-                                    note=f"**Summary**: it edits blind\n\n**Proposed improvement**: view first {SCRIPT}"),
-                         {"agent.py": "print(1)\n"},
-                         steps=[{"tool": "view", "action": "path=agent.py", "result": "print(0)",
-                                 "tokens_in": 900, "tokens_out": 30, "time_s": 1.5},
-                                {"tool": "edit", "action": "path=agent.py new=print(1)",
-                                 "result": "edited agent.py", "tokens_in": 1000, "tokens_out": 80, "time_s": 2.0},
-                                {"tool": "finish", "action": "", "result": "done"}])
+        archive.add_node(
+            NodeRecord(0, None, 0, "valid", "seed", description="the seed agent"), {"agent.py": "print(0)\n"}
+        )
+        archive.add_node(
+            NodeRecord(
+                1,
+                0,
+                1,
+                "valid",
+                "self",
+                description="reads files before editing",
+                note=f"**Summary**: it edits blind\n\n**Proposed improvement**: view first {SCRIPT}",
+            ),
+            {"agent.py": "print(1)\n"},
+            steps=[
+                {
+                    "tool": "view",
+                    "action": "path=agent.py",
+                    "result": "print(0)",
+                    "tokens_in": 900,
+                    "tokens_out": 30,
+                    "time_s": 1.5,
+                },
+                {
+                    "tool": "edit",
+                    "action": "path=agent.py new=print(1)",
+                    "result": "edited agent.py",
+                    "tokens_in": 1000,
+                    "tokens_out": 80,
+                    "time_s": 2.0,
+                },
+                {"tool": "finish", "action": "", "result": "done"},
+            ],
+        )
         archive.add_evaluation(EvaluationRecord(0, "inst-a", "dev", 0, 0.0, status="error"))
         archive.add_evaluation(
             EvaluationRecord(1, "inst-a", "dev", 0, 1.0, status="ok"),
-            steps=[{"tool": "bash", "action": f"echo '{SCRIPT}'", "result": "x" * 1000 + "\x1b[31mred",
-                    "tokens_in": 120, "tokens_out": 40, "time_s": 0.8},
-                   {"tool": "edit", "action": "path=pkg/x.py\nold=a\nnew=b", "result": "edited pkg/x.py",
-                    "tokens_in": 130, "tokens_out": 45, "time_s": 0.25}])
+            steps=[
+                {
+                    "tool": "bash",
+                    "action": f"echo '{SCRIPT}'",
+                    "result": "x" * 1000 + "\x1b[31mred",
+                    "tokens_in": 120,
+                    "tokens_out": 40,
+                    "time_s": 0.8,
+                },
+                {
+                    "tool": "edit",
+                    "action": "path=pkg/x.py\nold=a\nnew=b",
+                    "result": "edited pkg/x.py",
+                    "tokens_in": 130,
+                    "tokens_out": 45,
+                    "time_s": 0.25,
+                },
+            ],
+        )
         archive.add_evaluation(
             EvaluationRecord(1, "inst-b", "dev", 0, 0.5, status="timeout"),
-            steps=[{"tool": "bash", "action": f"run {i}", "result": f"out {i}", "tokens_in": i, "tokens_out": 1,
-                    "time_s": 0.1} for i in range(60)])
+            steps=[
+                {
+                    "tool": "bash",
+                    "action": f"run {i}",
+                    "result": f"out {i}",
+                    "tokens_in": i,
+                    "tokens_out": 1,
+                    "time_s": 0.1,
+                }
+                for i in range(60)
+            ],
+        )
         archive.set_status("finished")
     if drop_table:
         with duckdb.connect(str(run / "archive.duckdb")) as con:

@@ -1,5 +1,6 @@
 """`python -m engine.runs sql`: SQL on a run's archive, read-only: a query, stdin, the `sql> ` prompt, one-line
 errors."""
+
 from __future__ import annotations
 
 import csv
@@ -27,8 +28,17 @@ def real_run(tmp_path_factory) -> Path:
 
 def runs_sql(*args: str, stdin=None, input: str | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "engine.runs", "sql", *args], cwd=REPO, env=env, stdin=stdin,
-                          input=input, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.runs", "sql", *args],
+        cwd=REPO,
+        env=env,
+        stdin=stdin,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def _sql(run: Path, query: str):
@@ -57,9 +67,12 @@ def test_a_query_prints_its_result_as_a_table_with_the_row_count(real_run, capsy
 def test_the_run_is_a_folder_its_archive_file_or_an_id_under_run_dir(real_run, capsys):
     query = "SELECT count(*) AS evaluations FROM evaluations"
     (n,) = _sql(real_run, query)[0]
-    for args in (["sql", str(real_run), query], ["sql", str(real_run / "archive.duckdb"), query],
-                 ["--run-dir", str(real_run.parent), "sql", real_run.name, query],
-                 ["sql", real_run.name, query, "--run-dir", str(real_run.parent)]):
+    for args in (
+        ["sql", str(real_run), query],
+        ["sql", str(real_run / "archive.duckdb"), query],
+        ["--run-dir", str(real_run.parent), "sql", real_run.name, query],
+        ["sql", real_run.name, query, "--run-dir", str(real_run.parent)],
+    ):
         assert main(args) == 0, args
         assert _rows(capsys.readouterr().out) == [[str(n)]]
 
@@ -91,18 +104,27 @@ def test_csv_prints_every_row_as_plain_csv(real_run):
 
 def test_a_file_or_stdin_with_f_holds_statements_over_several_lines(real_run, tmp_path):
     """-f FILE (or `-f -`, a heredoc) runs a query as the README writes it: several lines, `;`, both quotes."""
-    query = ("SELECT node_id, count(*) AS n FROM evaluations WHERE split = 'dev'\n"
-             "GROUP BY node_id ORDER BY node_id LIMIT 3;\nSELECT count(\"at\") AS events FROM events;\n")
-    expected = [[str(a), str(b)] for a, b in _sql(real_run, "SELECT node_id, count(*) FROM evaluations "
-                                                  "WHERE split = 'dev' GROUP BY node_id ORDER BY node_id LIMIT 3")]
+    query = (
+        "SELECT node_id, count(*) AS n FROM evaluations WHERE split = 'dev'\n"
+        'GROUP BY node_id ORDER BY node_id LIMIT 3;\nSELECT count("at") AS events FROM events;\n'
+    )
+    expected = [
+        [str(a), str(b)]
+        for a, b in _sql(
+            real_run,
+            "SELECT node_id, count(*) FROM evaluations WHERE split = 'dev' GROUP BY node_id ORDER BY node_id LIMIT 3",
+        )
+    ]
     expected.append([str(_sql(real_run, "SELECT count(*) FROM events")[0][0])])
     (tmp_path / "q.sql").write_text(query)
     for args, given in (([str(real_run), "-f", str(tmp_path / "q.sql")], None), ([str(real_run), "-f", "-"], query)):
         out = runs_sql(*args, input=given)
         assert out.returncode == 0, out.stderr
         assert _rows(out.stdout) == expected
-    for args, message in (([str(real_run), "-f", str(tmp_path / "none.sql")], "cannot read"),
-                          ([str(real_run), "SELECT 1", "-f", str(tmp_path / "q.sql")], "not both")):
+    for args, message in (
+        ([str(real_run), "-f", str(tmp_path / "none.sql")], "cannot read"),
+        ([str(real_run), "SELECT 1", "-f", str(tmp_path / "q.sql")], "not both"),
+    ):
         out = runs_sql(*args)
         assert out.returncode == 2 and out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
 
@@ -144,8 +166,15 @@ def test_a_terminal_gets_the_prompt(real_run):
     master, slave = pty.openpty()
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "engine.runs", "sql", str(real_run)], cwd=REPO, env=env,
-                                stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "engine.runs", "sql", str(real_run)],
+            cwd=REPO,
+            env=env,
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         os.close(slave)
         os.write(master, b"SELECT 42 AS answer\nSELEC 1\n.schema nodes\n.schema nope\n\nSELECT 'not read'\n")
         out, err = proc.communicate(timeout=60)
@@ -179,8 +208,13 @@ def test_write_statements_fail_in_one_line_and_leave_the_archive_as_it_was(real_
     run = tmp_path / "run"
     shutil.copytree(real_run, run)
     before = _digest(run)
-    for query in ("DELETE FROM nodes", "UPDATE runs SET status = 'x'", "INSERT INTO blobs VALUES ('h', 'c')",
-                  "CREATE TABLE t (a INTEGER)", "DROP TABLE events"):
+    for query in (
+        "DELETE FROM nodes",
+        "UPDATE runs SET status = 'x'",
+        "INSERT INTO blobs VALUES ('h', 'c')",
+        "CREATE TABLE t (a INTEGER)",
+        "DROP TABLE events",
+    ):
         out = runs_sql(str(run), query)
         assert out.returncode == 2, query
         assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
@@ -197,16 +231,19 @@ def _not_a_clade_archive(tmp_path: Path) -> Path:
     return path.parent
 
 
-@pytest.mark.parametrize("case, message", [
-    ("bad sql", 'syntax error at or near "SELEC"'),
-    ("unknown table", 'Did you mean "nodes"?'),
-    ("no statement", "holds no statement"),
-    ("text file", "not an archive (not a DuckDB file)"),
-    ("other duckdb file", "not a Clade archive (no runs table)"),
-    ("no such run", "no run 'no-such-run'"),
-    ("folder without archive", "not an archive (no archive.duckdb there)"),
-    ("bad max rows", "--max-rows"),
-])
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("bad sql", 'syntax error at or near "SELEC"'),
+        ("unknown table", 'Did you mean "nodes"?'),
+        ("no statement", "holds no statement"),
+        ("text file", "not an archive (not a DuckDB file)"),
+        ("other duckdb file", "not a Clade archive (no runs table)"),
+        ("no such run", "no run 'no-such-run'"),
+        ("folder without archive", "not an archive (no archive.duckdb there)"),
+        ("bad max rows", "--max-rows"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_code_2(real_run, tmp_path, case, message):
     (tmp_path / "notes.txt").write_text("not a database\n")
     run, query, extra = str(real_run), "SELECT 1", []

@@ -1,4 +1,5 @@
 """Whole searches through the real CLI: budget exactness, determinism, kill -9 and resume."""
+
 from __future__ import annotations
 
 import os
@@ -29,19 +30,27 @@ def read(run: Path, sql: str) -> list[tuple]:
 
 def assert_budget_invariants(run: Path, budget: int) -> None:
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == budget
-    dupes = read(run, 'SELECT node_id, instance_id, "repeat", count(*) FROM evaluations '
-                      'GROUP BY ALL HAVING count(*) > 1')
+    dupes = read(
+        run, 'SELECT node_id, instance_id, "repeat", count(*) FROM evaluations GROUP BY ALL HAVING count(*) > 1'
+    )
     assert dupes == []
     # every evaluated node exists and is valid; parents precede children
-    assert read(run, "SELECT count(*) FROM evaluations e LEFT JOIN nodes n ON n.id = e.node_id "
-                     "WHERE n.id IS NULL OR n.status <> 'valid'")[0][0] == 0
+    assert (
+        read(
+            run,
+            "SELECT count(*) FROM evaluations e LEFT JOIN nodes n ON n.id = e.node_id "
+            "WHERE n.id IS NULL OR n.status <> 'valid'",
+        )[0][0]
+        == 0
+    )
     assert read(run, "SELECT count(*) FROM nodes WHERE parent_id >= id")[0][0] == 0
 
 
 def test_a_small_search_runs_end_to_end(tmp_path, instances_file):
     runs = tmp_path / "runs"
-    out = run_cli("--budget", "30", "--workers", "2", "--seed", "1", "--instances", str(instances_file),
-                  "--run-dir", str(runs))
+    out = run_cli(
+        "--budget", "30", "--workers", "2", "--seed", "1", "--instances", str(instances_file), "--run-dir", str(runs)
+    )
     assert out.returncode == 0, out.stderr + out.stdout
     assert "offline mutator" in out.stdout and "Final node" in out.stdout and "--resume" in out.stdout
     run = only_run(runs)
@@ -57,7 +66,10 @@ def test_a_small_search_runs_end_to_end(tmp_path, instances_file):
     kinds = {k for (k,) in read(run, "SELECT DISTINCT kind FROM events")}
     assert {"start", "expand", "evaluate", "select_final"} <= kinds
     # holdout instances never enter the search's events
-    assert read(run, "SELECT count(*) FROM events WHERE kind = 'evaluate' AND detail->>'instance' LIKE 'holdout%'")[0][0] == 0
+    assert (
+        read(run, "SELECT count(*) FROM events WHERE kind = 'evaluate' AND detail->>'instance' LIKE 'holdout%'")[0][0]
+        == 0
+    )
 
 
 def tree_of(run: Path) -> list[tuple]:
@@ -68,15 +80,40 @@ def test_same_seed_same_tree_with_one_worker(tmp_path, instances_file):
     trees = []
     for k in range(2):
         runs = tmp_path / f"runs{k}"
-        out = run_cli("--budget", "16", "--workers", "1", "--seed", "5", "--instances", str(instances_file),
-                      "--run-dir", str(runs), "--quiet")
+        out = run_cli(
+            "--budget",
+            "16",
+            "--workers",
+            "1",
+            "--seed",
+            "5",
+            "--instances",
+            str(instances_file),
+            "--run-dir",
+            str(runs),
+            "--quiet",
+        )
         assert out.returncode == 0, out.stderr
         trees.append(tree_of(only_run(runs)))
     assert trees[0] == trees[1]
     assert len(trees[0]) > 3
     other = tmp_path / "runs-other"
-    assert run_cli("--budget", "16", "--workers", "1", "--seed", "6", "--instances", str(instances_file),
-                   "--run-dir", str(other), "--quiet").returncode == 0
+    assert (
+        run_cli(
+            "--budget",
+            "16",
+            "--workers",
+            "1",
+            "--seed",
+            "6",
+            "--instances",
+            str(instances_file),
+            "--run-dir",
+            str(other),
+            "--quiet",
+        ).returncode
+        == 0
+    )
     assert tree_of(only_run(other)) != trees[0]
 
 
@@ -85,9 +122,27 @@ def test_kill_9_then_resume_spends_exactly_the_budget(tmp_path):
     runs = tmp_path / "runs"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.search", "--budget", "60", "--workers", "2", "--seed", "3",
-         "--instances", str(instances), "--run-dir", str(runs)],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "engine.search",
+            "--budget",
+            "60",
+            "--workers",
+            "2",
+            "--seed",
+            "3",
+            "--instances",
+            str(instances),
+            "--run-dir",
+            str(runs),
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     seen = ""
     try:
         deadline = time.monotonic() + 120
@@ -162,11 +217,15 @@ def engine_containers(engine_pid: int) -> list[str]:
         client.close()
 
 
-@pytest.mark.parametrize("sandbox,signum", [
-    ("process", signal.SIGINT), ("process", signal.SIGTERM),
-    pytest.param("bwrap", signal.SIGINT, marks=pytest.mark.bwrap),
-    pytest.param("docker", signal.SIGINT, marks=pytest.mark.docker),
-])
+@pytest.mark.parametrize(
+    "sandbox,signum",
+    [
+        ("process", signal.SIGINT),
+        ("process", signal.SIGTERM),
+        pytest.param("bwrap", signal.SIGINT, marks=pytest.mark.bwrap),
+        pytest.param("docker", signal.SIGINT, marks=pytest.mark.docker),
+    ],
+)
 def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox, signum):
     missing = backend_missing(sandbox)
     if missing:
@@ -175,15 +234,37 @@ def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox,
     pids = tmp_path / "pids"
     pids.mkdir()
     agent = tmp_path / "slow.py"  # slow enough that evaluations are in flight when the signal lands
-    agent.write_text("import os, time\nimport numpy as np\n"  # bwrap's jobs cannot write outside their box
-                     f"if os.path.isdir({str(pids)!r}):\n    open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\n"
-                     "def priority(item, bins):\n    time.sleep(0.01)\n    return np.zeros_like(bins)\n")
+    agent.write_text(
+        "import os, time\nimport numpy as np\n"  # bwrap's jobs cannot write outside their box
+        f"if os.path.isdir({str(pids)!r}):\n    open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\n"
+        "def priority(item, bins):\n    time.sleep(0.01)\n    return np.zeros_like(bins)\n"
+    )
     runs = tmp_path / "runs"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.search", "--budget", "60", "--workers", "2", "--agent", str(agent),
-         "--instances", str(instances), "--run-dir", str(runs), "--sandbox", sandbox],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "engine.search",
+            "--budget",
+            "60",
+            "--workers",
+            "2",
+            "--agent",
+            str(agent),
+            "--instances",
+            str(instances),
+            "--run-dir",
+            str(runs),
+            "--sandbox",
+            sandbox,
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     seen = ""
     for line in proc.stdout:
         seen += line
@@ -219,11 +300,26 @@ def test_agent_folder_time_limit_and_a_larger_budget_on_resume(tmp_path, instanc
     agent = tmp_path / "my_agent"
     agent.mkdir()
     (agent / "helpers.py").write_text("WEIGHT = -1.0\n")
-    (agent / "agent.py").write_text("import numpy as np\nfrom helpers import WEIGHT\n\n"
-                                    "def priority(item, bins):\n    return WEIGHT * (bins - item)\n")
+    (agent / "agent.py").write_text(
+        "import numpy as np\nfrom helpers import WEIGHT\n\n"
+        "def priority(item, bins):\n    return WEIGHT * (bins - item)\n"
+    )
     runs = tmp_path / "runs"
-    out = run_cli("--agent", str(agent), "--budget", "400", "--workers", "2", "--time-limit", "4",
-                  "--instances", str(instances_file), "--run-dir", str(runs), "--quiet")
+    out = run_cli(
+        "--agent",
+        str(agent),
+        "--budget",
+        "400",
+        "--workers",
+        "2",
+        "--time-limit",
+        "4",
+        "--instances",
+        str(instances_file),
+        "--run-dir",
+        str(runs),
+        "--quiet",
+    )
     assert out.returncode == 0, out.stderr + out.stdout
     assert "time limit reached" in out.stdout
     run = only_run(runs)
@@ -231,7 +327,9 @@ def test_agent_folder_time_limit_and_a_larger_budget_on_resume(tmp_path, instanc
     assert 4 <= done < 400
     # the root holds both files; the helper module was importable in the sandbox
     assert read(run, "SELECT path FROM node_files WHERE node_id = 0 ORDER BY path") == [("agent.py",), ("helpers.py",)]
-    assert read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND status = 'ok'")[0][0] == 4
+    assert (
+        read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND status = 'ok'")[0][0] == 4
+    )
     out = run_cli("--resume", str(run), "--budget", str(done + 6), "--quiet")
     assert out.returncode == 0, out.stderr
     assert_budget_invariants(run, done + 6)
@@ -245,10 +343,23 @@ def test_a_search_in_the_bwrap_sandbox(tmp_path, instances_file):
     if not ok:
         pytest.skip(f"bwrap unusable: {why}")
     runs = tmp_path / "runs"
-    out = run_cli("--budget", "12", "--workers", "2", "--sandbox", "bwrap", "--instances", str(instances_file),
-                  "--run-dir", str(runs), "--quiet")
+    out = run_cli(
+        "--budget",
+        "12",
+        "--workers",
+        "2",
+        "--sandbox",
+        "bwrap",
+        "--instances",
+        str(instances_file),
+        "--run-dir",
+        str(runs),
+        "--quiet",
+    )
     assert out.returncode == 0, out.stderr + out.stdout
     assert "sandbox bwrap" in out.stdout
     run = only_run(runs)
     assert_budget_invariants(run, 12)
-    assert read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND status = 'ok'")[0][0] == 4
+    assert (
+        read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND status = 'ok'")[0][0] == 4
+    )

@@ -1,4 +1,5 @@
 """A whole search through the CLI with `--executor ray` on a local Ray: same archive invariants as a local run."""
+
 from __future__ import annotations
 
 import os
@@ -56,9 +57,32 @@ def test_a_search_on_local_ray_keeps_the_budget_exact_through_a_dead_worker(tmp_
     runs = tmp_path / "runs"
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", LITELLM_LOCAL_MODEL_COST_MAP="True")
     cli = subprocess.Popen(
-        [sys.executable, "-m", "engine.search", "--executor", "ray", "--budget", str(BUDGET), "--workers", "2",
-         "--sandbox", "process", "--seed", "1", "--instances", str(instances), "--run-dir", str(runs), "--quiet"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "engine.search",
+            "--executor",
+            "ray",
+            "--budget",
+            str(BUDGET),
+            "--workers",
+            "2",
+            "--sandbox",
+            "process",
+            "--seed",
+            "1",
+            "--instances",
+            str(instances),
+            "--run-dir",
+            str(runs),
+            "--quiet",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     killed = None
     try:
         deadline = time.monotonic() + 120
@@ -79,14 +103,21 @@ def test_a_search_on_local_ray_keeps_the_budget_exact_through_a_dead_worker(tmp_
     (run,) = runs.iterdir()
     with Archive.open(run, read_only=True) as archive:
         assert archive.query("SELECT count(*) FROM evaluations WHERE split = 'dev'") == [(BUDGET,)]
-        assert archive.query('SELECT node_id, instance_id, split, "repeat", count(*) FROM evaluations '
-                             'GROUP BY ALL HAVING count(*) > 1') == []
+        assert (
+            archive.query(
+                'SELECT node_id, instance_id, split, "repeat", count(*) FROM evaluations '
+                "GROUP BY ALL HAVING count(*) > 1"
+            )
+            == []
+        )
         # the killed evaluation was retried, not lost: no result says its Ray worker died
         assert archive.query("SELECT count(*) FROM evaluations WHERE feedback LIKE '%Ray worker%'") == [(0,)]
         assert archive.query("SELECT count(*) FROM events WHERE kind = 'evaluate'") == [(BUDGET,)]
         assert archive.query("SELECT status FROM runs") == [("finished",)]
-        assert archive.query("SELECT count(*) FROM evaluations e LEFT JOIN nodes n ON n.id = e.node_id "
-                             "WHERE n.id IS NULL OR n.status <> 'valid'") == [(0,)]
+        assert archive.query(
+            "SELECT count(*) FROM evaluations e LEFT JOIN nodes n ON n.id = e.node_id "
+            "WHERE n.id IS NULL OR n.status <> 'valid'"
+        ) == [(0,)]
         assert archive.query("SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0] >= 2
     assert not ray_tasks_under(cli.pid)
 
@@ -96,8 +127,20 @@ def test_an_unreachable_ray_address_is_a_one_line_user_error(tmp_path, instances
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     runs = tmp_path / "runs"
-    out = run_cli("--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--budget", "10",
-                  "--instances", str(instances_file), "--run-dir", str(runs), "--quiet", timeout=60)
+    out = run_cli(
+        "--executor",
+        "ray",
+        "--ray-address",
+        f"127.0.0.1:{port}",
+        "--budget",
+        "10",
+        "--instances",
+        str(instances_file),
+        "--run-dir",
+        str(runs),
+        "--quiet",
+        timeout=60,
+    )
     assert out.returncode == 2, out.stderr + out.stdout
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and f"127.0.0.1:{port}" in lines[0], out.stderr

@@ -1,4 +1,5 @@
 """Snapshots: export to Parquet, restore, export again (byte-identical), refusals, and --resume-from."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,15 @@ from tests.engine.test_search_e2e import assert_budget_invariants, only_run, rea
 
 def snapshot_cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "engine.snapshot", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.snapshot", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def one_error_line(out: subprocess.CompletedProcess) -> str:
@@ -41,13 +49,31 @@ def run_a(tmp_path_factory) -> Path:
     """A finished 30-evaluation search whose instances are not in alphabetical order (the dev index is kept)."""
     tmp = tmp_path_factory.mktemp("snap")
     rng = np.random.default_rng(3)
-    names = [("dev-c", "dev"), ("dev-a", "dev"), ("hold-z", "holdout"), ("dev-b", "dev"), ("hold-y", "holdout"),
-             ("dev-0", "dev")]
-    data = {name: {"capacity": 150, "items": rng.integers(20, 101, 100).tolist(), "split": split}
-            for name, split in names}
+    names = [
+        ("dev-c", "dev"),
+        ("dev-a", "dev"),
+        ("hold-z", "holdout"),
+        ("dev-b", "dev"),
+        ("hold-y", "holdout"),
+        ("dev-0", "dev"),
+    ]
+    data = {
+        name: {"capacity": 150, "items": rng.integers(20, 101, 100).tolist(), "split": split} for name, split in names
+    }
     (tmp / "instances.json").write_text(json.dumps(data))
-    out = run_cli("--budget", "30", "--workers", "2", "--sandbox", "process", "--run-dir", str(tmp / "runs"),
-                  "--quiet", "--instances", str(tmp / "instances.json"))
+    out = run_cli(
+        "--budget",
+        "30",
+        "--workers",
+        "2",
+        "--sandbox",
+        "process",
+        "--run-dir",
+        str(tmp / "runs"),
+        "--quiet",
+        "--instances",
+        str(tmp / "instances.json"),
+    )
     assert out.returncode == 0, out.stderr
     return only_run(tmp / "runs")
 
@@ -66,7 +92,8 @@ def test_export_restore_export_is_byte_identical(run_a, tmp_path):
     first = verify_snapshot(tmp_path / "s1")
     assert first["schema_version"] == SCHEMA_VERSION and first["run_id"] == run_a.name
     assert sorted(p.name for p in (tmp_path / "s1").iterdir()) == sorted(
-        ["manifest.json", *(f"{t}.parquet" for t in TABLE_ORDER)])
+        ["manifest.json", *(f"{t}.parquet" for t in TABLE_ORDER)]
+    )
     restore_snapshot(tmp_path / "s1", tmp_path / "b" / "archive.duckdb")
     second = export_snapshot(tmp_path / "b", tmp_path / "s2")
     for table in TABLE_ORDER:
@@ -85,8 +112,9 @@ def test_export_restore_export_is_byte_identical(run_a, tmp_path):
     out = snapshot_cli("restore", str(tmp_path / "s1"), "--run-dir", str(tmp_path / "restored"))
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "restored" / run_a.name / "archive.duckdb").is_file()
-    assert "already exists" in one_error_line(snapshot_cli("restore", str(tmp_path / "s1"), "--run-dir",
-                                                           str(tmp_path / "restored")))
+    assert "already exists" in one_error_line(
+        snapshot_cli("restore", str(tmp_path / "s1"), "--run-dir", str(tmp_path / "restored"))
+    )
 
 
 def test_any_parquet_reader_sees_the_tables(run_a, tmp_path):
@@ -137,13 +165,16 @@ def damage(snapshot: Path, how: str) -> None:
     manifest_file.write_text(json.dumps(manifest))
 
 
-@pytest.mark.parametrize(("how", "says"), [
-    ("missing", "evaluations.parquet is missing"),
-    ("checksum", "nodes.parquet does not match its sha256"),
-    ("newer", f"schema version {SCHEMA_VERSION + 1}, newer than this Clade's {SCHEMA_VERSION}"),
-    ("unknown-table", "secrets"),
-    ("no-manifest", "no manifest.json"),
-])
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("missing", "evaluations.parquet is missing"),
+        ("checksum", "nodes.parquet does not match its sha256"),
+        ("newer", f"schema version {SCHEMA_VERSION + 1}, newer than this Clade's {SCHEMA_VERSION}"),
+        ("unknown-table", "secrets"),
+        ("no-manifest", "no manifest.json"),
+    ],
+)
 def test_a_damaged_or_newer_snapshot_is_refused_in_one_line(run_a, tmp_path, how, says):
     snap = tmp_path / "s"
     export_snapshot(run_a, snap)
@@ -177,7 +208,7 @@ def test_resume_from_a_snapshot_is_a_new_run_that_goes_on_to_its_budget(run_a, t
     run_b = only_run(runs)
     assert run_b.name != run_a.name
     assert_budget_invariants(run_b, 44)
-    (run_id, status, config), = read(run_b, "SELECT id, status, config FROM runs")
+    ((run_id, status, config),) = read(run_b, "SELECT id, status, config FROM runs")
     config = json.loads(config)
     assert run_id == run_b.name and status == "finished"
     assert config["budget"] == 44 and config["resumed_from"]["run_id"] == run_a.name
@@ -188,14 +219,21 @@ def test_resume_from_a_snapshot_is_a_new_run_that_goes_on_to_its_budget(run_a, t
         for table in TABLE_ORDER:
             if table == "runs":
                 continue
-            lost = con.execute(f"SELECT count(*) FROM (SELECT * FROM read_parquet('{snap / (table + '.parquet')}') "
-                               f"EXCEPT ALL SELECT * FROM {table})").fetchone()[0]
+            lost = con.execute(
+                f"SELECT count(*) FROM (SELECT * FROM read_parquet('{snap / (table + '.parquet')}') "
+                f"EXCEPT ALL SELECT * FROM {table})"
+            ).fetchone()[0]
             assert lost == 0, table
         made_by = dict(con.execute("SELECT run_id, count(*) FROM nodes GROUP BY ALL").fetchall())
         assert made_by[run_a.name] == read(run_a, "SELECT count(*) FROM nodes")[0][0]
         assert made_by.get(run_b.name, 0) > 0
-        kinds = [k for (k,) in con.execute("SELECT kind FROM events WHERE seq > (SELECT max(seq) FROM "
-                                           f"read_parquet('{snap / 'events.parquet'}')) ORDER BY seq").fetchall()]
+        kinds = [
+            k
+            for (k,) in con.execute(
+                "SELECT kind FROM events WHERE seq > (SELECT max(seq) FROM "
+                f"read_parquet('{snap / 'events.parquet'}')) ORDER BY seq"
+            ).fetchall()
+        ]
     finally:
         con.close()
     assert kinds[:2] == ["restore", "resume"]
@@ -208,9 +246,11 @@ def test_resume_from_refuses_what_a_run_keeps(run_a, tmp_path):
     export_snapshot(run_a, snap)
     runs = tmp_path / "runs"
     assert "--seed cannot be set with --resume-from" in one_error_line(
-        run_cli("--resume-from", str(snap), "--seed", "4", "--run-dir", str(runs)))
+        run_cli("--resume-from", str(snap), "--seed", "4", "--run-dir", str(runs))
+    )
     assert "--policy cannot be set" in one_error_line(
-        run_cli("--resume-from", str(snap), "--policy", "greedy", "--run-dir", str(runs)))
+        run_cli("--resume-from", str(snap), "--policy", "greedy", "--run-dir", str(runs))
+    )
     assert "neither --resume" in one_error_line(run_cli("--resume-from", str(snap), "--resume", str(run_a)))
     assert "not a snapshot" in one_error_line(run_cli("--resume-from", str(tmp_path / "nope"), "--run-dir", str(runs)))
     assert not runs.exists()

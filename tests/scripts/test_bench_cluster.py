@@ -1,4 +1,5 @@
 """scripts/bench_cluster.py --quick runs end to end and prints the engine's ceiling and Ray's overhead."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,15 @@ pytestmark = [pytest.mark.ray, pytest.mark.skipif(not RAY_OK, reason=RAY_WHY)]
 
 def test_bench_cluster_quick_prints_rates_overheads_and_workers():
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    out = subprocess.run([sys.executable, "scripts/bench_cluster.py", "--quick"], cwd=REPO, env=env,
-                         capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run(
+        [sys.executable, "scripts/bench_cluster.py", "--quick"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     for n in (1000, 10000):  # the quick sizes
@@ -33,8 +41,12 @@ def test_bench_cluster_quick_prints_rates_overheads_and_workers():
         assert abs(1e3 / rate - total) / total < 0.02
         assert re.search(rf"\[{n} nodes\] .*150 evaluations \(150 rows stored\)", text), text
     for label in ("local process", "ray/process"):
-        line = re.search(rf"^ +{re.escape(label)} +wall +{FLOAT} s, 12/12 ok, per evaluation +{FLOAT} ms, "
-                         rf"overhead +{FLOAT} ms$", text, re.MULTILINE)
+        line = re.search(
+            rf"^ +{re.escape(label)} +wall +{FLOAT} s, 12/12 ok, per evaluation +{FLOAT} ms, "
+            rf"overhead +{FLOAT} ms$",
+            text,
+            re.MULTILINE,
+        )
         assert line, f"no overhead line for {label}:\n{text}"
         assert float(line[2]) >= 200 - 1  # every job sleeps 0.2 s
     ratio = re.search(rf"ray/local: wall per evaluation ratio {FLOAT}x", text)

@@ -1,6 +1,7 @@
 """scripts/bench_continuous.py: real searches on a task-folder fixture through the command line, figures read
 back from their archives. Runs go to a temporary folder, the tables to tmp_path: never the checkout's runs/ or
 docs/."""
+
 from __future__ import annotations
 
 import os
@@ -18,17 +19,38 @@ NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 @pytest.mark.slow
 def test_a_tiny_run_on_a_folder_prints_a_table_with_real_figures(tmp_path, capsys):
     markdown = tmp_path / "x.md"
-    assert main(["--tasks", "metric_value_sine", "--policies", "greedy", "--seeds", "2", "--budget", "3",
-                 "--markdown", str(markdown)]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                "metric_value_sine",
+                "--policies",
+                "greedy",
+                "--seeds",
+                "2",
+                "--budget",
+                "3",
+                "--markdown",
+                str(markdown),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     # metric_value_sine's config.py says its metric, `error`, is lower-is-better: read from the task, not here
     assert "## metric_value_sine: budget 3 dev evaluations, error (lower is better)" in printed
-    assert ("| policy | mean error [95% interval] | best error | beat seed | dev errors | rejected "
-            "| final node (mean id) | wall s per search |") in printed
+    assert (
+        "| policy | mean error [95% interval] | best error | beat seed | dev errors | rejected "
+        "| final node (mean id) | wall s per search |"
+    ) in printed
     seed = re.search(rf"^\| seed agent \| ({NUMBER}) \| ({NUMBER}) \|", printed, re.MULTILINE)
     assert seed and float(seed.group(1)) == float(seed.group(2)) > 0
-    row = re.search(rf"^\| `greedy` \| ({NUMBER}) \[({NUMBER}), ({NUMBER})\] \| ({NUMBER}) \| (\d)/2 \| "
-                    rf"({NUMBER})% \| ({NUMBER})% \| ({NUMBER}) \| ({NUMBER}) \|$", printed, re.MULTILINE)
+    row = re.search(
+        rf"^\| `greedy` \| ({NUMBER}) \[({NUMBER}), ({NUMBER})\] \| ({NUMBER}) \| (\d)/2 \| "
+        rf"({NUMBER})% \| ({NUMBER})% \| ({NUMBER}) \| ({NUMBER}) \|$",
+        printed,
+        re.MULTILINE,
+    )
     assert row, printed
     mean, low, high, best, beat, errors, rejected, final, wall = map(float, row.groups())
     assert low <= mean <= high and best <= mean + 1e-12  # lower is better: the best is the smallest

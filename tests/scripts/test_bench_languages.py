@@ -1,4 +1,5 @@
 """scripts/bench_languages.py with a tiny budget on C++ alone: one search, read back into its table row."""
+
 from __future__ import annotations
 
 import os
@@ -18,12 +19,23 @@ PERCENT = r"(\d+\.\d) %"
 
 def test_bench_languages_prints_a_row_per_language_and_how_it_was_measured():
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    out = subprocess.run([sys.executable, "scripts/bench_languages.py", "--budget", "6", "--languages", "cpp,julia",
-                          "--draws", "20"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    out = subprocess.run(
+        [sys.executable, "scripts/bench_languages.py", "--budget", "6", "--languages", "cpp,julia", "--draws", "20"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
-    row = re.search(rf"^cpp +\| +1 \| +(\d+) \| +{PERCENT} \| +{PERCENT} \| +(\d+) \| +(\d+) \| +(\d+) \| +{PERCENT} \| "
-                    rf"+([\d.]+) \| +([\d.]+) \| +([\d.]+) \| +{PERCENT} \| +([\d.]+)$", text, re.M)
+    row = re.search(
+        rf"^cpp +\| +1 \| +(\d+) \| +{PERCENT} \| +{PERCENT} \| +(\d+) \| +(\d+) \| +(\d+) \| +{PERCENT} \| "
+        rf"+([\d.]+) \| +([\d.]+) \| +([\d.]+) \| +{PERCENT} \| +([\d.]+)$",
+        text,
+        re.M,
+    )
     assert row, text
     children, parse, compiled, dups, failed, evals, ok, seed, best, holdout, one_try, wall = row.groups()
     assert int(children) >= 1 and float(parse) == 100.0  # the offline mutator's children all parse

@@ -1,5 +1,6 @@
 """scripts/bench_noisy.py: real searches on the noisy sine through the command line, true errors computed from
 the final nodes' programs. Runs go to a temporary folder, never the checkout's runs/."""
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,11 @@ def test_a_tiny_run_prints_each_final_node_and_the_mean(capsys) -> None:
     printed = capsys.readouterr().out
     finals = re.findall(r"seed (\d): final node (\d+), true error (\d\.\d{5})$", printed, re.MULTILINE)
     assert [s for s, _, _ in finals] == ["0", "1"]
-    summary = re.search(r"mean true error (\d\.\d{5}) \(seed program (\d\.\d{5})\); (\d) of 2 beat the seed, "
-                        r"(\d) ended on the seed's error", printed)
+    summary = re.search(
+        r"mean true error (\d\.\d{5}) \(seed program (\d\.\d{5})\); (\d) of 2 beat the seed, "
+        r"(\d) ended on the seed's error",
+        printed,
+    )
     assert summary, printed
     mean, seed, beat, same = float(summary[1]), float(summary[2]), int(summary[3]), int(summary[4])
     assert mean == pytest.approx(sum(float(e) for _, _, e in finals) / 2, abs=1e-5)

@@ -1,4 +1,5 @@
 """scripts/bench_search.py: the simulated landscapes, the search loop, and a tiny end-to-end run (issue 5)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -275,11 +276,32 @@ def test_decision_time_trees(shape):
 @pytest.mark.slow
 def test_tiny_run_prints_the_tables_the_verdicts_and_decision_times(tmp_path):
     out_md = tmp_path / "bench.md"
-    args = ["--quick", "--seeds", "2", "--budgets", "100", "800", "--sizes", "2000", "--decisions", "5",
-            "--jobs", "2", "--markdown", str(out_md)]
+    args = [
+        "--quick",
+        "--seeds",
+        "2",
+        "--budgets",
+        "100",
+        "800",
+        "--sizes",
+        "2000",
+        "--decisions",
+        "5",
+        "--jobs",
+        "2",
+        "--markdown",
+        str(out_md),
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    run = subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO, env=env, capture_output=True, text=True,
-                         timeout=120, check=False)
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     text = run.stdout
     policies = sorted(search.POLICIES)
@@ -293,15 +315,17 @@ def test_tiny_run_prints_the_tables_the_verdicts_and_decision_times(tmp_path):
         assert re.search(rf"^verdict {family}", text, re.MULTILINE)
     for row in re.finditer(rf"^\S+ +{cell} +{cell}$", text, re.MULTILINE):
         for k in (0, 5):
-            mean, low, high, regret, rho = row.groups()[k: k + 5]
+            mean, low, high, regret, rho = row.groups()[k : k + 5]
             assert 0.0 <= float(mean) <= 1.0 and float(low) <= float(mean) <= float(high)
             assert 0.0 <= float(regret) <= 1.0
             assert rho == "n/a" or -1.0 <= float(rho) <= 1.0
-    assert re.search(r"^summary: hgm selects a higher mean hidden quality than .* on \d of \d families", text,
-                     re.MULTILINE), text
+    assert re.search(
+        r"^summary: hgm selects a higher mean hidden quality than .* on \d of \d families", text, re.MULTILINE
+    ), text
     for policy in policies:
-        line = re.search(rf"^{policy} +({NUMBER}) \(.*\) +({NUMBER}) \(.*\) +(met|NOT met) \(({NUMBER}) ms\)$", text,
-                         re.MULTILINE)
+        line = re.search(
+            rf"^{policy} +({NUMBER}) \(.*\) +({NUMBER}) \(.*\) +(met|NOT met) \(({NUMBER}) ms\)$", text, re.MULTILINE
+        )
         assert line, f"no decision time for {policy}:\n{text}"
         full, mixed, verdict, worst = float(line[1]), float(line[2]), line[3], float(line[4])
         assert 0 < full < 1000 and 0 < mixed < 1000

@@ -5,6 +5,7 @@ README's own `python -m engine.search --task circle_packing ...` makes `runs/cir
 test needs to see that the script leaves runs/ alone, it runs the script from a temporary copy of the
 checkout whose runs/ already holds such a run, and looks at that copy only.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,14 +19,24 @@ from tests.conftest import REPO
 
 SCRIPT = REPO / "scripts" / "bench_tasks.py"
 # Top-level folders of a checkout that are not code: what users and tools leave there.
-NOT_CODE = {".git", "runs", "snapshots", "plots", ".pytest_cache", ".ruff_cache", ".hypothesis", ".benchmarks",
-            "clade.egg-info"}
+NOT_CODE = {
+    ".git",
+    "runs",
+    "snapshots",
+    "plots",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".benchmarks",
+    "clade.egg-info",
+}
 USERS_RUN = "circle_packing-hgm-s0-20260101-120000"  # the folder the README's circle_packing command leaves
 
 
 def checkout_copy(dest: Path) -> Path:
     """A copy of the checkout's code at `dest` (no runs/, caches or .git) in which a user has followed the
     README: runs/ holds a circle_packing run folder (a fake one: the scripts must not read it)."""
+
     def ignore(folder: str, names: list[str]) -> set[str]:
         skip = NOT_CODE if Path(folder) == REPO else set()
         return {n for n in names if n in skip or n == "__pycache__"}
@@ -39,18 +50,41 @@ def checkout_copy(dest: Path) -> Path:
 
 def run_script(*args: str, checkout: Path = REPO) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(checkout))
-    return subprocess.run([sys.executable, str(checkout / "scripts" / "bench_tasks.py"), *args], check=False,
-                          cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(checkout / "scripts" / "bench_tasks.py"), *args],
+        check=False,
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_a_small_run_prints_a_row_per_policy_with_real_figures(tmp_path):
     checkout = checkout_copy(tmp_path / "checkout")
     markdown = tmp_path / "tasks.md"
-    out = run_script("--tasks", "circle_packing", "--policies", "hgm", "best_of_n", "--seeds", "2",
-                     "--budget", "4", "--markdown", str(markdown), checkout=checkout)
+    out = run_script(
+        "--tasks",
+        "circle_packing",
+        "--policies",
+        "hgm",
+        "best_of_n",
+        "--seeds",
+        "2",
+        "--budget",
+        "4",
+        "--markdown",
+        str(markdown),
+        checkout=checkout,
+    )
     assert out.returncode == 0, out.stderr
-    rows = {m.group(1): m.groups() for m in re.finditer(
-        r"^\| `(\w+)` \| ([\d.]+) \[([\d.]+), ([\d.]+)\] \| ([\d.]+) \| ([\d.]+) \|", out.stdout, re.MULTILINE)}
+    rows = {
+        m.group(1): m.groups()
+        for m in re.finditer(
+            r"^\| `(\w+)` \| ([\d.]+) \[([\d.]+), ([\d.]+)\] \| ([\d.]+) \| ([\d.]+) \|", out.stdout, re.MULTILINE
+        )
+    }
     assert set(rows) == {"hgm", "best_of_n"}
     for _, score, low, high, mean_sum, best_sum in rows.values():
         assert 0.0 < float(low) <= float(score) <= float(high) <= 1.0

@@ -1,4 +1,5 @@
 """scripts/plot_arena.py as a user runs it, over a small real arena run, and engine/plots/arena.py's data."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,22 @@ pytest.importorskip("matplotlib")
 def arena_run(tmp_path_factory) -> Path:
     """The folder of a finished arena run (tournament, 2 agents and 2 testers, offline mutator)."""
     runs = tmp_path_factory.mktemp("arena") / "runs"
-    out = run_cli("--task", "email_validation", "--arena", "tournament", "--arena-population", "2",
-                  "--budget", "24", "--workers", "2", "--run-dir", str(runs), "--quiet", timeout=240)
+    out = run_cli(
+        "--task",
+        "email_validation",
+        "--arena",
+        "tournament",
+        "--arena-population",
+        "2",
+        "--budget",
+        "24",
+        "--workers",
+        "2",
+        "--run-dir",
+        str(runs),
+        "--quiet",
+        timeout=240,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     (run,) = list(runs.iterdir())
     return run
@@ -26,8 +41,15 @@ def arena_run(tmp_path_factory) -> Path:
 
 def script(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "plot_arena.py"), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "plot_arena.py"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_plot_arena_writes_png_and_svg_into_the_run_folder_and_regenerates_them(arena_run):
@@ -80,17 +102,22 @@ def _empty_run(folder: Path, **config: str) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("case, message", [
-    ("missing", "does not exist"),
-    ("not an arena", "not an arena run"),
-    ("no round", "no finished round"),
-    ("not an archive", "not an archive"),
-])
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("missing", "does not exist"),
+        ("not an arena", "not an arena run"),
+        ("no round", "no finished round"),
+        ("not an archive", "not an archive"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, case, message):
-    path = {"missing": lambda: tmp_path / "no-such-run",
-            "not an arena": lambda: _empty_run(tmp_path / "plain-run"),
-            "no round": lambda: _empty_run(tmp_path / "arena-run", arena="single"),
-            "not an archive": lambda: tmp_path}[case]()
+    path = {
+        "missing": lambda: tmp_path / "no-such-run",
+        "not an arena": lambda: _empty_run(tmp_path / "plain-run"),
+        "no round": lambda: _empty_run(tmp_path / "arena-run", arena="single"),
+        "not an archive": lambda: tmp_path,
+    }[case]()
     out = script(str(path))
     assert out.returncode == 2, out.stdout + out.stderr
     assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1 and message in out.stderr

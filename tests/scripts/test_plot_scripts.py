@@ -1,4 +1,5 @@
 """scripts/plot_lineage.py and scripts/plot_progress.py as a user runs them (issue 6)."""
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,15 @@ def run_copy(tmp_path_factory, tmp_path) -> Path:
 
 def script(name: str, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, str(REPO / "scripts" / name), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / name), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_plot_lineage_writes_png_and_svg_into_the_run_folder_and_regenerates_them(run_copy):
@@ -66,15 +74,18 @@ def test_plot_progress_overlays_runs_into_the_current_folder(run_copy, tmp_path_
     assert (run_copy / "progress.png").is_file() and (run_copy / "progress.svg").is_file()
 
 
-@pytest.mark.parametrize("name, args, message", [
-    ("plot_lineage.py", ["/no/such/run"], "does not exist"),
-    ("plot_lineage.py", ["README.md"], "not an archive"),
-    ("plot_lineage.py", ["."], "not an archive"),
-    ("plot_lineage.py", [], "required"),
-    ("plot_progress.py", ["/no/such/run"], "does not exist"),
-    ("plot_progress.py", [".", "--min-evals", "0"], "--min-evals"),
-    ("plot_progress.py", ["README.md", "--formats", "pdf"], "--formats"),
-])
+@pytest.mark.parametrize(
+    "name, args, message",
+    [
+        ("plot_lineage.py", ["/no/such/run"], "does not exist"),
+        ("plot_lineage.py", ["README.md"], "not an archive"),
+        ("plot_lineage.py", ["."], "not an archive"),
+        ("plot_lineage.py", [], "required"),
+        ("plot_progress.py", ["/no/such/run"], "does not exist"),
+        ("plot_progress.py", [".", "--min-evals", "0"], "--min-evals"),
+        ("plot_progress.py", ["README.md", "--formats", "pdf"], "--formats"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_code_2(name, args, message):
     out = script(name, *args)
     assert out.returncode == 2, out.stdout + out.stderr

@@ -1,4 +1,5 @@
 """scripts/report.py: one self-contained HTML file per run; in headless Chromium a click opens a node's panel."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,15 @@ SCREENSHOT_COPY = Path("/tmp/clade-report-screenshot.png")
 
 def report_cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "report.py"), *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "report.py"), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +47,33 @@ def llm_run(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("report")
     instances = small_instances(tmp / "instances.json", n_items=60)
     args = build_parser().parse_args(
-        ["--model", "openai/gpt-4o-mini", "--budget", "20", "--workers", "2", "--seed", "2", "--instances",
-         str(instances), "--run-dir", str(tmp / "runs"), "--sandbox", "process", "--quiet"])
+        [
+            "--model",
+            "openai/gpt-4o-mini",
+            "--budget",
+            "20",
+            "--workers",
+            "2",
+            "--seed",
+            "2",
+            "--instances",
+            str(instances),
+            "--run-dir",
+            str(tmp / "runs"),
+            "--sandbox",
+            "process",
+            "--quiet",
+        ]
+    )
     assert run_from_args(args, llm_mock=ScriptedModel()) == 0
     run = only_run(tmp / "runs")
     con = duckdb.connect(str(run / "archive.duckdb"))
     try:
-        con.execute("UPDATE evaluations SET stdout_tail = ? || stdout_tail WHERE node_id = ("
-                    "SELECT min(node_id) FROM evaluations WHERE node_id > 0)", [HOSTILE])
+        con.execute(
+            "UPDATE evaluations SET stdout_tail = ? || stdout_tail WHERE node_id = ("
+            "SELECT min(node_id) FROM evaluations WHERE node_id > 0)",
+            [HOSTILE],
+        )
     finally:
         con.close()
     return run
@@ -73,7 +100,8 @@ def test_the_report_is_one_file_that_needs_no_network(llm_run):
     con = duckdb.connect(str(llm_run / "archive.duckdb"), read_only=True)
     try:
         n_nodes, n_calls = con.execute(
-            "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM llm_calls)").fetchone()
+            "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM llm_calls)"
+        ).fetchone()
         statuses = {s for (s,) in con.execute("SELECT DISTINCT status FROM nodes").fetchall()}
     finally:
         con.close()
@@ -154,16 +182,21 @@ def test_clicking_a_node_in_headless_chromium_opens_its_panel(llm_run, tmp_path)
     browser_path = chromium_path()
     if browser_path is None:
         pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="playwright not installed (pip install -e '.[browser]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright not installed (pip install -e '.[browser]')"
+    )
     page_file = tmp_path / "report.html"
     assert report_cli(str(llm_run), "--out", str(page_file)).returncode == 0
     data = embedded(page_file.read_text())
     nodes = {n["id"]: n for n in data["nodes"]}
-    target = min(n["id"] for n in nodes.values()
-                 if n["mutator"] == "llm" and n["status"] == "valid" and n["llm_calls"] and n["evaluations"])
-    hostile = next(n["id"] for n in nodes.values() if any((e["stdout"] or "").startswith(HOSTILE)
-                                                           for e in n["evaluations"]))
+    target = min(
+        n["id"]
+        for n in nodes.values()
+        if n["mutator"] == "llm" and n["status"] == "valid" and n["llm_calls"] and n["evaluations"]
+    )
+    hostile = next(
+        n["id"] for n in nodes.values() if any((e["stdout"] or "").startswith(HOSTILE) for e in n["evaluations"])
+    )
     node = nodes[target]
     added = next(line for line in node["diff"].splitlines() if line.startswith("+") and not line.startswith("+++"))
     problems: list[str] = []
@@ -174,8 +207,10 @@ def test_clicking_a_node_in_headless_chromium_opens_its_panel(llm_run, tmp_path)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
             page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
-            page.on("request", lambda req: problems.append(f"request: {req.url}")
-                    if not req.url.startswith("file:") else None)
+            page.on(
+                "request",
+                lambda req: problems.append(f"request: {req.url}") if not req.url.startswith("file:") else None,
+            )
             page.goto(page_file.as_uri())
             assert "Click a node" in page.inner_text("#panel")
             # the node with hostile output: its text is shown as text, no script runs
@@ -209,6 +244,7 @@ def test_clicking_a_node_in_headless_chromium_opens_its_panel(llm_run, tmp_path)
 
 # ----- trajectories: a node's agents' steps, and the steps its parent took to make it ---------------------
 
+
 def test_a_node_carries_its_trajectories_escaped_and_bounded(tmp_path):
     from tests.engine.test_runs_cli import SCRIPT, trajectory_run
 
@@ -223,8 +259,15 @@ def test_a_node_carries_its_trajectories_escaped_and_bounded(tmp_path):
     nodes = {n["id"]: n for n in data["nodes"]}
     made = nodes[1]["expansion_steps"]
     assert [s["tool"] for s in made] == ["view", "edit", "finish"] and nodes[1]["expansion_more"] == 0
-    assert made[1] == {"step": 1, "tool": "edit", "action": "path=agent.py new=print(1)", "result": "edited agent.py",
-                       "tokens_in": 1000, "tokens_out": 80, "time_s": 2.0}
+    assert made[1] == {
+        "step": 1,
+        "tool": "edit",
+        "action": "path=agent.py new=print(1)",
+        "result": "edited agent.py",
+        "tokens_in": 1000,
+        "tokens_out": 80,
+        "time_s": 2.0,
+    }
     evals = {e["instance"]: e for e in nodes[1]["evaluations"]}
     first = evals["inst-a"]["steps"][0]
     assert first["action"] == f"echo '{SCRIPT}'"  # kept as text, exactly
@@ -253,8 +296,9 @@ def test_a_nodes_trajectories_in_headless_chromium(tmp_path):
     browser_path = chromium_path()
     if browser_path is None:
         pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="playwright not installed (pip install -e '.[browser]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright not installed (pip install -e '.[browser]')"
+    )
     page_file = tmp_path / "report.html"
     assert report_cli(str(trajectory_run(tmp_path)), "--out", str(page_file)).returncode == 0
     problems: list[str] = []

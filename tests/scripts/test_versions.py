@@ -6,6 +6,7 @@ relations' fetchone(); litellm 1.110 changed error classes and costs) are instal
 pinned versions. scripts/check_latest.sh runs the suite on the newest releases instead and sets
 CLADE_UNPINNED=1, which skips that last check.
 """
+
 from __future__ import annotations
 
 import os
@@ -65,8 +66,11 @@ def test_constraints_pin_every_direct_requirement_within_its_bounds():
     pins = read_pins()
     missing = sorted({str(r.name) for r in direct_requirements() if canonicalize_name(r.name) not in pins})
     assert not missing, f"constraints.txt pins none of {missing}, which pyproject.toml requires"
-    outside = [f"{r} (pinned {pins[canonicalize_name(r.name)]})" for r in direct_requirements()
-               if not r.specifier.contains(pins[canonicalize_name(r.name)], prereleases=True)]
+    outside = [
+        f"{r} (pinned {pins[canonicalize_name(r.name)]})"
+        for r in direct_requirements()
+        if not r.specifier.contains(pins[canonicalize_name(r.name)], prereleases=True)
+    ]
     assert not outside, f"constraints.txt pins versions pyproject.toml excludes: {outside}"
 
 
@@ -81,4 +85,5 @@ def test_installed_version_is_the_pinned_one(name):
     pinned = read_pins()[canonicalize_name(name)]
     assert installed == pinned, (
         f"{name} {installed} is installed, but constraints.txt pins {pinned}, the version the suite is "
-        f"known to pass with: install with the constraints, `{INSTALL}`")
+        f"known to pass with: install with the constraints, `{INSTALL}`"
+    )

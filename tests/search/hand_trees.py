@@ -1,4 +1,5 @@
 """Hand-built trees for the policies' formula tests: nodes with exact dev scores, worked out by hand."""
+
 from __future__ import annotations
 
 from search.tree import TreeStats

@@ -1,12 +1,13 @@
 """ADAS: every new agent from the root, with the archive as context; children evaluated fully first."""
+
 from __future__ import annotations
 
 import numpy as np
+from hand_trees import rooted
 
 from search import ADASPolicy, make_policy
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
-from hand_trees import rooted
 
 N = 3
 
@@ -57,8 +58,9 @@ def test_final_is_the_best_fully_evaluated_mean_and_decisions_are_deterministic(
         tree.finish_evaluation(solid, i, 0.8, started=False)
     assert ADASPolicy().select_final(tree.view(), np.random.default_rng(0)).node_id == solid
     a, b = np.random.default_rng(5), np.random.default_rng(5)
-    assert [ADASPolicy().decide(tree.view(), a) for _ in range(5)] == [ADASPolicy().decide(tree.view(), b)
-                                                                       for _ in range(5)]
+    assert [ADASPolicy().decide(tree.view(), a) for _ in range(5)] == [
+        ADASPolicy().decide(tree.view(), b) for _ in range(5)
+    ]
 
 
 def test_edge_cases():

@@ -1,12 +1,13 @@
 """best_of_n: n children of the root, each fully evaluated, the best mean reported: the honest baseline."""
+
 from __future__ import annotations
 
 import numpy as np
+from hand_trees import rooted
 
 from search import BestOfNPolicy, make_policy
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
-from hand_trees import rooted
 
 N = 4
 
@@ -22,7 +23,7 @@ def test_only_root_children_each_evaluated_fully():
             tree.add_node(0, bool(rng.random() > 0.2))
         else:
             tree.finish_evaluation(decision.node_id, decision.instance, float(rng.random()), started=False)
-    assert (tree.parent[1: tree.n] == 0).all()
+    assert (tree.parent[1 : tree.n] == 0).all()
     valid = tree.valid[: tree.n]
     assert (tree.n_evals[: tree.n][valid][:-1] == N).all()  # all but possibly the newest
 
@@ -48,6 +49,7 @@ def test_deterministic_and_edge_cases():
     for _ in range(3):
         tree.add_node(0, False)
     a, b = np.random.default_rng(1), np.random.default_rng(1)
-    assert [BestOfNPolicy().decide(tree.view(), a) for _ in range(5)] == [BestOfNPolicy().decide(tree.view(), b)
-                                                                          for _ in range(5)]
+    assert [BestOfNPolicy().decide(tree.view(), a) for _ in range(5)] == [
+        BestOfNPolicy().decide(tree.view(), b) for _ in range(5)
+    ]
     assert BestOfNPolicy().decide(tree.view(), rng).node_id == 0

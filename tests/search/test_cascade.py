@@ -1,15 +1,16 @@
 """Staged (cascade) evaluation around any policy: a first batch, the rest only above the threshold."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hand_trees import rooted
 
 from search import POLICIES, BestOfNPolicy, DGMPolicy, make_policy
 from search.cascade import Stage, Staged, parse_stages, with_stages
 from search.decisions import Evaluate, Expand
 from search.final import WithFinal
 from search.tree import TreeStats
-from hand_trees import rooted
 
 N = 6
 
@@ -19,7 +20,7 @@ def test_a_node_below_the_threshold_after_its_batch_is_never_evaluated_again():
     policy = Staged(BestOfNPolicy(), 2, 0.5)
     rng = np.random.default_rng(0)
     scores = {}
-    for step in range(200):
+    for _ in range(200):
         decision = policy.decide(tree.view(), rng)
         if isinstance(decision, Expand):
             child = tree.add_node(decision.node_id, True)
@@ -84,7 +85,7 @@ def test_nested_stages():
     tree = rooted(8)
     rng = np.random.default_rng(2)
     plan = {1: [1, 1, 0, 0], 2: [1, 1, 1, 1], 3: [0, 0]}  # 1: stops at 4 (0.5 < 0.75); 2: goes on; 3: stops at 2
-    for node in (1, 2, 3):
+    for _ in (1, 2, 3):
         tree.add_node(0, True)
     done = {1: 0, 2: 0, 3: 0}
     for _ in range(40):

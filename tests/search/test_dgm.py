@@ -1,4 +1,5 @@
 """DGM's parent rule on a hand-built tree: sigmoid(10 (a - 0.5)) / (1 + valid children), and its stages."""
+
 from __future__ import annotations
 
 import numpy as np

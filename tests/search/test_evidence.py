@@ -1,4 +1,6 @@
-"""Continuous evidence (search.evidence): one evaluation worth w Bernoulli trials, in hgm, uct, dgm and the final rule."""
+"""Continuous evidence (search.evidence): one evaluation worth w Bernoulli trials, in hgm, uct, dgm and the final
+rule."""
+
 from __future__ import annotations
 
 import math
@@ -117,9 +119,11 @@ def test_dgm_uses_ranks_under_continuous_evidence() -> None:
     ranked = DGMPolicy().weights(tree.view(evidence=W_MAX))
     # raw means: 0.868 and 0.879 sit on the sigmoid's flat top (nearly equal weights)
     assert flat[1] / (flat[0] * (1 + 3)) == pytest.approx(1.0, abs=0.01)  # the seed has 3 children
+
     # ranks 4, 3, 1, 2 of 4 -> quantiles 0.875, 0.625, 0.125, 0.375 -> the best node clearly ahead
     def sig(x):
         return 1.0 / (1.0 + math.exp(-10.0 * (x - 0.5)))
+
     children = tree.n_valid_children[:4]
     expected = [sig(q) / (1 + c) for q, c in zip((0.625, 0.875, 0.125, 0.375), children)]
     np.testing.assert_allclose(ranked, expected)

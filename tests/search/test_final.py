@@ -1,4 +1,5 @@
 """Final rules on hand-built numbers: epsilon-quantile, max mean, max mean with at least k evaluations."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -56,7 +57,7 @@ def test_epsilon_quantile_prefers_proven_nodes():
     subset = TreeStats(4)
     subset.add_node(None, True)
     subset.finish_evaluation(0, 0, 1.0, started=False)
-    assert epsilon_quantile(subset.view(), 0.1).detail["quantile"] == pytest.approx(0.1 ** 0.5, rel=1e-9)
+    assert epsilon_quantile(subset.view(), 0.1).detail["quantile"] == pytest.approx(0.1**0.5, rel=1e-9)
 
 
 def test_rules_by_name():
@@ -65,8 +66,11 @@ def test_rules_by_name():
     assert final_rule("epsilon_quantile")(view).node_id == 2
     assert final_rule("max_mean")(view).node_id == 1
     assert final_rule("max_mean_k", k=2)(view).node_id == 2
-    for bad in (lambda: final_rule("best"), lambda: final_rule("max_mean_k", k=0),
-                lambda: final_rule("epsilon_quantile", epsilon=1.5)):
+    for bad in (
+        lambda: final_rule("best"),
+        lambda: final_rule("max_mean_k", k=0),
+        lambda: final_rule("epsilon_quantile", epsilon=1.5),
+    ):
         with pytest.raises(ValueError) as error:
             bad()
         assert "\n" not in str(error.value)

@@ -1,4 +1,5 @@
 """The HGM policy's formulas on hand-built trees."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,13 +1,14 @@
 """OpenEvolve's database as a parent rule, on hand-built trees: islands, migration, MAP-Elites, 0.2/0.7/0.1."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hand_trees import SCORES, add
 
 from search import OpenEvolvePolicy, make_policy
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
-from hand_trees import SCORES, add
 
 N = 4
 
@@ -188,8 +189,9 @@ def test_islands_kept_up_to_date_equal_islands_built_at_once():
     assert len(state.epochs) == 150 // 6 and state.recomputed > len(state.epochs)  # some were recomputed
     rebuilt = TreeStats(N)  # the same numbers in a new tree: a new cache, built at once
     for node in range(tree.n):
-        rebuilt.add_node(None if node == 0 else int(tree.parent[node]), bool(tree.valid[node]),
-                         feature=float(tree.feature[node]))
+        rebuilt.add_node(
+            None if node == 0 else int(tree.parent[node]), bool(tree.valid[node]), feature=float(tree.feature[node])
+        )
     for node in range(tree.n):
         if tree.n_evals[node]:
             mean = tree.s[node] / tree.n_evals[node]

@@ -1,4 +1,5 @@
 """Every policy by name: the registry, make_policy's options, determinism for a seed, no stalls, edge cases."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,19 @@ from search import POLICIES, make_policy
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
 
-NAMES = ["hgm", "dgm", "shinka", "shinka_power_law", "shinka_beam", "openevolve", "adas", "greedy", "uct",
-         "best_of_n", "random"]
+NAMES = [
+    "hgm",
+    "dgm",
+    "shinka",
+    "shinka_power_law",
+    "shinka_beam",
+    "openevolve",
+    "adas",
+    "greedy",
+    "uct",
+    "best_of_n",
+    "random",
+]
 
 
 def test_the_registry_holds_every_policy_of_the_issue():
@@ -27,8 +39,12 @@ def test_options_and_their_errors():
     assert make_policy("shinka", archive_size=7).archive_size == 7
     assert make_policy("openevolve", num_islands=3).num_islands == 3
     assert make_policy("dgm", steepness=5.0).inner.steepness == 5.0
-    for call in (lambda: make_policy("nope"), lambda: make_policy("uct", bogus=1),
-                 lambda: make_policy("shinka", stages="2"), lambda: make_policy("adas", final="best")):
+    for call in (
+        lambda: make_policy("nope"),
+        lambda: make_policy("uct", bogus=1),
+        lambda: make_policy("shinka", stages="2"),
+        lambda: make_policy("adas", final="best"),
+    ):
         with pytest.raises(ValueError) as error:
             call()
         assert "\n" not in str(error.value)

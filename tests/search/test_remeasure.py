@@ -1,4 +1,5 @@
 """Noisy one-instance tasks: the pooled noise estimate, which candidate is run again, and the final choice."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,8 +1,10 @@
 """ShinkaEvolve's parent strategies on a hand-built tree: weighted (median/MAD sigmoid), power law, beam."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hand_trees import add
 
 from search import (
     ShinkaBeamPolicy,
@@ -12,7 +14,6 @@ from search import (
 )
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
-from hand_trees import add
 
 N = 4
 
@@ -61,8 +62,9 @@ def test_weighted_when_mad_is_zero():
     # median saturates to 1, below to 0, at the median 1/2
     w = ShinkaWeightedPolicy().weights(tree.view())
     assert w == pytest.approx([0.5 / 5, 0.5, 0.5, 1.0, 0.0], abs=1e-12)
-    assert ShinkaWeightedPolicy().probabilities(tree.view()) == pytest.approx([0.1 / 2.1, 0.5 / 2.1, 0.5 / 2.1,
-                                                                               1.0 / 2.1, 0.0], abs=1e-12)
+    assert ShinkaWeightedPolicy().probabilities(tree.view()) == pytest.approx(
+        [0.1 / 2.1, 0.5 / 2.1, 0.5 / 2.1, 1.0 / 2.1, 0.0], abs=1e-12
+    )
 
 
 def test_archive_keeps_the_best_nodes_only():

@@ -4,6 +4,7 @@ Reference win probabilities come from numerical integration,
 P(i wins) = integral of f_i(x) prod_{j != i} F_j(x) dx, not from another sampler.
 Seeds are fixed, so the chi-square and Kolmogorov-Smirnov checks are deterministic.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -84,12 +85,15 @@ def test_upper_bound_tail_mass_is_at_most_delta():
         assert (betaincc(a, b, u) > 0.99 * delta).all()  # and not much less: bounds are tight
 
 
-@pytest.mark.parametrize("case, delta, target, block", [
-    ("mixed", 0.05, None, 128),  # one band, one block: everyone drawn, then the tail picks
-    ("mixed", 0.3, 2, 1),  # several bands, blocks of 1, 2, 4, ...: stops inside a band
-    ("engineered", 0.2, 1, 128),  # the strong node alone, then every weak node pruned
-    ("engineered", 0.2, None, 2),
-])
+@pytest.mark.parametrize(
+    "case, delta, target, block",
+    [
+        ("mixed", 0.05, None, 128),  # one band, one block: everyone drawn, then the tail picks
+        ("mixed", 0.3, 2, 1),  # several bands, blocks of 1, 2, 4, ...: stops inside a band
+        ("engineered", 0.2, 1, 128),  # the strong node alone, then every weak node pruned
+        ("engineered", 0.2, None, 2),
+    ],
+)
 def test_pruned_argmax_has_the_exact_law(case, delta, target, block, monkeypatch):
     import search.thompson
 
@@ -116,8 +120,9 @@ def test_pruned_argmax_with_a_lead():
     alpha, beta = ENGINEERED
     upper = beta_upper_bound(alpha, beta, 0.2)
     rng = np.random.default_rng(5)
-    winners = [pruned_argmax(len(alpha), upper, lambda p: (alpha[p], beta[p]), 0.2, rng, lead=7)[0]
-               for _ in range(8000)]
+    winners = [
+        pruned_argmax(len(alpha), upper, lambda p: (alpha[p], beta[p]), 0.2, rng, lead=7)[0] for _ in range(8000)
+    ]
     check_frequencies(np.array(winners), alpha, beta)
 
 
@@ -164,8 +169,12 @@ def evaluate_randomly(tree: TreeStats, rng: np.random.Generator, count: int) -> 
             return
         node = sorted(tree.open_nodes)[int(rng.integers(len(tree.open_nodes)))]
         untried = tree.untried(node)
-        tree.finish_evaluation(node, untried[int(rng.integers(len(untried)))],
-                               float(rng.beta(2, 2)) if rng.random() < 0.9 else 1.0, started=False)
+        tree.finish_evaluation(
+            node,
+            untried[int(rng.integers(len(untried)))],
+            float(rng.beta(2, 2)) if rng.random() < 0.9 else 1.0,
+            started=False,
+        )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

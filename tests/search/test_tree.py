@@ -1,4 +1,5 @@
 """Incremental clade sums equal a brute-force recompute after any sequence of events."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,8 +17,12 @@ N_INSTANCES = 5
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("node"), st.integers(0, 10**6), st.booleans()),
-        st.tuples(st.just("eval"), st.integers(0, 10**6), st.integers(0, N_INSTANCES - 1),
-                  st.floats(0.0, 1.0, allow_nan=False)),
+        st.tuples(
+            st.just("eval"),
+            st.integers(0, 10**6),
+            st.integers(0, N_INSTANCES - 1),
+            st.floats(0.0, 1.0, allow_nan=False),
+        ),
         st.tuples(st.just("start"), st.integers(0, 10**6), st.integers(0, N_INSTANCES - 1)),
         st.tuples(st.just("abandon"), st.integers(0, 10**6)),
     ),

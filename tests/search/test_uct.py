@@ -1,15 +1,16 @@
 """UCT with progressive widening on a hand-built tree: UCB1 on clade means, widening C N^alpha."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
+from hand_trees import add
 
 from search import UCTPolicy, make_policy
 from search.decisions import Evaluate, Expand
 from search.tree import TreeStats
-from hand_trees import add
 
 N = 4
 

@@ -14,6 +14,7 @@ with evo.seed_repo_path and mutable_paths, evaluate.py --repo_path R
 initial_solution.py, benchmark.py printing `error: <value>`) and
 `public_private_regression` (data/public, data/private, grade.py, solution.py).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -28,8 +29,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.front.cli import build_parser
-from engine.loop.evaluation import run_agent
 from engine.front.run import run_from_args
+from engine.loop.evaluation import run_agent
 from engine.sandbox.process import ProcessSandbox
 from tasks import make_task
 from tasks.adapters import detect
@@ -55,6 +56,7 @@ def evaluate(task, files, split="dev"):
 
 # ----- detection and the command line ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("folder", sorted(FORMATS))
 def test_each_fixture_is_detected_as_its_format(folder):
     fmt, entry = FORMATS[folder]
@@ -73,25 +75,46 @@ def test_a_folder_of_no_known_format_is_one_line_naming_the_files_expected(tmp_p
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "expected one of" in out.stderr
     out = run_cli("--task", "no_such_task", "--budget", "2", "--run-dir", str(tmp_path / "runs"))
     assert out.returncode == 2 and "circle_packing" in out.stderr and "task folder" in out.stderr
-    out = run_cli("--task", str(FIXTURES / "metric_value_sine"), "--instances", str(tmp_path / "main.py"),
-                  "--budget", "2", "--run-dir", str(tmp_path / "runs"))
+    out = run_cli(
+        "--task",
+        str(FIXTURES / "metric_value_sine"),
+        "--instances",
+        str(tmp_path / "main.py"),
+        "--budget",
+        "2",
+        "--run-dir",
+        str(tmp_path / "runs"),
+    )
     assert out.returncode == 2 and "--instances does not apply" in out.stderr
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("folder", sorted(FORMATS))
 def test_each_format_runs_end_to_end_with_the_offline_mutator(tmp_path, folder):
-    out = run_cli("--task", str(FIXTURES / folder), "--budget", "8", "--workers", "2", "--sandbox", "process",
-                  "--run-dir", str(tmp_path), "--quiet")
+    out = run_cli(
+        "--task",
+        str(FIXTURES / folder),
+        "--budget",
+        "8",
+        "--workers",
+        "2",
+        "--sandbox",
+        "process",
+        "--run-dir",
+        str(tmp_path),
+        "--quiet",
+    )
     assert out.returncode == 0, out.stderr + out.stdout
     run = only_run(tmp_path)
     assert run.name.startswith(f"{folder}-hgm-")
     assert_budget_invariants(run, 8)
     # the seed's run anchors the score map (0.5); its second run is the one-instance noise probe (repeat 1)
-    assert read(run, "SELECT \"repeat\", score, status FROM evaluations WHERE node_id = 0 AND split = 'dev' "
-                     "ORDER BY \"repeat\"")[0] == (0, 0.5, "ok")
-    assert read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND \"repeat\" = 1"
-                )[0][0] == 1
+    assert read(
+        run, 'SELECT "repeat", score, status FROM evaluations WHERE node_id = 0 AND split = \'dev\' ORDER BY "repeat"'
+    )[0] == (0, 0.5, "ok")
+    assert (
+        read(run, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND split = 'dev' AND \"repeat\" = 1")[0][0] == 1
+    )
     assert read(run, "SELECT count(*) FROM nodes WHERE mutator = 'offline'")[0][0] >= 1
     stored = read(run, "SELECT config->>'task' FROM runs")[0][0]
     assert stored == str((FIXTURES / folder).resolve())  # absolute, so a resume finds it from anywhere
@@ -99,7 +122,9 @@ def test_each_format_runs_end_to_end_with_the_offline_mutator(tmp_path, folder):
 
 def mutating_model(entry_file: str):
     """A scripted model: each answer retunes the first `name = number` line of the parent's editable code."""
-    parent = re.compile(r"# Current code \(the parent\)\n" + re.escape(entry_file) + r"\n```python\n(.*?)\n```", re.DOTALL)
+    parent = re.compile(
+        r"# Current code \(the parent\)\n" + re.escape(entry_file) + r"\n```python\n(.*?)\n```", re.DOTALL
+    )
     calls = []
 
     def answer(model, messages, attempt):
@@ -110,8 +135,10 @@ def mutating_model(entry_file: str):
         line = next(line for line in lines[start:] if re.fullmatch(r"\s+\w+ = -?[0-9.]+", line))
         name, value = line.split(" = ")
         new = float(value) * (1.0 + 0.07 * len(calls) * (-1) ** len(calls))
-        return (f"Change: retune {name.strip()}.\n\n{entry_file}\n<<<<<<< SEARCH\n{line}\n=======\n"
-                f"{name} = {new:.6g}\n>>>>>>> REPLACE\n")
+        return (
+            f"Change: retune {name.strip()}.\n\n{entry_file}\n<<<<<<< SEARCH\n{line}\n=======\n"
+            f"{name} = {new:.6g}\n>>>>>>> REPLACE\n"
+        )
 
     answer.calls = calls
     return answer
@@ -121,9 +148,23 @@ def mutating_model(entry_file: str):
 @pytest.mark.parametrize("folder", sorted(FORMATS))
 def test_each_format_runs_end_to_end_with_the_llm_mutator(tmp_path, folder):
     model = mutating_model(FORMATS[folder][1])
-    args = build_parser().parse_args(["--task", str(FIXTURES / folder), "--model", "openai/gpt-4o-mini",
-                                      "--budget", "8", "--workers", "2", "--sandbox", "process",
-                                      "--run-dir", str(tmp_path), "--quiet"])
+    args = build_parser().parse_args(
+        [
+            "--task",
+            str(FIXTURES / folder),
+            "--model",
+            "openai/gpt-4o-mini",
+            "--budget",
+            "8",
+            "--workers",
+            "2",
+            "--sandbox",
+            "process",
+            "--run-dir",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
     assert run_from_args(args, llm_mock=model) == 0
     run = only_run(tmp_path)
     assert_budget_invariants(run, 8)
@@ -131,11 +172,18 @@ def test_each_format_runs_end_to_end_with_the_llm_mutator(tmp_path, folder):
     assert read(run, "SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0] == len(model.calls)
     llm_nodes = read(run, "SELECT status FROM nodes WHERE mutator = 'llm'")
     assert llm_nodes and all(s == "valid" for (s,) in llm_nodes)
-    assert read(run, "SELECT count(*) FROM evaluations e JOIN nodes n ON n.id = e.node_id "
-                     "WHERE n.mutator = 'llm' AND e.status = 'ok'")[0][0] >= 1
+    assert (
+        read(
+            run,
+            "SELECT count(*) FROM evaluations e JOIN nodes n ON n.id = e.node_id "
+            "WHERE n.mutator = 'llm' AND e.status = 'ok'",
+        )[0][0]
+        >= 1
+    )
 
 
 # ----- what each format checks -----------------------------------------------------------------------
+
 
 def test_openevolve_cascade_stops_a_weak_program_after_stage_one():
     task = make_task(str(FIXTURES / "openevolve_minimize"))
@@ -144,8 +192,11 @@ def test_openevolve_cascade_stops_a_weak_program_after_stage_one():
     seed = evaluate(task, task.seed_files())
     assert seed.status == "ok" and seed.metrics["cascade_stage"] == 2
     assert seed.metrics["metric"] == seed.metrics["evaluator"]["combined_score"]
-    weak = task.seed_files()["initial_program.py"].replace("step = 1.0", "step = 0.0").replace(
-        "best_x = np.random.uniform(-bound, bound)", "best_x = bound")
+    weak = (
+        task.seed_files()["initial_program.py"]
+        .replace("step = 1.0", "step = 0.0")
+        .replace("best_x = np.random.uniform(-bound, bound)", "best_x = bound")
+    )
     out = evaluate(task, {"initial_program.py": weak})
     assert out.status == "ok" and out.metrics["cascade_stage"] == 1 and out.metrics["metric"] < 0.3
     assert task.score(task.instances()[0], out.metrics, seed.metrics) < 0.5
@@ -223,7 +274,7 @@ def test_public_private_sandbox_holds_public_data_only():
 
 # ----- forging the metric -----------------------------------------------------------------------------
 
-FORGER = '''
+FORGER = """
 import atexit
 
 
@@ -232,7 +283,7 @@ def approximate(x):
 
 
 atexit.register(print, "error: 0.0")  # printed after the benchmark's own line: the last one wins
-'''
+"""
 
 
 def test_a_hostile_solution_forges_the_metric_value_line_as_the_readme_says():
@@ -358,7 +409,8 @@ def argv_folder(root: Path) -> Path:
     root.mkdir()
     (root / "config.py").write_text('TASK_NAME = "Reach 10"\nMETRIC_NAME = "SCORE"\n')
     (root / "initial_solution.py").write_text(
-        "# EVOLVE-BLOCK-START\ndef score_of(x):\n    weight = 2.0\n    return weight * x\n# EVOLVE-BLOCK-END\n")
+        "# EVOLVE-BLOCK-START\ndef score_of(x):\n    weight = 2.0\n    return weight * x\n# EVOLVE-BLOCK-END\n"
+    )
     (root / "benchmark.py").write_text(ARGV_BENCHMARK)
     return root
 
@@ -375,8 +427,9 @@ def test_metric_value_benchmark_gets_the_solution_path_as_argv_1(tmp_path):
     assert out.returncode == 0, out.stderr + out.stdout
     run = only_run(tmp_path / "runs")
     assert_budget_invariants(run, 6)
-    assert read(run, "SELECT score, status FROM evaluations WHERE node_id = 0 AND split = 'dev' AND \"repeat\" = 0"
-                ) == [(0.5, "ok")]
+    assert read(
+        run, "SELECT score, status FROM evaluations WHERE node_id = 0 AND split = 'dev' AND \"repeat\" = 0"
+    ) == [(0.5, "ok")]
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev' AND status = 'ok'")[0][0] >= 2
 
 
@@ -392,8 +445,12 @@ def test_openevolve_feedback_carries_the_artifacts_error() -> None:
     import json
 
     task = make_task(str(FIXTURES / "openevolve_minimize"))
-    answer = {"metrics": {"runs_successfully": 0.0, "combined_score": 0.0}, "stage": 1, "stages": 2,
-              "artifacts": {"error": "No test cases found", "suggestion": "add data"}}
+    answer = {
+        "metrics": {"runs_successfully": 0.0, "combined_score": 0.0},
+        "stage": 1,
+        "stages": 2,
+        "artifacts": {"error": "No test cases found", "suggestion": "add data"},
+    }
     g = task.grade(task.instances()[0], json.dumps(answer).encode())
     assert g.valid and g.metrics["metric"] == 0.0
     assert "error: No test cases found" in g.feedback and "suggestion" not in g.feedback

@@ -1,4 +1,5 @@
 """ARC through Clade's evaluator: a hand-written solver solves its puzzle, a wrong grid scores 0."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,10 +25,10 @@ def solve(train_pairs, test_input):
     """A half turn: rows in reverse order, each row reversed."""
     return [list(reversed(row)) for row in reversed(test_input)]
 '''
-COPY = '''
+COPY = """
 def solve(train_pairs, test_input):
     return test_input
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +68,16 @@ def test_the_seed_without_a_model_returns_the_input(task):
     assert outcome.status == "ok" and outcome.metrics["solved"] == 0
 
 
-@pytest.mark.parametrize("answer, words", [
-    (b"not json", "not JSON"),
-    (b"[]", "one grid per test input"),
-    (b"[[[1, 2], [3]]]", "rows of different lengths"),
-    (b"[[[1, 12]]]", "integers 0-9"),
-    (b"[[]]", "not a grid"),
-])
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (b"not json", "not JSON"),
+        (b"[]", "one grid per test input"),
+        (b"[[[1, 2], [3]]]", "rows of different lengths"),
+        (b"[[[1, 12]]]", "integers 0-9"),
+        (b"[[]]", "not a grid"),
+    ],
+)
 def test_what_is_not_a_grid(task, answer, words):
     grade = task.grade(puzzle(task), answer)
     assert words in grade.feedback
@@ -111,8 +115,10 @@ def test_splits_default_subset_and_subset_files(task, tmp_path):
 def test_under_bwrap_the_installed_answers_are_out_of_reach(task):
     from engine.sandbox.bwrap import BwrapSandbox
 
-    snoop = (f"import glob\n\ndef solve(train_pairs, test_input):\n"
-             f"    print('FOUND', glob.glob({str(task.package)!r} + '/**/*.json', recursive=True))\n"
-             f"    return test_input\n")
+    snoop = (
+        f"import glob\n\ndef solve(train_pairs, test_input):\n"
+        f"    print('FOUND', glob.glob({str(task.package)!r} + '/**/*.json', recursive=True))\n"
+        f"    return test_input\n"
+    )
     outcome = evaluate(task, {"agent.py": snoop}, puzzle(task), BwrapSandbox())
     assert outcome.status == "ok" and "FOUND []" in outcome.stdout_tail

@@ -1,4 +1,5 @@
 """Bin packing: the evaluator against FunSearch's published figures, the score, the grader's refusals."""
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,13 @@ def grade_with(task: BinPackTask, priority, instance: Instance):
 
 
 @needs_shared
-@pytest.mark.parametrize("dataset, ff_bins, ff_excess, bf_bins, bf_excess", [
-    ("or3", 212.75, 5.74, 212.0, 5.37),
-    ("weibull5k", 2071.8, 4.23, 2067.0, 3.98),
-])
+@pytest.mark.parametrize(
+    "dataset, ff_bins, ff_excess, bf_bins, bf_excess",
+    [
+        ("or3", 212.75, 5.74, 212.0, 5.37),
+        ("weibull5k", 2071.8, 4.23, 2067.0, 3.98),
+    ],
+)
 def test_funsearch_published_figures(dataset, ff_bins, ff_excess, bf_bins, bf_excess):
     """Romera-Paredes et al. 2024 (Nature), Table 1: first fit and best fit on OR3 and Weibull 5k."""
     task = BinPackTask(instances_path=str(SHARED / f"{dataset}.json"))
@@ -67,16 +71,19 @@ def test_score_falls_back_to_first_fit_without_a_seed_result():
     assert task.score(inst, ff, None) == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("answer, why", [
-    (b"not json", "not JSON"),
-    (b'{"a": 1}', "one bin per item"),
-    (json.dumps([0, 0, 0]).encode(), "one bin per item"),
-    (json.dumps([0] * 4).encode(), "over capacity"),
-    (json.dumps([0, 1, 2, 9]).encode(), "integer index"),
-    (json.dumps([0, 1, 2, 3.0]).encode(), "integer index"),
-    (json.dumps([0, 1, 2, True]).encode(), "integer index"),
-    (json.dumps([0, 1, 2, -1]).encode(), "integer index"),
-])
+@pytest.mark.parametrize(
+    "answer, why",
+    [
+        (b"not json", "not JSON"),
+        (b'{"a": 1}', "one bin per item"),
+        (json.dumps([0, 0, 0]).encode(), "one bin per item"),
+        (json.dumps([0] * 4).encode(), "over capacity"),
+        (json.dumps([0, 1, 2, 9]).encode(), "integer index"),
+        (json.dumps([0, 1, 2, 3.0]).encode(), "integer index"),
+        (json.dumps([0, 1, 2, True]).encode(), "integer index"),
+        (json.dumps([0, 1, 2, -1]).encode(), "integer index"),
+    ],
+)
 def test_grader_refuses_bad_answers(answer, why):
     task = BinPackTask()
     inst = Instance("tiny", "dev", {"capacity": 10.0, "items": [6.0, 6.0, 6.0, 6.0]})
@@ -106,8 +113,15 @@ def test_generated_instances_follow_funsearch_families():
 
 def test_instances_file_loading(tmp_path):
     path = tmp_path / "inst.json"
-    path.write_text(json.dumps({"a": {"capacity": 10, "items": [1, 2]}, "b": {"capacity": 10, "items": [3]},
-                                "c": {"capacity": 10, "items": [4], "split": "holdout"}}))
+    path.write_text(
+        json.dumps(
+            {
+                "a": {"capacity": 10, "items": [1, 2]},
+                "b": {"capacity": 10, "items": [3]},
+                "c": {"capacity": 10, "items": [4], "split": "holdout"},
+            }
+        )
+    )
     loaded = instance_sets.load(path)
     assert [(i.id, i.split) for i in loaded] == [("a", "dev"), ("b", "holdout"), ("c", "holdout")]
     path.write_text(json.dumps({"a": {"capacity": 10, "items": [11]}}))

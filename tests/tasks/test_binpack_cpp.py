@@ -1,5 +1,6 @@
 """binpack_cpp, the built-in task whose agent is C++ (issue 17): built by g++ in the sandbox under its own build
 limit, run under another, graded outside; and a default search that improves the seed."""
+
 from __future__ import annotations
 
 import asyncio
@@ -55,8 +56,9 @@ def test_the_seed_and_best_fit_run_on_dev_and_holdout_as_binpack_packs_them():
     dev = next(i for i in instances if i.split == "dev")
     holdout = next(i for i in instances if i.split == "holdout" and i.id.startswith("weibull"))
     best = task.reference_agents()["best_fit"]
-    seed_dev, seed_holdout, best_dev = evaluate(task, [(task.seed_files(), dev), (task.seed_files(), holdout),
-                                                       (best, dev)])
+    seed_dev, seed_holdout, best_dev = evaluate(
+        task, [(task.seed_files(), dev), (task.seed_files(), holdout), (best, dev)]
+    )
     assert seed_dev.status == seed_holdout.status == best_dev.status == "ok", (seed_dev, seed_holdout, best_dev)
     python_best = pack_online(best_fit, dev.data["capacity"], dev.data["items"])  # tasks/binpack's packer
     assert best_dev.metrics["bins"] == len(set(python_best.tolist()))
@@ -72,9 +74,10 @@ def test_the_cpp_packer_gives_funsearchs_published_figures(tmp_path, monkeypatch
     for the Python packer."""
     task = BinPackCppTask(instances_path=str(SHARED / f"{dataset}.json"))
     monkeypatch.chdir(tmp_path)
-    for files, expected in ((with_priority(task, "double priority(double item, double remaining) {\n"
-                                                 "    return 0.0;\n}"), ff_bins),
-                            (task.reference_agents()["best_fit"], bf_bins)):
+    for files, expected in (
+        (with_priority(task, "double priority(double item, double remaining) {\n    return 0.0;\n}"), ff_bins),
+        (task.reference_agents()["best_fit"], bf_bins),
+    ):
         Path("agent.cpp").write_text(files["agent.cpp"])
         assert runner.run(runner.BUILD_COMMAND, runner.BUILD_S)[0] == 0
         bins = []
@@ -99,8 +102,9 @@ def test_the_grader_refuses_an_overfull_bin_a_missing_item_and_passes_on_the_run
 def test_a_program_that_does_not_build_gets_the_compiler_error_as_feedback():
     task = make_task("binpack_cpp")
     dev = task.instances()[0]
-    broken = with_priority(task, "double priority(double item, double remaining) {\n"
-                                 "    return undeclared_weight * (remaining - item);\n}")
+    broken = with_priority(
+        task, "double priority(double item, double remaining) {\n    return undeclared_weight * (remaining - item);\n}"
+    )
     (outcome,) = evaluate(task, [(broken, dev)])
     assert outcome.status == "bad_output"
     assert outcome.feedback.startswith("build failed: ") and "undeclared_weight" in outcome.feedback
@@ -112,9 +116,12 @@ def test_the_build_limit_and_the_run_limit_are_each_enforced_and_named():
     (built,) = evaluate(slow_build, [(slow_build.seed_files(), dev)])
     assert built.status == "bad_output" and "took more than the build limit of 0.05 s" in built.feedback
     task = BinPackCppTask(run_s=1.0)
-    endless = with_priority(task, "double priority(double item, double remaining) {\n"
-                                  "    volatile double spin = 0.0;\n    while (spin >= 0.0) { spin += 1.0; }\n"
-                                  "    return spin;\n}")
+    endless = with_priority(
+        task,
+        "double priority(double item, double remaining) {\n"
+        "    volatile double spin = 0.0;\n    while (spin >= 0.0) { spin += 1.0; }\n"
+        "    return spin;\n}",
+    )
     (ran,) = evaluate(task, [(endless, dev)])
     assert ran.status == "bad_output" and "ran more than the run limit of 1 s" in ran.feedback
     assert task.limits.timeout_s >= task.build_s + task.run_s  # the sandbox's own limit covers both
@@ -137,8 +144,9 @@ def test_a_default_search_ends_on_a_node_better_than_the_seed_on_dev_and_holdout
 
     def mean(node, split, what="score"):
         column = "score" if what == "score" else "(metrics->>'excess')::DOUBLE"
-        return read(run, f"SELECT avg({column}) FROM evaluations WHERE node_id = {node} AND split = '{split}' "
-                         "AND status = 'ok'")[0][0]
+        return read(
+            run, f"SELECT avg({column}) FROM evaluations WHERE node_id = {node} AND split = '{split}' AND status = 'ok'"
+        )[0][0]
 
     assert mean(final, "dev") > mean(0, "dev") == 0.5
     assert mean(final, "holdout") > mean(0, "holdout") == 0.5

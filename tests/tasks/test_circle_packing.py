@@ -1,4 +1,5 @@
 """Circle packing: the grader against hand-made packings of known sum, the seed through the real runner, a search."""
+
 from __future__ import annotations
 
 import asyncio
@@ -56,16 +57,19 @@ def test_the_tolerance_is_stated_and_applied():
     assert not grade(centers, [r + 2e-9 for r in radii]).valid  # beyond it: refused
 
 
-@pytest.mark.parametrize("change, why", [
-    (lambda c, r: (c[:25], r[:25]), "shape"),  # 25 circles
-    (lambda c, r: (c + [[0.5, 0.5]], r + [0.0]), "shape"),  # 27 circles
-    (lambda c, r: ([[0.95, 0.5]] + c[1:], r), "leaves the unit square"),
-    (lambda c, r: ([[-0.05, 0.5]] + c[1:], r), "leaves the unit square"),
-    (lambda c, r: (c, [-0.01] + r[1:]), "negative radius"),
-    (lambda c, r: (c, [float("nan")] + r[1:]), "not finite"),
-    (lambda c, r: (c, [True] + r[1:]), "list of numbers"),
-    (lambda c, r: (c, "0.1"), "list of numbers"),
-])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (lambda c, r: (c[:25], r[:25]), "shape"),  # 25 circles
+        (lambda c, r: (c + [[0.5, 0.5]], r + [0.0]), "shape"),  # 27 circles
+        (lambda c, r: ([[0.95, 0.5]] + c[1:], r), "leaves the unit square"),
+        (lambda c, r: ([[-0.05, 0.5]] + c[1:], r), "leaves the unit square"),
+        (lambda c, r: (c, [-0.01] + r[1:]), "negative radius"),
+        (lambda c, r: (c, [float("nan")] + r[1:]), "not finite"),
+        (lambda c, r: (c, [True] + r[1:]), "list of numbers"),
+        (lambda c, r: (c, "0.1"), "list of numbers"),
+    ],
+)
 def test_invalid_packings_are_refused(change, why):
     g = grade(*change(*grid_packing()))
     assert not g.valid and why in g.feedback, g.feedback
@@ -84,8 +88,10 @@ def test_the_seed_and_the_reference_are_valid_through_the_real_runner():
 
     async def both():
         sandbox = ProcessSandbox()
-        return await asyncio.gather(run_agent(task, sandbox, task.seed_files(), dev),
-                                    run_agent(task, sandbox, task.reference_agents()["grid"], dev))
+        return await asyncio.gather(
+            run_agent(task, sandbox, task.seed_files(), dev),
+            run_agent(task, sandbox, task.reference_agents()["grid"], dev),
+        )
 
     seed, grid = asyncio.run(both())
     assert seed.status == "ok", seed.feedback
@@ -94,15 +100,32 @@ def test_the_seed_and_the_reference_are_valid_through_the_real_runner():
 
 
 def test_a_one_instance_search_evaluates_each_node_once_then_expands(tmp_path):
-    out = run_cli("--task", "circle_packing", "--budget", "10", "--workers", "2", "--sandbox", "process",
-                  "--run-dir", str(tmp_path), "--quiet")
+    out = run_cli(
+        "--task",
+        "circle_packing",
+        "--budget",
+        "10",
+        "--workers",
+        "2",
+        "--sandbox",
+        "process",
+        "--run-dir",
+        str(tmp_path),
+        "--quiet",
+    )
     assert out.returncode == 0, out.stderr + out.stdout
     run = only_run(tmp_path)
     assert_budget_invariants(run, 10)
-    assert read(run, "SELECT max(c) FROM (SELECT count(*) AS c FROM evaluations WHERE split = 'dev' "
-                     "AND \"repeat\" = 0 GROUP BY node_id)")[0][0] == 1
+    assert (
+        read(
+            run,
+            "SELECT max(c) FROM (SELECT count(*) AS c FROM evaluations WHERE split = 'dev' "
+            'AND "repeat" = 0 GROUP BY node_id)',
+        )[0][0]
+        == 1
+    )
     # the seed's second run, the noise probe (search/evidence.py), is the only repeat, and in the budget
-    assert read(run, "SELECT node_id, count(*) FROM evaluations WHERE \"repeat\" > 0 GROUP BY node_id") == [(0, 1)]
+    assert read(run, 'SELECT node_id, count(*) FROM evaluations WHERE "repeat" > 0 GROUP BY node_id') == [(0, 1)]
     assert read(run, "SELECT count(DISTINCT node_id) FROM evaluations WHERE split = 'dev'")[0][0] == 9  # + the probe
     final = read(run, "SELECT node_id FROM events WHERE kind = 'select_final'")[0][0]
     holdout = {n for (n,) in read(run, "SELECT node_id FROM evaluations WHERE split = 'holdout'")}

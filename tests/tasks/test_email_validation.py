@@ -1,6 +1,7 @@
 """The email_validation task: its two sets, the sandbox never seeing a label, grading through the
 evaluator, and the measurement the task exists for (a naive regex passes the typical tests and
 fails the adversarial ones)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -44,8 +45,10 @@ def run_all(task, files, instances, sandbox, at_once: int = 8):
 def lookup_agent(instances: list[Instance]) -> dict[str, str]:
     """A perfect agent: the labels as a table (the test's stand-in for a correct validator)."""
     table = {a: v for i in instances for a, v in zip(i.data["addresses"], i.data["labels"])}
-    return {"agent.py": f"import json\nTABLE = json.loads({json.dumps(json.dumps(table))})\n\n\n"
-                        "def is_valid(address):\n    return TABLE[address]\n"}
+    return {
+        "agent.py": f"import json\nTABLE = json.loads({json.dumps(json.dumps(table))})\n\n\n"
+        "def is_valid(address):\n    return TABLE[address]\n"
+    }
 
 
 def test_the_splits_and_their_sizes(task):
@@ -81,10 +84,12 @@ def test_exceptions_and_non_bools_are_wrong_answers_not_a_crash(task, sandbox):
     instance = task.instances()[0]
     first, second = instance.data["addresses"][:2]
     table = json.dumps(json.dumps(dict(zip(instance.data["addresses"], instance.data["labels"]))))
-    agent = {"agent.py": f"import json\nTABLE = json.loads({table})\n\n\ndef is_valid(address):\n"
-                         f"    if address == {first!r}:\n        raise ValueError('boom')\n"
-                         f"    if address == {second!r}:\n        return 'yes'\n"
-                         f"    return TABLE[address]\n"}
+    agent = {
+        "agent.py": f"import json\nTABLE = json.loads({table})\n\n\ndef is_valid(address):\n"
+        f"    if address == {first!r}:\n        raise ValueError('boom')\n"
+        f"    if address == {second!r}:\n        return 'yes'\n"
+        f"    return TABLE[address]\n"
+    }
     (outcome,) = run_all(task, agent, [instance], sandbox)
     assert outcome.status == "ok", outcome.feedback
     assert outcome.metrics["correct"] == 23 and outcome.metrics["total"] == 25
@@ -118,8 +123,12 @@ def test_the_naive_seed_passes_the_typical_tests_and_fails_the_adversarial_ones(
 
 def test_the_stored_labels_agree_with_the_oracle(task):
     pytest.importorskip("email_validator", reason="email-validator is not installed (the tasks extra)")
-    disagree = [(a, v) for i in task.instances() for a, v in zip(i.data["addresses"], i.data["labels"])
-                if oracle_is_valid(a) is not v]
+    disagree = [
+        (a, v)
+        for i in task.instances()
+        for a, v in zip(i.data["addresses"], i.data["labels"])
+        if oracle_is_valid(a) is not v
+    ]
     assert disagree == []
     for name in ("original.json", "adversarial.json"):
         note = json.loads((DATA / name).read_text(encoding="utf-8"))["oracle"]

@@ -1,6 +1,7 @@
 """A ShinkaEvolve-format folder whose program is C++ (issue 17, first wired part): detected, its seed evaluated
 (compiled by g++ inside the sandbox), children made by the offline mutator on the tree-sitter tree, checked
 before any sandbox, and a search that improves it, under the default sandbox and workers."""
+
 from __future__ import annotations
 
 import re
@@ -65,12 +66,26 @@ def test_the_llm_mutator_edits_the_cpp_program_with_the_languages_fences(tmp_pat
         asked.append(line)
         new = f"    return 0.{69 - len(asked) % 5} * x + 1.0;"
         if answer_format == "diff":
-            return f"Change: a slope nearer the data.\n\ninitial.cpp\n<<<<<<< SEARCH\n{line}\n=======\n{new}\n>>>>>>> REPLACE\n"
+            return (
+                f"Change: a slope nearer the data.\n\ninitial.cpp\n<<<<<<< SEARCH\n{line}\n=======\n{new}\n"
+                ">>>>>>> REPLACE\n"
+            )
         whole = FOLDER.joinpath("initial.cpp").read_text().replace("    return 0.1 * x + 3.0;", new)
         return "Change: a slope nearer the data.\n\n```c++\n" + whole + "```\n"
 
-    argv = ["--task", str(FOLDER), "--budget", "6", "--model", "openai/gpt-4o-mini", "--answer-format", answer_format,
-            "--run-dir", str(tmp_path / "runs"), "--quiet"]
+    argv = [
+        "--task",
+        str(FOLDER),
+        "--budget",
+        "6",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--answer-format",
+        answer_format,
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--quiet",
+    ]
     assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
     run = only_run(tmp_path / "runs")
     prompt = read(run, "SELECT request::VARCHAR FROM llm_calls ORDER BY id LIMIT 1")[0][0]

@@ -8,6 +8,7 @@ children build and run; a run resumes to a larger budget; an LLM run replays to 
 Each language skips with the reason when its compiler (or its tree-sitter grammar) is missing. Budgets are
 small: every evaluation compiles a program, and eight folders run these tests.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -44,15 +45,17 @@ class Language:
     compiler: str
     debian: str
     extension: str
-    estimate: str       # a regex for the seed's (and each child's) estimate line
-    line: str           # that line with slope {a} and intercept 1, for the mocked model's answers
-    broken: str         # the estimate line with a syntax error
+    estimate: str  # a regex for the seed's (and each child's) estimate line
+    line: str  # that line with slope {a} and intercept 1, for the mocked model's answers
+    broken: str  # the estimate line with a syntax error
 
     def missing(self) -> str | None:
         if shutil.which(self.compiler, path=SYSTEM_PATH) is None:  # what a sandboxed job sees (HOME is its own)
             return f"{self.compiler} is not installed (Debian: {self.debian})" + (
                 "; the one on PATH, under the home folder, is not visible to a sandboxed job"
-                if shutil.which(self.compiler) else "")
+                if shutil.which(self.compiler)
+                else ""
+            )
         grammar = language_of(f"x{self.extension}").grammar
         if importlib.util.find_spec(grammar) is None:
             return f"{grammar} is not installed (the languages extra)"
@@ -60,14 +63,36 @@ class Language:
 
 
 LANGUAGES = {
-    "cpp": Language("cpp", "g++", "g++", ".cpp", r"^    return [^\n]*x[^\n]*;$", "    return {a} * x + 1.0;",
-                    "    return 0.1 * x + ;"),
-    "rust": Language("rust", "rustc", "rustc", ".rs", r"^    return [^\n]*x[^\n]*;$", "    return {a} * x + 1.0;",
-                     "    return 0.1 * x + ;"),
-    "go": Language("go", "go", "golang-go", ".go", r"^\treturn [^\n]*x[^\n]*$", "\treturn {a}*x + 1.0",
-                   "\treturn 0.1*x + "),
-    "fortran": Language("fortran", "gfortran", "gfortran", ".f90", r"^        y = [^\n]*x[^\n]*$",
-                        "        y = {a}d0 * x + 1.0d0", "        y = 0.1d0 * * x + 3.0d0"),
+    "cpp": Language(
+        "cpp",
+        "g++",
+        "g++",
+        ".cpp",
+        r"^    return [^\n]*x[^\n]*;$",
+        "    return {a} * x + 1.0;",
+        "    return 0.1 * x + ;",
+    ),
+    "rust": Language(
+        "rust",
+        "rustc",
+        "rustc",
+        ".rs",
+        r"^    return [^\n]*x[^\n]*;$",
+        "    return {a} * x + 1.0;",
+        "    return 0.1 * x + ;",
+    ),
+    "go": Language(
+        "go", "go", "golang-go", ".go", r"^\treturn [^\n]*x[^\n]*$", "\treturn {a}*x + 1.0", "\treturn 0.1*x + "
+    ),
+    "fortran": Language(
+        "fortran",
+        "gfortran",
+        "gfortran",
+        ".f90",
+        r"^        y = [^\n]*x[^\n]*$",
+        "        y = {a}d0 * x + 1.0d0",
+        "        y = 0.1d0 * * x + 3.0d0",
+    ),
 }
 FOLDERS = [(f"{fmt}_{lang}", fmt) for fmt in ("shinka", "openevolve") for lang in LANGUAGES]
 
@@ -76,8 +101,9 @@ def cases():
     for folder, fmt in FOLDERS:
         language = LANGUAGES[folder.split("_", 1)[1]]
         why = language.missing()
-        yield pytest.param(folder, fmt, language, id=folder,
-                           marks=pytest.mark.skipif(why is not None, reason=why or ""))
+        yield pytest.param(
+            folder, fmt, language, id=folder, marks=pytest.mark.skipif(why is not None, reason=why or "")
+        )
 
 
 def estimate_line(source: str, language: Language) -> tuple[int, str]:
@@ -108,7 +134,8 @@ def test_the_folder_is_detected_and_its_seed_checks_before_a_sandbox(folder, fmt
 
 @pytest.mark.parametrize("folder,fmt,language", cases())
 def test_a_search_resumes_and_ends_with_a_final_node_holdout_figures_and_children_that_build(
-        tmp_path, folder, fmt, language):
+    tmp_path, folder, fmt, language
+):
     """Default sandbox (auto) and workers; a run of 6 dev evaluations, resumed to 10."""
     argv = ["--task", str(FIXTURES / folder), "--budget", "6", "--run-dir", str(tmp_path / "runs"), "--quiet"]
     assert run_from_args(build_parser().parse_args(argv)) == 0
@@ -119,7 +146,7 @@ def test_a_search_resumes_and_ends_with_a_final_node_holdout_figures_and_childre
 
     final = read(run, "SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1")[0][0]
     holdout = read(run, f"SELECT status FROM evaluations WHERE split = 'holdout' AND node_id = {final}")
-    assert holdout and {s for s, in holdout} == {"ok"}, holdout
+    assert holdout and {s for (s,) in holdout} == {"ok"}, holdout
     entry = make_adapted_task(FIXTURES / folder).entry_file
     with Archive.open(run, read_only=True) as archive:
         valid = [n.id for n in archive.nodes() if n.status == "valid"]
@@ -145,8 +172,19 @@ def test_an_llm_run_fences_the_language_and_replays_to_the_same_tree_at_no_cost(
         new = language.line.format(a=f"0.{60 + len(asked)}")
         return f"Change: a slope nearer the data.\n\n{entry}\n<<<<<<< SEARCH\n{line}\n=======\n{new}\n>>>>>>> REPLACE\n"
 
-    argv = ["--task", str(FIXTURES / folder), "--budget", "3", "--model", "openai/gpt-4o-mini", "--answer-format",
-            "diff", "--run-dir", str(tmp_path / "llm"), "--quiet"]
+    argv = [
+        "--task",
+        str(FIXTURES / folder),
+        "--budget",
+        "3",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--answer-format",
+        "diff",
+        "--run-dir",
+        str(tmp_path / "llm"),
+        "--quiet",
+    ]
     assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
     original = only_run(tmp_path / "llm")
     prompt = read(original, "SELECT request::VARCHAR FROM llm_calls ORDER BY id LIMIT 1")[0][0]
@@ -176,8 +214,9 @@ def test_an_openevolve_config_that_names_the_language_picks_the_program(tmp_path
     config.write_text(config.read_text().replace('language: "rust"', 'language: "python"'))
     assert make_adapted_task(folder).entry_file == "initial_program.py"
     config.write_text(config.read_text().replace('language: "python"', 'language: "go"'))
-    with pytest.raises(ValueError, match="names the language 'go', but the folder holds initial_program.py, "
-                                         "initial_program.rs"):
+    with pytest.raises(
+        ValueError, match="names the language 'go', but the folder holds initial_program.py, initial_program.rs"
+    ):
         make_adapted_task(folder)
 
 

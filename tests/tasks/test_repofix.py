@@ -1,5 +1,6 @@
 """RepoFix through Clade's own evaluator: every instance's solution resolves it and its buggy repository does not,
 the agent never sees the hidden tests, and a repository that tries to forge its verdict only fails."""
+
 from __future__ import annotations
 
 import asyncio
@@ -34,15 +35,17 @@ def every(task) -> list[Instance]:
 def writer_agent(table: dict[str, dict[str, str]], extra: str = "") -> dict[str, str]:
     """An agent (two files: it imports its own module) that writes table[instance id] into the workspace."""
     helper = f"TABLE = {json.dumps(table)!r}\n"
-    agent = ("import json\nimport os\n\nimport table\n\n\ndef solve(problem):\n"
-             "    files = json.loads(table.TABLE).get(problem['instance_id'], {})\n"
-             "    for path, text in files.items():\n"
-             "        target = os.path.join(problem['workspace'], path)\n"
-             "        os.makedirs(os.path.dirname(target), exist_ok=True)\n"
-             "        with open(target, 'w') as fh:\n"
-             "            fh.write(text)\n"
-             f"{extra}"
-             "    return f'wrote {len(files)} files'\n")
+    agent = (
+        "import json\nimport os\n\nimport table\n\n\ndef solve(problem):\n"
+        "    files = json.loads(table.TABLE).get(problem['instance_id'], {})\n"
+        "    for path, text in files.items():\n"
+        "        target = os.path.join(problem['workspace'], path)\n"
+        "        os.makedirs(os.path.dirname(target), exist_ok=True)\n"
+        "        with open(target, 'w') as fh:\n"
+        "            fh.write(text)\n"
+        f"{extra}"
+        "    return f'wrote {len(files)} files'\n"
+    )
     return {"agent.py": agent, "table.py": helper}
 
 
@@ -91,9 +94,13 @@ def test_the_instances_and_their_split(task):
         assert sum(t.count("\n") for t in data["repo"].values()) < 120
         files = task.sandbox_files(instance)
         problem = json.loads(files["problem.json"])
-        assert problem == {"instance_id": instance.id, "statement": data["statement"], "workspace": "repo",
-                           "test_command": "python -m unittest discover -s tests -q",
-                           "trajectory_file": "trajectory.jsonl"}
+        assert problem == {
+            "instance_id": instance.id,
+            "statement": data["statement"],
+            "workspace": "repo",
+            "test_command": "python -m unittest discover -s tests -q",
+            "trajectory_file": "trajectory.jsonl",
+        }
         assert set(files) == {"runner.py", "clade_llm.py", "problem.json"} | {f"repo/{p}" for p in data["repo"]}
         blob = b"".join(files.values())
         assert b"hidden" not in files["problem.json"] and b'"expect"' not in blob
@@ -108,8 +115,13 @@ def test_the_visible_tests_pass_with_the_solution(every, tmp_path):
         for path, text in {**instance.data["repo"], **instance.data["solution"]}.items():
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(text)
-        done = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests", "-q"], cwd=root,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "unittest", "discover", "-s", "tests", "-q"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, (instance.id, done.stderr[-500:])
 
 
@@ -125,8 +137,14 @@ def test_every_solution_resolves_its_instance_and_doing_nothing_does_not(task, e
     for instance, outcome in zip(every, fixed):
         assert outcome.status == "ok", (instance.id, outcome.feedback, outcome.stderr_tail)
         total = len(instance.data["hidden"])
-        assert outcome.metrics == {"hidden_passed": total, "hidden_total": total, "resolved": 1,
-                                   "files_changed": 1, "tests_edited": 0, "agent_error": ""}, instance.id
+        assert outcome.metrics == {
+            "hidden_passed": total,
+            "hidden_total": total,
+            "resolved": 1,
+            "files_changed": 1,
+            "tests_edited": 0,
+            "agent_error": "",
+        }, instance.id
         assert outcome.feedback == f"{total}/{total} hidden tests pass"
         assert task.score(instance, outcome.metrics, None) == 1.0
     for instance, outcome in zip(every, untouched):
@@ -140,14 +158,20 @@ def test_every_solution_resolves_its_instance_and_doing_nothing_does_not(task, e
 
 def test_the_answer_keeps_the_agents_error_summary_and_trajectory(task):
     instance = by_id(task, "rf04")
-    log = ("    with open(problem['trajectory_file'], 'w') as fh:\n"
-           "        fh.write(json.dumps({'step': 'edit', 'text': 'x' * 5000}) + '\\n' + 'not json\\n' + '[1]\\n')\n"
-           "    raise SystemExit('gave up, \\n after fixing')\n")
+    log = (
+        "    with open(problem['trajectory_file'], 'w') as fh:\n"
+        "        fh.write(json.dumps({'step': 'edit', 'text': 'x' * 5000}) + '\\n' + 'not json\\n' + '[1]\\n')\n"
+        "    raise SystemExit('gave up, \\n after fixing')\n"
+    )
     outcome = run_one(task, writer_agent({"rf04": instance.data["solution"]}, log), instance)
     assert outcome.status == "ok" and outcome.metrics["resolved"] == 1  # a half-done run is still graded
     assert outcome.metrics["agent_error"] == "SystemExit: gave up, after fixing"
-    answer = {"files": instance.data["repo"], "error": "", "summary": "",
-              "trajectory": [{"step": "edit", "text": "x" * 1000}, "junk"]}
+    answer = {
+        "files": instance.data["repo"],
+        "error": "",
+        "summary": "",
+        "trajectory": [{"step": "edit", "text": "x" * 1000}, "junk"],
+    }
     assert task.trajectory(json.dumps(answer).encode()) == [{"step": "edit", "text": "x" * 1000}]
     assert task.trajectory(b"not json") == []
 
@@ -176,8 +200,14 @@ def test_a_malformed_answer_is_bad_output_and_no_check_passes_nothing(task):
 
 def test_the_candidate_keeps_the_original_tests_and_takes_new_modules(task):
     instance = task.instances()[0]
-    answer = {**instance.data["repo"], "tests/test_visible.py": "", "textstats/extra.py": "X = 1\n",
-              "notes.txt": "hi", "../escape.py": "", "textstats/core.py": "# new\n"}
+    answer = {
+        **instance.data["repo"],
+        "tests/test_visible.py": "",
+        "textstats/extra.py": "X = 1\n",
+        "notes.txt": "hi",
+        "../escape.py": "",
+        "textstats/core.py": "# new\n",
+    }
     job = task.check_job(instance, json.dumps({"files": answer}).encode())
     files = json.loads(job.files["problem.json"])["files"]
     assert files["tests/test_visible.py"] == instance.data["repo"]["tests/test_visible.py"]
@@ -190,11 +220,13 @@ def test_the_candidate_keeps_the_original_tests_and_takes_new_modules(task):
 # ----- tampering -----------------------------------------------------------------------------------------
 def test_editing_the_tests_gains_nothing(task):
     instance = by_id(task, "rf01")
-    cheat = {"tests/test_visible.py": "import unittest\n\n\nclass T(unittest.TestCase):\n    def test(self):\n"
-                                      "        pass\n",
-             "json.py": "def dumps(*a, **k):\n    return '{\"passed\": 5}'\n",
-             "hmac.py": "def compare_digest(a, b):\n    return True\n",
-             "textstats/__init__.py": "from .core import count_words, most_common\nPASSED = True\n"}
+    cheat = {
+        "tests/test_visible.py": "import unittest\n\n\nclass T(unittest.TestCase):\n    def test(self):\n"
+        "        pass\n",
+        "json.py": "def dumps(*a, **k):\n    return '{\"passed\": 5}'\n",
+        "hmac.py": "def compare_digest(a, b):\n    return True\n",
+        "textstats/__init__.py": "from .core import count_words, most_common\nPASSED = True\n",
+    }
     outcome = run_one(task, writer_agent({"rf01": cheat}), instance)
     assert outcome.status == "ok"
     assert outcome.metrics["resolved"] == 0 and outcome.metrics["tests_edited"] == 1
@@ -204,14 +236,14 @@ def test_editing_the_tests_gains_nothing(task):
 FORGERIES = {
     # write a passing verdict (the checker's files are one level up) and leave at once
     "verdict": "import json, os\nfor p in ('../verdict.json', 'verdict.json'):\n"
-               "    json.dump({'passed': 5, 'total': 5, 'results': [], 'mac': '0' * 64}, open(p, 'w'))\n",
+    "    json.dump({'passed': 5, 'total': 5, 'results': [], 'mac': '0' * 64}, open(p, 'w'))\n",
     # print what looks like a pass, then end the process
     "exit": "print('5/5 hidden tests pass')\nimport os\nos._exit(0)\n",
     # kill the checker, hoping its job counts as done
     "kill": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
     # patch builtins and the encoder in the candidate's process
     "builtins": "import builtins, json\nbuiltins.isinstance = lambda *a: True\nbuiltins.type = lambda *a: object\n"
-                "json.dumps = lambda *a, **k: '{\"ok\": {\"the\": 2, \"cat\": 1, \"and\": 1, \"hat\": 1}}'\n",
+    'json.dumps = lambda *a, **k: \'{"ok": {"the": 2, "cat": 1, "and": 1, "hat": 1}}\'\n',
     # look for the expectations and the key: they are gone before the candidate starts
     "peek": "import os\nraise RuntimeError(sorted(os.listdir('..')))\n",
 }
@@ -226,17 +258,20 @@ def test_a_repository_that_tries_to_forge_its_verdict_only_fails(task, name):
     assert outcome.metrics["resolved"] == 0, outcome.feedback
     assert outcome.metrics["hidden_passed"] <= 2  # what the buggy repository passes
     if name == "peek":
-        assert outcome.feedback.startswith("0/5 hidden tests pass; first failure: mixed_case: "
-                                           "raised RuntimeError: ['cand', 'check.py']")
+        assert outcome.feedback.startswith(
+            "0/5 hidden tests pass; first failure: mixed_case: raised RuntimeError: ['cand', 'check.py']"
+        )
     if name == "kill":
-        assert outcome.feedback.startswith("0/5 hidden tests pass; first failure: ") or \
-            "did not finish" in outcome.feedback
+        assert (
+            outcome.feedback.startswith("0/5 hidden tests pass; first failure: ")
+            or "did not finish" in outcome.feedback
+        )
 
 
 def test_a_case_that_loops_forever_fails_and_the_next_case_still_runs(task):
     instance = by_id(task, "rf01")
     fixed = instance.data["solution"]["textstats/core.py"]
-    looping = fixed.replace('    counts = {}\n', '    counts = {}\n    while not text:\n        pass\n')
+    looping = fixed.replace("    counts = {}\n", "    counts = {}\n    while not text:\n        pass\n")
     assert looping != fixed
     outcome = run_one(task, writer_agent({"rf01": {"textstats/core.py": looping}}), instance)
     names = [c["name"] for c in instance.data["hidden"]]
@@ -276,10 +311,12 @@ def test_under_bwrap_the_hidden_tests_are_out_of_reach_and_a_fix_still_resolves(
 
     instance = by_id(task, "rf02")
     root = str(repofix.INSTANCES)
-    snoop = ("import os\n\n\ndef solve(problem):\n"
-             f"    root = {root!r}\n"
-             "    print('LISTING', os.listdir(root) if os.path.isdir(root) else None)\n"
-             "    return ''\n")
+    snoop = (
+        "import os\n\n\ndef solve(problem):\n"
+        f"    root = {root!r}\n"
+        "    print('LISTING', os.listdir(root) if os.path.isdir(root) else None)\n"
+        "    return ''\n"
+    )
     sandbox = BwrapSandbox()
     try:
         (looked,) = run_all(task, {"agent.py": snoop}, [instance], sandbox)

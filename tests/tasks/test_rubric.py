@@ -6,6 +6,7 @@ test_cases, checks written by hand in rubric_checks.json, and a seed agent
 that answers from a canned FAQ (no model). Every model here answers through
 litellm's own `mock_response` path (LLMClient's `mock`), never around it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -68,17 +69,33 @@ def answer_json(qid: str, text: str) -> bytes:
 
 def one_question_folder(root, weights=(2, 1, 1)):
     shutil.copytree(FIXTURE, root)
-    (root / "questions.json").write_text(json.dumps({"questions": [
-        {"id": "q1", "question": "How long is the refund window?", "split": "dev",
-         "test_cases": ["30 days", "original payment method", "5-7 business days"]}]}))
-    checks = ["the answer says 30 days", "the answer says refunds go to the original payment method",
-              "the answer says refunds take 5-7 business days"]
-    (root / "rubric_checks.json").write_text(json.dumps(
-        {"checks": {"q1": [{"check": c, "weight": w} for c, w in zip(checks, weights)]}}))
+    (root / "questions.json").write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {
+                        "id": "q1",
+                        "question": "How long is the refund window?",
+                        "split": "dev",
+                        "test_cases": ["30 days", "original payment method", "5-7 business days"],
+                    }
+                ]
+            }
+        )
+    )
+    checks = [
+        "the answer says 30 days",
+        "the answer says refunds go to the original payment method",
+        "the answer says refunds take 5-7 business days",
+    ]
+    (root / "rubric_checks.json").write_text(
+        json.dumps({"checks": {"q1": [{"check": c, "weight": w} for c, w in zip(checks, weights)]}})
+    )
     return root
 
 
 # ----- the format --------------------------------------------------------------------------------------
+
 
 def test_the_fixture_is_detected_as_a_rubric_folder():
     assert detect(FIXTURE) == "rubric"
@@ -101,21 +118,25 @@ def test_without_an_attached_judge_grading_is_a_clear_error():
 def test_the_agent_never_sees_the_checks_or_the_test_cases(tmp_path):
     task = make_task(str(FIXTURE))
     secrets = [c["check"] for cs in task.checks.values() for c in cs]
-    secrets += [fact for q in json.loads((FIXTURE / "questions.json").read_text())["questions"]
-                for fact in q["test_cases"]]
+    secrets += [
+        fact for q in json.loads((FIXTURE / "questions.json").read_text())["questions"] for fact in q["test_cases"]
+    ]
     for instance in task.instances():
         files = task.sandbox_files(instance)
         assert "rubric_checks.json" not in files
         shipped = b"\n".join(files.values()).decode()
         assert not any(s in shipped for s in secrets) and "test_cases" not in shipped
         assert json.loads(files["questions.json"]) == {
-            "questions": [{"id": instance.id, "question": instance.data["question"]}]}
+            "questions": [{"id": instance.id, "question": instance.data["question"]}]
+        }
     assert str(FIXTURE.resolve() / "rubric_checks.json") in task.hidden_paths()
     # an agent that reports everything it can see in its folder: the judge reads it, and no secret is in it
-    spy = ("import json, os\n\ndef answer(question):\n"
-           "    seen = {name: open(name).read()[:600] for name in sorted(os.listdir('.'))\n"
-           "            if os.path.isfile(name) and name != 'clade_llm.py'}\n"
-           "    return json.dumps(seen)\n")
+    spy = (
+        "import json, os\n\ndef answer(question):\n"
+        "    seen = {name: open(name).read()[:600] for name in sorted(os.listdir('.'))\n"
+        "            if os.path.isfile(name) and name != 'clade_llm.py'}\n"
+        "    return json.dumps(seen)\n"
+    )
     prompts = []
 
     def judge(model, messages, attempt):
@@ -131,6 +152,7 @@ def test_the_agent_never_sees_the_checks_or_the_test_cases(tmp_path):
 
 
 # ----- grading -------------------------------------------------------------------------------------------
+
 
 def test_the_rubric_score_is_the_weighted_share_of_checks_passed(tmp_path):
     assert rubric_score([True, False, True], [2, 1, 1]) == 0.75
@@ -186,8 +208,9 @@ def test_an_identical_judgement_is_served_from_the_archive(tmp_path):
 
 
 def test_a_malformed_judge_answer_is_asked_again_with_the_error(tmp_path):
-    replies = iter(["I think the answer is fine.", '{"checks": [true, "yes", false]}',
-                    '{"checks": [true, true, false]}'])
+    replies = iter(
+        ["I think the answer is fine.", '{"checks": [true, "yes", false]}', '{"checks": [true, true, false]}']
+    )
     conversations = []
 
     def judge(model, messages, attempt):
@@ -212,7 +235,7 @@ def test_a_judge_that_never_answers_readably_makes_the_evaluation_bad_output(tmp
     assert out.feedback.startswith("the judge's answer could not be read after 3 tries: ")
     assert "holds 1 values, not 4" in out.feedback
     assert judge_rows(archive) == 3
-    assert read_verdicts("```json\n{\"checks\": [false]}\n```", 1) == [False]
+    assert read_verdicts('```json\n{"checks": [false]}\n```', 1) == [False]
 
 
 def test_the_seed_is_graded_end_to_end_and_an_unreadable_answer_is_bad_output(tmp_path):
@@ -245,10 +268,17 @@ def test_a_folder_whose_checks_miss_a_question_is_one_line(tmp_path):
 
 # ----- python -m engine.rubric generate ------------------------------------------------------------------
 
+
 def rubric_writer(model, messages, attempt):
     facts = [line[2:] for line in messages[1]["content"].split("Reference facts:\n", 1)[1].splitlines()]
-    return json.dumps({"checks": [{"check": f"the answer says {f[0].lower() + f[1:]}", "weight": 2 if k == 0 else 1}
-                                  for k, f in enumerate(facts)]})
+    return json.dumps(
+        {
+            "checks": [
+                {"check": f"the answer says {f[0].lower() + f[1:]}", "weight": 2 if k == 0 else 1}
+                for k, f in enumerate(facts)
+            ]
+        }
+    )
 
 
 def test_generate_writes_checks_from_the_test_cases_and_refuses_to_overwrite(tmp_path, capsys):
@@ -261,8 +291,10 @@ def test_generate_writes_checks_from_the_test_cases_and_refuses_to_overwrite(tmp
     written = json.loads(path.read_text())["checks"]
     questions = json.loads((folder / "questions.json").read_text())["questions"]
     assert set(written) == {q["id"] for q in questions}
-    assert written["refund_window"][0] == {"check": "the answer says returns are accepted within 30 days of delivery",
-                                           "weight": 2}
+    assert written["refund_window"][0] == {
+        "check": "the answer says returns are accepted within 30 days of delivery",
+        "weight": 2,
+    }
     assert len(written["refund_window"]) == 4
     assert make_task(str(folder)).checks["shipping_time"][1]["weight"] == 1.0  # the task reads what it wrote
     before = path.read_text()
@@ -278,15 +310,30 @@ def test_generate_writes_checks_from_the_test_cases_and_refuses_to_overwrite(tmp
 
 # ----- a whole search ------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_a_whole_search_on_the_fixture_with_a_judge(tmp_path):
     from engine.front.cli import build_parser
     from engine.front.run import run_from_args
     from tests.engine.test_search_e2e import assert_budget_invariants, only_run, read
 
-    args = build_parser().parse_args(["--task", str(FIXTURE), "--judge-model", MODEL, "--budget", "12",
-                                      "--workers", "2", "--sandbox", "process", "--run-dir", str(tmp_path),
-                                      "--quiet"])
+    args = build_parser().parse_args(
+        [
+            "--task",
+            str(FIXTURE),
+            "--judge-model",
+            MODEL,
+            "--budget",
+            "12",
+            "--workers",
+            "2",
+            "--sandbox",
+            "process",
+            "--run-dir",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
     assert run_from_args(args, llm_mock=keyword_judge) == 0
     run = only_run(tmp_path)
     assert_budget_invariants(run, 12)
@@ -304,12 +351,28 @@ def test_the_judges_spend_reaching_the_runs_budget_stops_the_run_cleanly(tmp_pat
     from engine.front.run import run_from_args
     from tests.engine.test_search_e2e import only_run, read
 
-    args = build_parser().parse_args(["--task", str(FIXTURE), "--judge-model", MODEL, "--budget", "12",
-                                      "--workers", "2", "--sandbox", "process", "--run-dir", str(tmp_path),
-                                      "--max-tokens", "60", "--quiet"])
+    args = build_parser().parse_args(
+        [
+            "--task",
+            str(FIXTURE),
+            "--judge-model",
+            MODEL,
+            "--budget",
+            "12",
+            "--workers",
+            "2",
+            "--sandbox",
+            "process",
+            "--run-dir",
+            str(tmp_path),
+            "--max-tokens",
+            "60",
+            "--quiet",
+        ]
+    )
     assert run_from_args(args, llm_mock=keyword_judge) == 0  # the budget reached: a clean stop, not a traceback
     run = only_run(tmp_path)
-    (reason,), = read(run, "SELECT detail->>'reason' FROM events WHERE kind = 'stop'")
+    ((reason,),) = read(run, "SELECT detail->>'reason' FROM events WHERE kind = 'stop'")
     assert "budget" in reason and read(run, "SELECT status FROM runs")[0][0] == "finished"
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 12
     # an evaluation whose judgement the budget refused is not stored as the agent's failure

@@ -7,6 +7,7 @@ package in its site-packages; the task folder's evaluator imports
 examples do, so it can only run under that venv. Each search runs the command
 line in this process (`engine.front.cli.main`) with the offline mutator.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,14 +23,14 @@ from engine.front.cli import main
 from engine.sandbox.jobenv import _job_env
 from tests.engine.test_search_e2e import only_run, read
 
-EVALUATION_RESULT = '''from dataclasses import dataclass, field
+EVALUATION_RESULT = """from dataclasses import dataclass, field
 
 
 @dataclass
 class EvaluationResult:
     metrics: dict
     artifacts: dict = field(default_factory=dict)
-'''
+"""
 PROGRAM = '''"""Guess a number near 7 (OpenEvolve format)."""
 
 
@@ -42,7 +43,7 @@ def guess(a=2.0, b=1.0):
 def run_search():
     return guess()
 '''
-EVALUATOR = '''import importlib.util
+EVALUATOR = """import importlib.util
 
 from openevolve.evaluation_result import EvaluationResult
 
@@ -53,7 +54,7 @@ def evaluate(program_path):
     spec.loader.exec_module(program)
     x = float(program.run_search())
     return EvaluationResult(metrics={"combined_score": 1.0 / (1.0 + abs(x - 7.0))}, artifacts={"x": x})
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -114,15 +115,27 @@ def test_without_the_flag_the_seed_fails_naming_the_module_and_the_flag(search, 
     line = out.stderr.strip()
     assert "\n" not in line
     assert "seed (node 0) failed" in line
-    assert (f"the task's evaluator imports 'openevolve', which the sandbox's Python ({sys.executable}) lacks: "
-            "install it in a venv and pass --task-python /path/to/venv/bin/python") in line
+    assert (
+        f"the task's evaluator imports 'openevolve', which the sandbox's Python ({sys.executable}) lacks: "
+        "install it in a venv and pass --task-python /path/to/venv/bin/python"
+    ) in line
     print(line)
 
 
 def test_with_the_flag_the_search_runs_under_the_venv(search, folder, venv, tmp_path):
     runs = tmp_path / "runs"
-    out = search("--task", str(folder), "--budget", "4", "--sandbox", "process", "--run-dir", str(runs),
-                 "--task-python", str(venv / "bin" / "python"))
+    out = search(
+        "--task",
+        str(folder),
+        "--budget",
+        "4",
+        "--sandbox",
+        "process",
+        "--run-dir",
+        str(runs),
+        "--task-python",
+        str(venv / "bin" / "python"),
+    )
     assert out.returncode == 0, out.stderr
     assert f"sandbox process, task Python {venv / 'bin' / 'python'}" in out.stdout
     run = only_run(runs)
@@ -132,8 +145,18 @@ def test_with_the_flag_the_search_runs_under_the_venv(search, folder, venv, tmp_
 
 def test_a_venv_folder_stands_for_its_bin_python_and_resume_keeps_it(search, folder, venv, tmp_path):
     runs = tmp_path / "runs"
-    out = search("--task", str(folder), "--budget", "2", "--sandbox", "process", "--run-dir", str(runs),
-                 "--task-python", str(venv))
+    out = search(
+        "--task",
+        str(folder),
+        "--budget",
+        "2",
+        "--sandbox",
+        "process",
+        "--run-dir",
+        str(runs),
+        "--task-python",
+        str(venv),
+    )
     assert out.returncode == 0, out.stderr
     run = only_run(runs)
     assert stored_python(run) == str(venv / "bin" / "python")
@@ -154,8 +177,18 @@ def test_bwrap_binds_the_venv_and_its_base_python(search, folder, venv, tmp_path
     if not ok:
         pytest.skip(f"bwrap unusable: {why}")
     runs = tmp_path / "runs"
-    out = search("--task", str(folder), "--budget", "4", "--sandbox", "bwrap", "--run-dir", str(runs),
-                 "--task-python", str(venv / "bin" / "python"))
+    out = search(
+        "--task",
+        str(folder),
+        "--budget",
+        "4",
+        "--sandbox",
+        "bwrap",
+        "--run-dir",
+        str(runs),
+        "--task-python",
+        str(venv / "bin" / "python"),
+    )
     assert out.returncode == 0, out.stderr
     assert "sandbox bwrap, task Python" in out.stdout
     run = only_run(runs)
@@ -178,8 +211,18 @@ def test_the_flag_wins_over_the_folder_entry(search, folder, venv, tmp_path):
     bad = search("--task", str(folder), "--budget", "4", "--sandbox", "process", "--run-dir", str(tmp_path / "a"))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert f"{folder / 'python'} (the task's Python): {folder / 'no/such/venv'} not found" in bad.stderr
-    out = search("--task", str(folder), "--budget", "2", "--sandbox", "process", "--run-dir", str(tmp_path / "b"),
-                 "--task-python", str(venv))
+    out = search(
+        "--task",
+        str(folder),
+        "--budget",
+        "2",
+        "--sandbox",
+        "process",
+        "--run-dir",
+        str(tmp_path / "b"),
+        "--task-python",
+        str(venv),
+    )
     assert out.returncode == 0, out.stderr
     assert statuses(only_run(tmp_path / "b"))[0] == "ok"
 
@@ -202,15 +245,29 @@ def test_a_bad_interpreter_is_one_line_and_exit_2(search, folder, tmp_path, kind
         "missing": (str(tmp_path / "nowhere" / "python"), "not found"),
         "not_a_venv": (str(tmp_path), "is a folder but not a venv: it has no bin/python"),
         "not_executable": (str(folder / "evaluator.py"), "is not an executable file"),
-        "not_python": (_script(tmp_path / "fake", "#!/bin/sh\necho hello >&2\nexit 3\n"),
-                       "is not a Python interpreter Clade can use (exit 3: hello)"),
-        "too_old": (_script(tmp_path / "old", "#!/bin/sh\necho '{\"version\": [3, 6], \"prefixes\": []}'\n"),
-                    "is Python 3.6; the sandbox needs Python 3.8 or newer"),
+        "not_python": (
+            _script(tmp_path / "fake", "#!/bin/sh\necho hello >&2\nexit 3\n"),
+            "is not a Python interpreter Clade can use (exit 3: hello)",
+        ),
+        "too_old": (
+            _script(tmp_path / "old", '#!/bin/sh\necho \'{"version": [3, 6], "prefixes": []}\'\n'),
+            "is Python 3.6; the sandbox needs Python 3.8 or newer",
+        ),
         "hangs": (_script(tmp_path / "slow", "#!/bin/sh\nexec sleep 30\n"), "did not answer within 0.5 s"),
     }[kind]
     started = time.monotonic()
-    out = search("--task", str(folder), "--budget", "4", "--sandbox", "process", "--run-dir", str(tmp_path / "runs"),
-                 "--task-python", path)
+    out = search(
+        "--task",
+        str(folder),
+        "--budget",
+        "4",
+        "--sandbox",
+        "process",
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--task-python",
+        path,
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: --task-python: ") and said in out.stderr
     assert not (tmp_path / "runs").exists()  # nothing made
@@ -219,16 +276,18 @@ def test_a_bad_interpreter_is_one_line_and_exit_2(search, folder, tmp_path, kind
 
 
 def test_docker_refuses_the_flag(search, folder, venv, tmp_path):
-    out = search("--task", str(folder), "--sandbox", "docker", "--task-python", str(venv),
-                 "--run-dir", str(tmp_path / "runs"))
+    out = search(
+        "--task", str(folder), "--sandbox", "docker", "--task-python", str(venv), "--run-dir", str(tmp_path / "runs")
+    )
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "--image" in out.stderr
 
 
 def test_a_shinka_evaluator_missing_its_engine_names_it(search, tmp_path):
     task = tmp_path / "shinka"
     task.mkdir()
-    (task / "initial.py").write_text("# EVOLVE-BLOCK-START\ndef f():\n    return 1.0\n# EVOLVE-BLOCK-END\n\n\n"
-                                     "def run():\n    return f()\n")
+    (task / "initial.py").write_text(
+        "# EVOLVE-BLOCK-START\ndef f():\n    return 1.0\n# EVOLVE-BLOCK-END\n\n\ndef run():\n    return f()\n"
+    )
     (task / "evaluate.py").write_text("from shinka.core import run_shinka_eval\n")
     out = search("--task", str(task), "--budget", "2", "--sandbox", "process", "--run-dir", str(tmp_path / "runs"))
     assert out.returncode == 2 and "\n" not in out.stderr.strip()

@@ -10,6 +10,7 @@ runs in the same sandbox as the candidate's code, so a hostile candidate can
 print such a line itself: this format cannot protect the metric (see the
 README). Standalone: the standard library only.
 """
+
 import json
 import os
 import re
@@ -33,15 +34,18 @@ def main():
     name = settings["metric_name"]
     pattern = re.compile(r"^\s*" + re.escape(name) + r"\s*[:=]\s*(\S+)\s*$")
     candidate = os.path.abspath("initial_solution.py")
-    proc = subprocess.run([sys.executable, "benchmark.py", candidate], check=False, capture_output=True, text=True,
-                          errors="replace")
+    proc = subprocess.run(
+        [sys.executable, "benchmark.py", candidate], check=False, capture_output=True, text=True, errors="replace"
+    )
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     found = [m.group(1) for m in map(pattern.match, proc.stdout.splitlines()) if m]
     if proc.returncode != 0:
         lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-        answer = {"error": f"benchmark.py exited with {proc.returncode}" + (f": {lines[-1][:300]}" if lines else ""),
-                  "error_file": failed_file(proc.stderr, os.getcwd())}
+        answer = {
+            "error": f"benchmark.py exited with {proc.returncode}" + (f": {lines[-1][:300]}" if lines else ""),
+            "error_file": failed_file(proc.stderr, os.getcwd()),
+        }
     elif not found:
         answer = {"error": f"benchmark.py printed no line '{name}: <value>'"}
     else:

@@ -9,6 +9,7 @@ the second; otherwise call `evaluate(program_path)`. A dict or an object with
 reached and the artifacts go to answer.json; the engine checks them outside.
 Standalone: the standard library only. Settings come from clade_task.json.
 """
+
 import importlib.util
 import json
 import math
@@ -117,8 +118,7 @@ def main():
         sys.modules["evaluation_module"] = module
         spec.loader.exec_module(module)
         metrics, artifacts, stage, stages = evaluate(module, program, settings)
-        answer = {"metrics": jsonable(metrics), "artifacts": jsonable(artifacts, 20), "stage": stage,
-                  "stages": stages}
+        answer = {"metrics": jsonable(metrics), "artifacts": jsonable(artifacts, 20), "stage": stage, "stages": stages}
     except Exception as exc:  # noqa: BLE001 - any failure of the evaluator is the answer
         traceback.print_exc()
         answer = {"error": last_line(exc)}

@@ -9,6 +9,7 @@ question goes to answer.json, `{"id": ..., "answer": "..."}`, or `{"error":
 "..."}` saying why there is none; the engine has it graded by the judge model
 outside. Standalone: the standard library only. Settings come from clade_task.json.
 """
+
 import json
 import os
 import re
@@ -34,7 +35,7 @@ def read_answer(stdout, question_id):
     if not lines:
         return {"error": "benchmark.py printed no line 'answers: {...}'"}
     try:
-        answers = json.loads(lines[-1][len(PREFIX):])
+        answers = json.loads(lines[-1][len(PREFIX) :])
     except ValueError as exc:
         return {"error": f"the 'answers:' line is not JSON: {exc}"[:300]}
     if not isinstance(answers, dict):
@@ -51,14 +52,22 @@ def main():
     with open("clade_task.json") as fh:
         settings = json.load(fh)
     here = os.getcwd()
-    proc = subprocess.run([sys.executable, "benchmark.py", "questions.json"], check=False, cwd=here,
-                          capture_output=True, text=True, errors="replace")
+    proc = subprocess.run(
+        [sys.executable, "benchmark.py", "questions.json"],
+        check=False,
+        cwd=here,
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
         lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-        answer = {"error": f"benchmark.py exited with {proc.returncode}" + (f": {lines[-1][:300]}" if lines else ""),
-                  "error_file": failed_file(proc.stderr, here)}
+        answer = {
+            "error": f"benchmark.py exited with {proc.returncode}" + (f": {lines[-1][:300]}" if lines else ""),
+            "error_file": failed_file(proc.stderr, here),
+        }
     else:
         answer = read_answer(proc.stdout, str(settings["question_id"]))
     with open("answer.json", "w") as fh:

@@ -7,6 +7,7 @@ the `metrics.json` and `correct.json` the evaluator wrote there and copies
 them into answer.json; the engine checks them outside. Standalone: the
 standard library only. Settings come from clade_task.json.
 """
+
 import json
 import os
 import re
@@ -44,8 +45,14 @@ def main():
         target = ["--repo_path", os.path.join(here, settings["repo"])]
     else:
         target = ["--program_path", os.path.join(here, settings["program"])]
-    proc = subprocess.run([sys.executable, "evaluate.py", *target, "--results_dir", RESULTS],
-                          check=False, cwd=here, capture_output=True, text=True, errors="replace")
+    proc = subprocess.run(
+        [sys.executable, "evaluate.py", *target, "--results_dir", RESULTS],
+        check=False,
+        cwd=here,
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     metrics = read_json(os.path.join(RESULTS, "metrics.json"))
@@ -53,8 +60,10 @@ def main():
     if metrics is None or correct is None:
         lines = [line for line in (proc.stderr + proc.stdout).strip().splitlines() if line.strip()]
         missing = " and ".join(n for n, v in (("metrics.json", metrics), ("correct.json", correct)) if v is None)
-        answer = {"error": f"evaluate.py (exit {proc.returncode}) wrote no {missing}"
-                           + (f": {lines[-1][:300]}" if lines else "")}
+        answer = {
+            "error": f"evaluate.py (exit {proc.returncode}) wrote no {missing}"
+            + (f": {lines[-1][:300]}" if lines else "")
+        }
     else:
         answer = {"metrics": metrics, "correct": correct, "returncode": proc.returncode}
     answer["error_file"] = failed_file(proc.stderr, here)

@@ -1,6 +1,7 @@
 """Whole arena runs on email_validation (issue 15): the oracle's gate, provenance, a falling evolved score,
 tournament replacement, the report. The testers are scripted (their code is the task's seed tester's
 replacement, set in-process); the code agents' mutator is the offline one; sandbox auto, 2 workers."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,7 @@ def propose(n, seed):
         {"address": "plain+tag@example.org", "valid": True},   # confirmed; the regex gets it right
         "not a proposal",
     ][:n]
-''' % FIRST_ORIGINAL
+'''.replace("%r", repr(FIRST_ORIGINAL))
 
 PER_ROUND = '''
 def propose(n, seed):
@@ -43,8 +44,18 @@ def scripted_tester(monkeypatch, source: str) -> None:
 def arena(tmp_path, *extra: str) -> int:
     subset = tmp_path / "subset.json"
     subset.write_text(json.dumps({"holdout": 3}))
-    argv = ["--task", "email_validation", "--instances", str(subset), "--workers", "2",
-            "--run-dir", str(tmp_path / "runs"), "--quiet", *extra]
+    argv = [
+        "--task",
+        "email_validation",
+        "--instances",
+        str(subset),
+        "--workers",
+        "2",
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--quiet",
+        *extra,
+    ]
     return run_from_args(build_parser().parse_args(argv))
 
 
@@ -53,11 +64,18 @@ def test_a_single_arena_round_gates_tests_by_the_oracle_and_records_their_proven
     assert arena(tmp_path, "--arena", "single", "--arena-round", "1", "--budget", "20") == 0
     run = only_run(tmp_path / "runs")
     assert read(run, "SELECT id, parent_id FROM nodes WHERE role = 'tester' ORDER BY id")[0] == (1, None)
-    verdicts = read(run, "SELECT item, accepted, reason, instance_id FROM arena_proposals "
-                         "WHERE tester_id = 1 AND arena_round = 1 ORDER BY item")
-    assert verdicts == [(0, True, None, "arena-r1-t1"), (1, False, "the oracle says invalid", None),
-                        (2, False, "already in the test set", None), (3, True, None, "arena-r1-t1"),
-                        (4, False, 'not {"address": str, "valid": bool}', None)]
+    verdicts = read(
+        run,
+        "SELECT item, accepted, reason, instance_id FROM arena_proposals "
+        "WHERE tester_id = 1 AND arena_round = 1 ORDER BY item",
+    )
+    assert verdicts == [
+        (0, True, None, "arena-r1-t1"),
+        (1, False, "the oracle says invalid", None),
+        (2, False, "already in the test set", None),
+        (3, True, None, "arena-r1-t1"),
+        (4, False, 'not {"address": str, "valid": bool}', None),
+    ]
     (row,) = read(run, "SELECT split, data, origin, tester_id, arena_round FROM instances WHERE id = 'arena-r1-t1'")
     assert row[0] == "dev" and row[2:] == ("arena", 1, 1)
     assert json.loads(row[1]) == {"addresses": ["a..b@example.com", "plain+tag@example.org"], "labels": [False, True]}
@@ -72,8 +90,11 @@ def test_a_single_arena_round_gates_tests_by_the_oracle_and_records_their_proven
         tester_eval = read(run, "SELECT score, metrics FROM evaluations WHERE node_id = 1 AND instance_id = 'round-1'")
         assert tester_eval[0][0] == 1.0 and json.loads(tester_eval[0][1])["broken"] == [0]
         # round 2: the champion tester proposes the same tests again: every one is refused as known
-        again = read(run, "SELECT DISTINCT accepted, reason FROM arena_proposals WHERE tester_id = 1 "
-                          "AND arena_round = 2 AND item IN (0, 3)")
+        again = read(
+            run,
+            "SELECT DISTINCT accepted, reason FROM arena_proposals WHERE tester_id = 1 "
+            "AND arena_round = 2 AND item IN (0, 3)",
+        )
         assert again == [(False, "already in the test set")]
         assert ledger.spent(archive) == 20  # code agents' dev evaluations + testers' runs: the budget, exactly
         scores = {s.node: s for s in ledger.node_scores(archive)}
@@ -82,8 +103,22 @@ def test_a_single_arena_round_gates_tests_by_the_oracle_and_records_their_proven
 
 def test_tournament_replaces_the_worst_of_each_population_every_k_rounds(tmp_path, monkeypatch):
     scripted_tester(monkeypatch, PER_ROUND)
-    assert arena(tmp_path, "--arena", "tournament", "--arena-population", "2", "--arena-round", "2",
-                 "--arena-proposals", "3", "--budget", "60") == 0
+    assert (
+        arena(
+            tmp_path,
+            "--arena",
+            "tournament",
+            "--arena-population",
+            "2",
+            "--arena-round",
+            "2",
+            "--arena-proposals",
+            "3",
+            "--budget",
+            "60",
+        )
+        == 0
+    )
     run = only_run(tmp_path / "runs")
     with Archive.open(run, read_only=True) as archive:
         played = ledger.rounds(archive)
@@ -123,10 +158,14 @@ def arena_model(model, messages, attempt):
     """The meta-agent, scripted: a tester child bends differently, a code child rejects dot mistakes."""
     text = "\n".join(m["content"] for m in messages)
     if "Write test cases for email address validators" in text:
-        return ("Change: another seed stream.\n\ntester.py\n<<<<<<< SEARCH\n    rng = random.Random(seed)\n=======\n"
-                "    rng = random.Random(seed + 17)\n>>>>>>> REPLACE\n")
-    return ("Change: reject dot mistakes and bad labels.\n\nagent.py\n<<<<<<< SEARCH\n"
-            'NAIVE = re.compile(r"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$")\n=======\n' + BETTER_REGEX + "\n>>>>>>> REPLACE\n")
+        return (
+            "Change: another seed stream.\n\ntester.py\n<<<<<<< SEARCH\n    rng = random.Random(seed)\n=======\n"
+            "    rng = random.Random(seed + 17)\n>>>>>>> REPLACE\n"
+        )
+    return (
+        "Change: reject dot mistakes and bad labels.\n\nagent.py\n<<<<<<< SEARCH\n"
+        'NAIVE = re.compile(r"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$")\n=======\n' + BETTER_REGEX + "\n>>>>>>> REPLACE\n"
+    )
 
 
 def test_a_mocked_llm_arena_run_and_its_report_show_every_nodes_scores(tmp_path):
@@ -134,13 +173,32 @@ def test_a_mocked_llm_arena_run_and_its_report_show_every_nodes_scores(tmp_path)
     shows each code agent's original, evolved and holdout scores and each tester's score."""
     subset = tmp_path / "subset.json"
     subset.write_text(json.dumps({"holdout": 3}))
-    argv = ["--task", "email_validation", "--instances", str(subset), "--workers", "2", "--arena", "single",
-            "--arena-round", "1", "--budget", "24", "--model", "openai/gpt-4o-mini", "--max-failed-expansions", "99",
-            "--run-dir",
-            str(tmp_path / "runs"), "--quiet"]
+    argv = [
+        "--task",
+        "email_validation",
+        "--instances",
+        str(subset),
+        "--workers",
+        "2",
+        "--arena",
+        "single",
+        "--arena-round",
+        "1",
+        "--budget",
+        "24",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--max-failed-expansions",
+        "99",
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--quiet",
+    ]
     assert run_from_args(build_parser().parse_args(argv), llm_mock=arena_model) == 0
     run = only_run(tmp_path / "runs")
-    made = read(run, "SELECT role, count(*) FROM nodes WHERE mutator = 'llm' AND status = 'valid' GROUP BY 1 ORDER BY 1")
+    made = read(
+        run, "SELECT role, count(*) FROM nodes WHERE mutator = 'llm' AND status = 'valid' GROUP BY 1 ORDER BY 1"
+    )
     assert made and made[0][0] == "agent" and dict(made).get("tester", 0) >= 1, made
     assert read(run, "SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0] >= 2
     with Archive.open(run, read_only=True) as archive:
@@ -156,16 +214,21 @@ def test_a_mocked_llm_arena_run_and_its_report_show_every_nodes_scores(tmp_path)
         page = render_page(report_data(archive))
     for s in scores:
         if s.role == "agent":
-            assert (f"<tr><td>{s.node}</td><td>valid</td><td>{100 * s.original:.1f}%</td>"
-                    f"<td>{100 * s.evolved:.1f}%</td><td>{100 * s.holdout:.1f}%</td></tr>") in page
+            assert (
+                f"<tr><td>{s.node}</td><td>valid</td><td>{100 * s.original:.1f}%</td>"
+                f"<td>{100 * s.evolved:.1f}%</td><td>{100 * s.holdout:.1f}%</td></tr>"
+            ) in page
         else:
             assert f"<tr><td>{s.node}</td><td>valid</td><td>{100 * s.tester:.1f}%</td></tr>" in page
     from engine.runinfo.info import node_info
     from engine.runinfo.tables import _arena_row
 
     shown = _arena_row(node_info(run, better.node).arena)
-    assert shown == ("arena scores", f"original dev set {100 * better.original:.1f}%, evolved dev set "
-                                     f"{100 * better.evolved:.1f}%, holdout {100 * better.holdout:.1f}%")
+    assert shown == (
+        "arena scores",
+        f"original dev set {100 * better.original:.1f}%, evolved dev set "
+        f"{100 * better.evolved:.1f}%, holdout {100 * better.holdout:.1f}%",
+    )
 
 
 def test_a_model_that_never_answers_usably_trips_the_breaker_instead_of_playing_on(tmp_path):
@@ -174,9 +237,25 @@ def test_a_model_that_never_answers_usably_trips_the_breaker_instead_of_playing_
 
     subset = tmp_path / "subset.json"
     subset.write_text(json.dumps({"holdout": 2}))
-    argv = ["--task", "email_validation", "--instances", str(subset), "--workers", "2", "--arena", "single",
-            "--budget", "200", "--model", "openai/gpt-4o-mini", "--max-failed-expansions", "3",
-            "--run-dir", str(tmp_path / "runs"), "--quiet"]
+    argv = [
+        "--task",
+        "email_validation",
+        "--instances",
+        str(subset),
+        "--workers",
+        "2",
+        "--arena",
+        "single",
+        "--budget",
+        "200",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--max-failed-expansions",
+        "3",
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--quiet",
+    ]
     with pytest.raises(UserError) as stopped:
         run_from_args(build_parser().parse_args(argv), llm_mock=lambda model, messages, attempt: "I cannot help.")
     said = str(stopped.value)
@@ -192,8 +271,9 @@ def test_without_the_oracles_package_the_arena_stops_in_one_line_before_a_run_is
     from engine.errors import UserError
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "email_validator"
-                        else real(name, *a))
-    with pytest.raises(UserError, match=r'^--arena: the email_validation oracle needs the email-validator package'):
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "email_validator" else real(name, *a)
+    )
+    with pytest.raises(UserError, match=r"^--arena: the email_validation oracle needs the email-validator package"):
         arena(tmp_path, "--arena", "single", "--budget", "10")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

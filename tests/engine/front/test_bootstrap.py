@@ -1,4 +1,5 @@
 """--bootstrap (SIA): a public/private folder without a seed program gets one written from its task.md."""
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,7 @@ from tests.engine.test_search_e2e import only_run, read
 
 MODEL = "openai/gpt-4o-mini"
 FIXTURE = REPO / "tests" / "fixtures" / "tasks" / "public_private_regression"
-NO_MAIN_CALL = '''```python
+NO_MAIN_CALL = """```python
 import csv
 
 def main():
@@ -25,12 +26,15 @@ def main():
     with open("submission.csv", "w") as fh:
         fh.write("id,y\\n")
         fh.writelines(f"{r['id']},0.0\\n" for r in rows)
-```'''
-GOOD = NO_MAIN_CALL[:-3] + '''
+```"""
+GOOD = (
+    NO_MAIN_CALL[:-3]
+    + """
 
 if __name__ == "__main__":
     main()
-```'''
+```"""
+)
 
 
 @pytest.fixture
@@ -45,9 +49,25 @@ def seedless(tmp_path):
 
 
 def run(tmp_path, folder, mock, *extra):
-    args = build_parser().parse_args(["--task", str(folder), "--bootstrap", "--model", MODEL, "--budget", "6",
-                                      "--workers", "1", "--sandbox", "process", "--run-dir", str(tmp_path / "runs"),
-                                      "--quiet", *extra])
+    args = build_parser().parse_args(
+        [
+            "--task",
+            str(folder),
+            "--bootstrap",
+            "--model",
+            MODEL,
+            "--budget",
+            "6",
+            "--workers",
+            "1",
+            "--sandbox",
+            "process",
+            "--run-dir",
+            str(tmp_path / "runs"),
+            "--quiet",
+            *extra,
+        ]
+    )
     return run_from_args(args, llm_mock=mock)
 
 
@@ -66,15 +86,16 @@ def test_the_seed_is_written_from_task_md_and_a_failed_first_try_is_fed_back(tmp
 
     assert run(tmp_path, seedless, model) == 0
     run_folder = only_run(tmp_path / "runs")
-    calls = read(run_folder, "SELECT node_id, purpose, request->>'key' FROM llm_calls WHERE purpose = 'bootstrap' "
-                             "ORDER BY id")
+    calls = read(
+        run_folder, "SELECT node_id, purpose, request->>'key' FROM llm_calls WHERE purpose = 'bootstrap' ORDER BY id"
+    )
     assert calls == [(0, "bootstrap", "bootstrap try 0"), (0, "bootstrap", "bootstrap try 1")]
     first = asked[0][1]["content"]
     assert "Predict y from x" in first and "reference/template.py" in first and "data/public/train.csv" in first
     assert "answers.csv" not in first  # the private answers are never shown
     retry = asked[1][-1]["content"]
     assert "it never calls main()" in retry
-    (description, mutator), = read(run_folder, "SELECT description, mutator FROM nodes WHERE id = 0")
+    ((description, mutator),) = read(run_folder, "SELECT description, mutator FROM nodes WHERE id = 0")
     assert description == "from the meta-agent, from data/public/task.md (--bootstrap, try 2)" and mutator == "seed"
     assert read(run_folder, "SELECT count(*) FROM evaluations WHERE node_id = 0 AND status = 'ok'")[0][0] >= 1
 

@@ -1,4 +1,5 @@
 """The command line as a user meets it: fast help, one-line refusals with exit code 2."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,7 +9,7 @@ import time
 
 import pytest
 
-from archive import Archive, SCHEMA_VERSION
+from archive import SCHEMA_VERSION, Archive
 from tests.conftest import REPO, run_cli
 
 HEAVY = ("litellm", "docker", "ray", "matplotlib")
@@ -34,30 +35,33 @@ def test_help_is_fast_and_imports_nothing_heavy():
     assert wall < 5, wall  # the goal is < 1 s; this machine is noisy, so the test only catches a regression
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--task", "nope"], "unknown task 'nope'"),
-    (["--policy", "nope"], "unknown policy 'nope'"),
-    (["--budget", "0"], "--budget must be a positive"),
-    (["--budget", "-3"], "--budget must be a positive"),
-    (["--budget", "many"], "invalid int value"),
-    (["--frobnicate"], "unrecognized arguments"),
-    (["--workers", "-1"], "--workers: must be 1 or more"),
-    (["--agent", "/no/such/agent.py"], "no such file"),
-    (["--instances", "/no/such.json"], "cannot read instances"),
-    (["--sandbox", "vm"], "unknown sandbox 'vm'"),
-    (["--executor", "slurm"], "unknown executor 'slurm'"),
-    (["--ray-address", "auto"], "--ray-address needs --executor ray"),
-    (["--sandbox", "process", "--image", "python:3.11-slim"], "--image is for --sandbox docker"),
-    (["--memory-mb", "0"], "--memory-mb must be a positive"),
-    (["--max-procs", "-2"], "--max-procs must be a positive"),
-    (["--cpus", "0"], "--cpus must be a positive"),
-    (["--output-bytes", "-1"], "--output-bytes must be 0 or more"),
-    (["--stages", "4"], "bad stages '4'"),
-    (["--stages", "4:1.5"], "a threshold is a mean score"),
-    (["--final", "best"], "unknown final rule 'best'"),
-    (["--final-k", "3"], "--final-k needs --final max_mean_k"),
-    (["--final", "max_mean_k", "--final-k", "0"], "--final-k must be 1 or more"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--task", "nope"], "unknown task 'nope'"),
+        (["--policy", "nope"], "unknown policy 'nope'"),
+        (["--budget", "0"], "--budget must be a positive"),
+        (["--budget", "-3"], "--budget must be a positive"),
+        (["--budget", "many"], "invalid int value"),
+        (["--frobnicate"], "unrecognized arguments"),
+        (["--workers", "-1"], "--workers: must be 1 or more"),
+        (["--agent", "/no/such/agent.py"], "no such file"),
+        (["--instances", "/no/such.json"], "cannot read instances"),
+        (["--sandbox", "vm"], "unknown sandbox 'vm'"),
+        (["--executor", "slurm"], "unknown executor 'slurm'"),
+        (["--ray-address", "auto"], "--ray-address needs --executor ray"),
+        (["--sandbox", "process", "--image", "python:3.11-slim"], "--image is for --sandbox docker"),
+        (["--memory-mb", "0"], "--memory-mb must be a positive"),
+        (["--max-procs", "-2"], "--max-procs must be a positive"),
+        (["--cpus", "0"], "--cpus must be a positive"),
+        (["--output-bytes", "-1"], "--output-bytes must be 0 or more"),
+        (["--stages", "4"], "bad stages '4'"),
+        (["--stages", "4:1.5"], "a threshold is a mean score"),
+        (["--final", "best"], "unknown final rule 'best'"),
+        (["--final-k", "3"], "--final-k needs --final max_mean_k"),
+        (["--final", "max_mean_k", "--final-k", "0"], "--final-k must be 1 or more"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     out = run_cli(*args, "--run-dir", str(tmp_path / "runs"))
     assert out.returncode == 2, out
@@ -104,8 +108,14 @@ def test_an_archive_held_by_a_running_search_is_refused(tmp_path):
     path = run / "archive.duckdb"
     Archive.create(path, "r1", {"task": "binpack"}, seed=0).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(path)!r}); print('held', flush=True); "
-                               "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, time; c = duckdb.connect({str(path)!r}); print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         out = run_cli("--resume", str(run))

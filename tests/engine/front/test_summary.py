@@ -1,4 +1,5 @@
 """The summary warns when the seed scored 0 on every dev evaluation: a silent 0 (a missing data file) is said."""
+
 from __future__ import annotations
 
 import io
@@ -24,15 +25,26 @@ def _archive(tmp_path, seed_metrics: list[float]) -> Archive:
     archive.add_instances([("task", "dev", {}), ("task_rerun", "holdout", {})])
     archive.add_node(NodeRecord(0, None, 0, "valid", "seed"), {"initial_program.py": "x = 1\n"})
     for k, m in enumerate(seed_metrics):
-        archive.add_evaluation(EvaluationRecord(0, "task", "dev", k, 0.5, {"metric": m}, "ok",
-                                                feedback=f"combined_score={m}; error: data/test.csv not found"))
+        archive.add_evaluation(
+            EvaluationRecord(
+                0,
+                "task",
+                "dev",
+                k,
+                0.5,
+                {"metric": m},
+                "ok",
+                feedback=f"combined_score={m}; error: data/test.csv not found",
+            )
+        )
     return archive
 
 
 def test_seed_at_zero_names_the_evaluators_feedback(tmp_path) -> None:
     with _archive(tmp_path, [0.0, 0.0]) as archive:
         assert seed_at_zero(archive, OneInstance()) == {
-            "seed_zero": "combined_score=0.0; error: data/test.csv not found"}
+            "seed_zero": "combined_score=0.0; error: data/test.csv not found"
+        }
         summary = compute_summary(archive, OneInstance(), 0, "max mean", "budget spent", 2)
     out = io.StringIO()
     render_summary(summary, Console(file=out, width=200))

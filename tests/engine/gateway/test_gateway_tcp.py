@@ -1,5 +1,6 @@
 """The gateway over TCP (--gateway-listen, issue 16): refusals and their events, TLS with a pinned certificate,
 and the worker-side relay that gives a job a Unix socket to it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -20,8 +21,11 @@ async def tcp(url_host: str, port: int, body: dict | None, token: str | None, tl
     reader, writer = await asyncio.open_connection(url_host, port, ssl=tls)
     data = b"" if body is None else json.dumps(body).encode()
     auth = "" if token is None else f"Authorization: Bearer {token}\r\n"
-    writer.write(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n"
-                 f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    writer.write(
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n".encode()
+        + data
+    )
     await writer.drain()
     raw = await reader.read()
     writer.close()
@@ -34,9 +38,10 @@ def test_tcp_refuses_no_token_a_wrong_one_an_ended_one_and_another_runs_and_says
     told: list[dict] = []
 
     async def main():
-        async with Gateway(client, GatewaySettings((MODEL,), None), listen=("127.0.0.1", 0),
-                           on_refused=told.append) as gw, \
-                Gateway(client, GatewaySettings((MODEL,), None), listen=("127.0.0.1", 0)) as other:
+        async with (
+            Gateway(client, GatewaySettings((MODEL,), None), listen=("127.0.0.1", 0), on_refused=told.append) as gw,
+            Gateway(client, GatewaySettings((MODEL,), None), listen=("127.0.0.1", 0)) as other,
+        ):
             assert gw.url.startswith("http://127.0.0.1:") and gw.url != other.url
             port = int(gw.url.rsplit(":", 1)[1])
             live, ended = gw.open_session(3, "i"), gw.open_session(4, "j")
@@ -44,8 +49,12 @@ def test_tcp_refuses_no_token_a_wrong_one_an_ended_one_and_another_runs_and_says
             assert gw.endpoint(live) == LLMEndpoint(gw.socket_path, live.token, gw.url, "")
             gw.close_session(ended)
             said = {}
-            for name, token in (("none", None), ("wrong", "clade-guessed"), ("ended", ended.token),
-                                ("other run", elsewhere.token)):
+            for name, token in (
+                ("none", None),
+                ("wrong", "clade-guessed"),
+                ("ended", ended.token),
+                ("other run", elsewhere.token),
+            ):
                 said[name] = await tcp("127.0.0.1", port, chat(), token)
             status, answer = await tcp("127.0.0.1", port, chat(), live.token)
             assert status == 200 and answer["choices"][0]["message"]["content"] == "fine"
@@ -71,16 +80,23 @@ def self_signed(tmp_path, name: str) -> tuple[str, str]:
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
     cert_path, key_path = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return str(cert_path), str(key_path)
 
 
@@ -140,8 +156,11 @@ def test_a_taken_port_is_one_line_and_the_run_stays_resumable(tmp_path):
         from engine.front.cli import build_parser
         from engine.front.run import run_from_args
 
-        run_from_args(build_parser().parse_args(["--budget", "4", "--gateway-listen", "127.0.0.1:0",
-                                                 "--run-dir", str(tmp_path / "other")]))
+        run_from_args(
+            build_parser().parse_args(
+                ["--budget", "4", "--gateway-listen", "127.0.0.1:0", "--run-dir", str(tmp_path / "other")]
+            )
+        )
 
 
 def test_the_runs_gateway_records_each_refusal_as_an_event(tmp_path):

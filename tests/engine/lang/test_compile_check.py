@@ -1,6 +1,7 @@
 """The optional compile check (issue 17): each language's compiler, inside the run's sandbox, refuses what the
 tree-sitter grammar admits (an undeclared name, a type error) with the compiler's own line; a run's header and
 its session event say which checks its children go through; a child the compiler refuses is never evaluated."""
+
 from __future__ import annotations
 
 import shutil
@@ -22,16 +23,31 @@ from tests.engine.test_search_e2e import only_run, read
 # file -> (compiler, a program that compiles, one that parses but does not compile, what the compiler says)
 PROGRAMS = {
     "a.c": ("gcc", "int main(void) { return 0; }\n", "int main(void) { return z; }\n", "undeclared"),
-    "a.cpp": ("g++", "#include <cstdio>\nint main() { std::printf(\"%d\\n\", 3); }\n",
-              "int main() { return undeclared_name; }\n", "not declared"),
-    "a.rs": ("rustc", "fn main() { println!(\"{}\", 3); }\n", "fn main() { let x: i32 = \"s\"; }\n", "mismatched types"),
-    "a.go": ("go", "package main\nimport \"fmt\"\nfunc main() { fmt.Println(3) }\n",
-             "package main\nfunc main() { x := y }\n", "undeclared name: y"),
-    "a.f90": ("gfortran", "program p\n  print *, 3\nend program p\n",
-              "program p\n  implicit none\n  print *, q\nend program p\n", "IMPLICIT type"),
+    "a.cpp": (
+        "g++",
+        '#include <cstdio>\nint main() { std::printf("%d\\n", 3); }\n',
+        "int main() { return undeclared_name; }\n",
+        "not declared",
+    ),
+    "a.rs": ("rustc", 'fn main() { println!("{}", 3); }\n', 'fn main() { let x: i32 = "s"; }\n', "mismatched types"),
+    "a.go": (
+        "go",
+        'package main\nimport "fmt"\nfunc main() { fmt.Println(3) }\n',
+        "package main\nfunc main() { x := y }\n",
+        "undeclared name: y",
+    ),
+    "a.f90": (
+        "gfortran",
+        "program p\n  print *, 3\nend program p\n",
+        "program p\n  implicit none\n  print *, q\nend program p\n",
+        "IMPLICIT type",
+    ),
 }
 BWRAP, BWRAP_WHY = bwrap_available()
-BACKENDS = ["process", pytest.param("bwrap", marks=[pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason=BWRAP_WHY)])]
+BACKENDS = [
+    "process",
+    pytest.param("bwrap", marks=[pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason=BWRAP_WHY)]),
+]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -85,10 +101,14 @@ def test_which_checks_a_run_uses_is_said_and_misuse_is_one_line():
 
 
 def test_first_error_picks_the_line_that_says_where_or_what():
-    assert first_error("# command-line-arguments\nvet: ./a.go:2:20: undeclared name: y\n", "a.go") == \
-        "vet: ./a.go:2:20: undeclared name: y"
-    assert first_error("error[E0308]: mismatched types\n --> a.rs:1:26\n", "a.rs") == \
-        "error[E0308]: mismatched types (a.rs:1:26)"
+    assert (
+        first_error("# command-line-arguments\nvet: ./a.go:2:20: undeclared name: y\n", "a.go")
+        == "vet: ./a.go:2:20: undeclared name: y"
+    )
+    assert (
+        first_error("error[E0308]: mismatched types\n --> a.rs:1:26\n", "a.rs")
+        == "error[E0308]: mismatched types (a.rs:1:26)"
+    )
     assert first_error("", "a.c") == "failed, saying nothing"
 
 
@@ -101,11 +121,24 @@ def test_a_child_the_compiler_refuses_is_stored_invalid_and_never_evaluated(tmp_
     answers = iter(["    return 0.65 * x + 1.0;", "    return slope * x + 1.0;", "    return 0.7 * x + 1.1;"] * 4)
 
     def model(name, messages, attempt):
-        return ("Change: a new slope.\n\ninitial.cpp\n<<<<<<< SEARCH\n    return 0.1 * x + 3.0;\n=======\n"
-                f"{next(answers)}\n>>>>>>> REPLACE\n")
+        return (
+            "Change: a new slope.\n\ninitial.cpp\n<<<<<<< SEARCH\n    return 0.1 * x + 3.0;\n=======\n"
+            f"{next(answers)}\n>>>>>>> REPLACE\n"
+        )
 
-    argv = ["--task", str(folder), "--budget", "4", "--model", "openai/gpt-4o-mini", "--workers", "1",
-            "--run-dir", str(tmp_path / "runs"), "--quiet"]
+    argv = [
+        "--task",
+        str(folder),
+        "--budget",
+        "4",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--workers",
+        "1",
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--quiet",
+    ]
     assert run_from_args(build_parser().parse_args(argv), llm_mock=model) == 0
     run = only_run(tmp_path / "runs")
     checks = read(run, "SELECT detail->>'checks' FROM events WHERE kind = 'session'")[0][0]

@@ -2,6 +2,7 @@
 the EVOLVE-BLOCK, and the same seed gives the same child. Prints, per language, the share of mutations that
 gave a child (every child parses: the mutator checks) and, where the compilers are here (engine/lang/compile_check.py),
 the share that compile."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_children_parse_stay_in_the_block_and_repeat_for_a_seed(name):
     region = evolve_region(source, language)
     check, program = compiler_for(language), "program" + language.extensions[0]
     lines = source.splitlines()
-    outside = lines[:region.start_line + 1] + lines[region.end_line:]
+    outside = lines[: region.start_line + 1] + lines[region.end_line :]
     made, compiled, kinds = 0, [], set()
     for seed in range(TRIES):
         try:
@@ -45,17 +46,20 @@ def test_children_parse_stay_in_the_block_and_repeat_for_a_seed(name):
         kinds.add(said.split()[0])
         assert syntax_problem(child, language) is None
         child_lines = child.splitlines()
-        assert child_lines[:region.start_line + 1] == outside[:region.start_line + 1]  # before the block: as it was
-        assert child_lines[-(len(lines) - region.end_line):] == lines[region.end_line:]  # after it: as it was
+        assert child_lines[: region.start_line + 1] == outside[: region.start_line + 1]  # before the block: as it was
+        assert child_lines[-(len(lines) - region.end_line) :] == lines[region.end_line :]  # after it: as it was
         if check is not None and len(compiled) < COMPILED:
             problem = check.problem({program: child}, program)
             compiled.append(problem is None)
             assert problem is None or "error" in problem.lower() or program in problem, problem
-    assert mutate(source, language, np.random.default_rng(7), region) == \
-        mutate(source, language, np.random.default_rng(7), region)
+    assert mutate(source, language, np.random.default_rng(7), region) == mutate(
+        source, language, np.random.default_rng(7), region
+    )
     share = made / TRIES
-    print(f"{name}: {made}/{TRIES} mutations gave a child that parses ({share:.0%}); operators {sorted(kinds)}"
-          + (f"; {sum(compiled)}/{len(compiled)} compile ({check.said})" if compiled else "; no compiler here"))
+    print(
+        f"{name}: {made}/{TRIES} mutations gave a child that parses ({share:.0%}); operators {sorted(kinds)}"
+        + (f"; {sum(compiled)}/{len(compiled)} compile ({check.said})" if compiled else "; no compiler here")
+    )
     assert share >= 0.8 and {"const", "numeric"} <= kinds
     if compiled:
         assert sum(compiled) / len(compiled) >= 0.8
@@ -63,9 +67,11 @@ def test_children_parse_stay_in_the_block_and_repeat_for_a_seed(name):
 
 def test_statements_of_a_block_are_swapped_or_dropped_and_nothing_outside_the_block_changes():
     language = _language("cpp")
-    source = ("int helper() { int a = 1; int b = 2; return a + b; }\n// EVOLVE-BLOCK-START\n"
-              "double w(double x) {\n  double y = x * 3.0;\n  y = y - 1.0;\n  y = y / 2.0;\n  return y;\n}\n"
-              "// EVOLVE-BLOCK-END\nint main() { return helper() - 3; }\n")
+    source = (
+        "int helper() { int a = 1; int b = 2; return a + b; }\n// EVOLVE-BLOCK-START\n"
+        "double w(double x) {\n  double y = x * 3.0;\n  y = y - 1.0;\n  y = y / 2.0;\n  return y;\n}\n"
+        "// EVOLVE-BLOCK-END\nint main() { return helper() - 3; }\n"
+    )
     region = evolve_region(source, language)
     seen = set()
     for seed in range(60):
@@ -75,6 +81,10 @@ def test_statements_of_a_block_are_swapped_or_dropped_and_nothing_outside_the_bl
         assert child.endswith("// EVOLVE-BLOCK-END\nint main() { return helper() - 3; }\n")
     assert {"const", "numeric", "swap_op", "swap_stmt", "delete"} <= seen, seen
     with pytest.raises(MutationError, match="nothing to mutate"):
-        mutate("// EVOLVE-BLOCK-START\n// EVOLVE-BLOCK-END\nint main() { return 0; }\n", language,
-               np.random.default_rng(0), evolve_region("// EVOLVE-BLOCK-START\n// EVOLVE-BLOCK-END\n", language))
+        mutate(
+            "// EVOLVE-BLOCK-START\n// EVOLVE-BLOCK-END\nint main() { return 0; }\n",
+            language,
+            np.random.default_rng(0),
+            evolve_region("// EVOLVE-BLOCK-START\n// EVOLVE-BLOCK-END\n", language),
+        )
     assert language_of("x.cpp") == language

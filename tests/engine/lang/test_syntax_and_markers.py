@@ -2,6 +2,7 @@
 
 Each language: a valid marked program parses and its region is found; a broken one is refused with the
 line of the break; markers a block comment swallowed are refused; a marker inside a string is no marker."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,24 +15,48 @@ from engine.lang.syntax import GrammarMissing, syntax_problem
 
 # name: (file, valid program with markers on lines 1 and 5 (0-based), the same with a break on line 3 (1-based))
 PROGRAMS = {
-    "c": ("heur.c", "#include <stdio.h>\n// EVOLVE-BLOCK-START\ndouble w(double x) {\n  return 0.5 * x;\n}\n"
-                    "// EVOLVE-BLOCK-END\nint main(void) { printf(\"%f\\n\", w(2)); return 0; }\n",
-          "return 0.5 * x;", "return 0.5 * x"),
-    "cpp": ("initial.cpp", "#include <vector>\n// EVOLVE-BLOCK-START\ndouble w(double x) {\n  return 0.5 * x;\n}\n"
-                           "// EVOLVE-BLOCK-END\nint main() { std::vector<int> v{1}; return v[0] - 1; }\n",
-            "return 0.5 * x;", "return (0.5 * x;"),
-    "rust": ("initial_program.rs", "use std::io;\n// EVOLVE-BLOCK-START\nfn w(x: f64) -> f64 {\n    0.5 * x\n}\n"
-                                   "// EVOLVE-BLOCK-END\nfn main() { let _ = io::stdin(); println!(\"{}\", w(2.0)); }\n",
-             "0.5 * x", "0.5 * x)"),
-    "go": ("initial.go", "package main\n// EVOLVE-BLOCK-START\nfunc w(x float64) float64 {\n\treturn 0.5 * x\n}\n"
-                         "// EVOLVE-BLOCK-END\nfunc main() { println(w(2)) }\n",
-           "return 0.5 * x", "return 0.5 * (x"),
-    "fortran": ("initial.f90", "program p\n! EVOLVE-BLOCK-START\n  real :: w\n  w = 0.5 * 2.0\n  print *, w\n"
-                               "! EVOLVE-BLOCK-END\nend program p\n",
-                "w = 0.5 * 2.0", "w = 0.5 * (2.0"),
-    "julia": ("initial.jl", "using Printf\n# EVOLVE-BLOCK-START\nfunction w(x)\n    0.5 * x\nend\n"
-                            "# EVOLVE-BLOCK-END\n@printf(\"%f\\n\", w(2.0))\n",
-              "function w(x)", "function w(x"),
+    "c": (
+        "heur.c",
+        "#include <stdio.h>\n// EVOLVE-BLOCK-START\ndouble w(double x) {\n  return 0.5 * x;\n}\n"
+        '// EVOLVE-BLOCK-END\nint main(void) { printf("%f\\n", w(2)); return 0; }\n',
+        "return 0.5 * x;",
+        "return 0.5 * x",
+    ),
+    "cpp": (
+        "initial.cpp",
+        "#include <vector>\n// EVOLVE-BLOCK-START\ndouble w(double x) {\n  return 0.5 * x;\n}\n"
+        "// EVOLVE-BLOCK-END\nint main() { std::vector<int> v{1}; return v[0] - 1; }\n",
+        "return 0.5 * x;",
+        "return (0.5 * x;",
+    ),
+    "rust": (
+        "initial_program.rs",
+        "use std::io;\n// EVOLVE-BLOCK-START\nfn w(x: f64) -> f64 {\n    0.5 * x\n}\n"
+        '// EVOLVE-BLOCK-END\nfn main() { let _ = io::stdin(); println!("{}", w(2.0)); }\n',
+        "0.5 * x",
+        "0.5 * x)",
+    ),
+    "go": (
+        "initial.go",
+        "package main\n// EVOLVE-BLOCK-START\nfunc w(x float64) float64 {\n\treturn 0.5 * x\n}\n"
+        "// EVOLVE-BLOCK-END\nfunc main() { println(w(2)) }\n",
+        "return 0.5 * x",
+        "return 0.5 * (x",
+    ),
+    "fortran": (
+        "initial.f90",
+        "program p\n! EVOLVE-BLOCK-START\n  real :: w\n  w = 0.5 * 2.0\n  print *, w\n"
+        "! EVOLVE-BLOCK-END\nend program p\n",
+        "w = 0.5 * 2.0",
+        "w = 0.5 * (2.0",
+    ),
+    "julia": (
+        "initial.jl",
+        "using Printf\n# EVOLVE-BLOCK-START\nfunction w(x)\n    0.5 * x\nend\n"
+        '# EVOLVE-BLOCK-END\n@printf("%f\\n", w(2.0))\n',
+        "function w(x)",
+        "function w(x",
+    ),
 }
 
 

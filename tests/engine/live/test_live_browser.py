@@ -1,6 +1,7 @@
 """The live page in a real headless Chromium while a real search runs in a subprocess: it loads, its
 evaluation count grows without a reload, a click on a node shows its diff, and the console stays clean.
 Drives Debian's chromium through playwright (never downloads a browser), as tests/scripts/test_report.py."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,14 @@ DOCS_COPY = REPO / "docs" / "live-page.png"
 
 
 def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.Popen(
+        [sys.executable, "-m", *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -50,29 +57,38 @@ def test_the_live_page_follows_a_running_search(tmp_path):
     browser_path = chromium_path()
     if browser_path is None:
         pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="playwright not installed (pip install -e '.[browser]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright not installed (pip install -e '.[browser]')"
+    )
     pytest.importorskip("starlette", reason="the live extra is not installed (pip install -e '.[live]')")
     runs = tmp_path / "runs"
     runs.mkdir()
-    search = start("engine.search", "--task", "binpack", "--budget", "60", "--workers", "2", "--run-dir", str(runs),
-                   "--quiet")
+    search = start(
+        "engine.search", "--task", "binpack", "--budget", "60", "--workers", "2", "--run-dir", str(runs), "--quiet"
+    )
     server = start("engine.runs", "serve", str(runs), "--port", "0")
     problems: list[str] = []
     shot = tmp_path / "live-page.png"
     try:
         url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)
-        run = wait_for(lambda: next((p for p in runs.iterdir() if (p / "archive.duckdb").is_file()), None), 60,
-                       "the run's archive")
+        run = wait_for(
+            lambda: next((p for p in runs.iterdir() if (p / "archive.duckdb").is_file()), None), 60, "the run's archive"
+        )
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=browser_path)
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-                        if m.type in ("error", "warning") else None)
+                page.on(
+                    "console",
+                    lambda m: (
+                        problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None
+                    ),
+                )
                 page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-                page.on("request", lambda req: problems.append(f"request: {req.url}")
-                        if not req.url.startswith(url) else None)
+                page.on(
+                    "request",
+                    lambda req: problems.append(f"request: {req.url}") if not req.url.startswith(url) else None,
+                )
                 page.goto(f"{url}run/{run.name}")
                 assert search.poll() is None, "the search ended before the page loaded"
                 if not LIVE_COPY:  # the engine keeps no copy to read yet: the page says so and does not break
@@ -116,4 +132,3 @@ def test_the_live_page_follows_a_running_search(tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
     if os.environ.get("CLADE_KEEP_SCREENSHOT") == "1":
         shutil.copyfile(shot, DOCS_COPY)
-

@@ -1,5 +1,6 @@
 """The live page's server (engine/live) through Starlette's TestClient on a finished run of a real search,
 its charts, and `python -m engine.runs serve` as a user meets it: the URL, one-line errors, Ctrl-C."""
+
 from __future__ import annotations
 
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from datetime import UTC
 from pathlib import Path
 
 import duckdb
@@ -30,8 +32,21 @@ def run(tmp_path_factory) -> Path:
 
     tmp = tmp_path_factory.mktemp("live")
     instances = small_instances(tmp / "instances.json")
-    args = build_parser().parse_args(["--task", "binpack", "--budget", "12", "--instances", str(instances),
-                                      "--run-dir", str(tmp / "runs"), "--sandbox", "process", "--quiet"])
+    args = build_parser().parse_args(
+        [
+            "--task",
+            "binpack",
+            "--budget",
+            "12",
+            "--instances",
+            str(instances),
+            "--run-dir",
+            str(tmp / "runs"),
+            "--sandbox",
+            "process",
+            "--quiet",
+        ]
+    )
     assert run_from_args(args) == 0
     return only_run(tmp / "runs")
 
@@ -88,7 +103,10 @@ def test_a_node_has_its_diff_evaluations_and_feedback(client, run):
     data = client.get(f"/api/run/{run.name}/node/1").json()
     node = data["node"]
     assert node["id"] == 1 and node["parent"] == 0
-    assert node["diff"].startswith("--- a/agent.py") and node["diff"] == db(run, "SELECT diff FROM nodes WHERE id = 1")[0][0]
+    assert (
+        node["diff"].startswith("--- a/agent.py")
+        and node["diff"] == db(run, "SELECT diff FROM nodes WHERE id = 1")[0][0]
+    )
     assert len(node["evaluations"]) == db(run, "SELECT count(*) FROM evaluations WHERE node_id = 1")[0][0] > 0
     assert {"feedback", "score", "instance", "worker"} <= set(node["evaluations"][0])
     assert len(data["parent_evaluations"]) == db(run, "SELECT count(*) FROM evaluations WHERE node_id = 0")[0][0]
@@ -111,7 +129,11 @@ def test_the_pages_fetch_nothing_from_the_internet(client, run):
         html = client.get(url).text
         assert not re.search(r"""\b(src|href)\s*=\s*["']?\s*(https?:|//)""", html, re.IGNORECASE)
         assert set(re.findall(r'(?:src|href)="(/static/[^"]+)"', html)) <= {
-            "/static/live.js", "/static/panel.js", "/static/live.css", "/static/report.css"}
+            "/static/live.js",
+            "/static/panel.js",
+            "/static/live.css",
+            "/static/report.css",
+        }
 
 
 def test_a_run_held_by_a_search_without_a_live_copy_says_so(run, tmp_path):
@@ -121,9 +143,17 @@ def test_a_run_held_by_a_search_without_a_live_copy_says_so(run, tmp_path):
     held = tmp_path / "held"
     held.mkdir()
     (held / "archive.duckdb").write_bytes((run / "archive.duckdb").read_bytes())
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
-                               "print('held', flush=True); sys.stdin.read()", str(held / "archive.duckdb")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys; con = duckdb.connect(sys.argv[1]); print('held', flush=True); sys.stdin.read()",
+            str(held / "archive.duckdb"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         data = run_view(held)
@@ -135,23 +165,26 @@ def test_a_run_held_by_a_search_without_a_live_copy_says_so(run, tmp_path):
 
 # ----- charts: pure functions ------------------------------------------------------------------------------
 
+
 def test_best_so_far_follows_the_qualified_leader():
     from engine.live.charts import best_so_far
 
     # node 0 qualifies at 0.5; node 1 leads at 0.9 then falls to 0.5 (tied); node 2 then leads at 0.65
-    got = best_so_far([(0, .5), (0, .5), (1, .9), (1, .9), (1, 0.0), (2, .6), (2, .7)], n_dev=2)
+    got = best_so_far([(0, 0.5), (0, 0.5), (1, 0.9), (1, 0.9), (1, 0.0), (2, 0.6), (2, 0.7)], n_dev=2)
     assert got[:2] == [None, 0.5] and got[3] == pytest.approx(0.9) and got[4] == pytest.approx(0.6)
     assert got[-1] == pytest.approx(0.65)
 
 
 def test_charts_escape_what_the_archive_holds_and_draw_running_evaluations():
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from engine.live.charts import purpose_table, score_chart, worker_lanes
 
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    lanes = worker_lanes([("w<0>", t0, t0 + timedelta(seconds=2), 0.5, "ok", 1, "a&b"),
-                          ("w1", t0, None, None, "ok", 2, "c")], now=t0 + timedelta(seconds=4))
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    lanes = worker_lanes(
+        [("w<0>", t0, t0 + timedelta(seconds=2), 0.5, "ok", 1, "a&b"), ("w1", t0, None, None, "ok", 2, "c")],
+        now=t0 + timedelta(seconds=4),
+    )
     assert "w&lt;0&gt;" in lanes and "a&amp;b" in lanes and lanes.count("<rect") == 2 and "(4 s)" in lanes
     assert "<script>" not in purpose_table([("<script>", 2, 1, 10, 5, 0.01, 0)])
     assert "no dev evaluation" in score_chart([], [])
@@ -159,9 +192,16 @@ def test_charts_escape_what_the_archive_holds_and_draw_running_evaluations():
 
 # ----- the command ----------------------------------------------------------------------------------------
 
+
 def serve_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "engine.runs", "serve", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "engine.runs", "serve", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def one_line_error(out: subprocess.CompletedProcess, text: str) -> None:
@@ -193,9 +233,14 @@ def test_without_the_extra_serve_says_how_to_install_it(monkeypatch, capsys):
 
 
 def test_serve_prints_its_url_serves_and_stops_cleanly_on_ctrl_c(run):
-    server = subprocess.Popen([sys.executable, "-m", "engine.runs", "serve", str(run), "--port", "0"], cwd=REPO,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    server = subprocess.Popen(
+        [sys.executable, "-m", "engine.runs", "serve", str(run), "--port", "0"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     try:
         line = server.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)

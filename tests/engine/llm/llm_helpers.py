@@ -1,4 +1,5 @@
 """Shared helpers of the LLM client tests: a real archive and litellm's own offline answers."""
+
 from __future__ import annotations
 
 import os
@@ -32,5 +33,7 @@ def client(archive, mock=None, sleep=None, **settings) -> LLMClient:
 
 
 def rows(archive) -> list[tuple]:
-    return archive.query("SELECT id, purpose, model, request_hash, tokens_in, tokens_out, cost_usd, error, response "
-                         "FROM llm_calls ORDER BY id")
+    return archive.query(
+        "SELECT id, purpose, model, request_hash, tokens_in, tokens_out, cost_usd, error, response "
+        "FROM llm_calls ORDER BY id"
+    )

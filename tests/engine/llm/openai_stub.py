@@ -13,14 +13,15 @@ run in this process or in a subprocess; `requests` keeps every chat body receive
 POST /v1/embeddings answers `embed(text) -> list[float]` for each input (by
 default `bag_of_words`), with usage; `embedding_requests` keeps those bodies.
 """
+
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,12 @@ class Hang:
 
 Respond = Callable[[dict, int], "Answer | Fail | Hang"]
 
-BAD_KEY = Fail(401, "Incorrect API key provided: sk-wrong. You can find your API key at "
-               "https://platform.openai.com/account/api-keys.", "invalid_request_error", "invalid_api_key")
+BAD_KEY = Fail(
+    401,
+    "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
+    "invalid_request_error",
+    "invalid_api_key",
+)
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -101,10 +106,18 @@ class OpenAIStub:
                 texts = body.get("input") or []
                 texts = [texts] if isinstance(texts, str) else texts
                 tokens = sum(_words(str(t)) for t in texts)
-                self._send(200, {"object": "list", "model": body.get("model", "stub"),
-                                 "data": [{"object": "embedding", "index": i, "embedding": stub.embed(str(t))}
-                                          for i, t in enumerate(texts)],
-                                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "model": body.get("model", "stub"),
+                        "data": [
+                            {"object": "embedding", "index": i, "embedding": stub.embed(str(t))}
+                            for i, t in enumerate(texts)
+                        ],
+                        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                    },
+                )
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
@@ -123,19 +136,32 @@ class OpenAIStub:
                     stub._stopping.wait()
                     return
                 if isinstance(reply, Fail):
-                    self._send(reply.status, {"error": {"message": reply.message, "type": reply.kind,
-                                                        "param": None, "code": reply.code}})
+                    self._send(
+                        reply.status,
+                        {"error": {"message": reply.message, "type": reply.kind, "param": None, "code": reply.code}},
+                    )
                     return
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 prompt = sum(_words(str(m.get("content", ""))) for m in body.get("messages", []))
                 out = _words(reply.text)
-                self._send(200, {
-                    "id": f"chatcmpl-stub-{n}", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model", "stub"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}})
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-stub-{n}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "stub"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": reply.text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out},
+                    },
+                )
 
         self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -149,7 +175,7 @@ class OpenAIStub:
         with self._lock:
             return list(self.requests)
 
-    def start(self) -> "OpenAIStub":
+    def start(self) -> OpenAIStub:
         self._thread.start()
         return self
 
@@ -158,7 +184,7 @@ class OpenAIStub:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "OpenAIStub":
+    def __enter__(self) -> OpenAIStub:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

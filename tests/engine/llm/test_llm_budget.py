@@ -1,13 +1,14 @@
 """Dollar and token budgets: never a sixth call at $0.50 and $0.10 a call, sequential or concurrent."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
+from llm_helpers import MOCK_TOKENS, MODEL, TEN_CENTS, client, messages, new_archive, rows
 
 from archive.store import Archive
 from engine.llm import Budget, BudgetExceeded
-from llm_helpers import MOCK_TOKENS, MODEL, TEN_CENTS, client, messages, new_archive, rows
 
 
 def run(coro):
@@ -34,9 +35,14 @@ def test_dollar_budget_sequential(tmp_path, max_cost, calls):
 def gather_ten(llm, in_flight: list[int], **params):
     async def scenario():
         return await asyncio.gather(
-            *[llm.complete(messages(), model=MODEL, purpose="mutate", node_id=i, key=f"child {i}", mock_delay=0.02,
-                           **params) for i in range(10)],
-            return_exceptions=True)
+            *[
+                llm.complete(
+                    messages(), model=MODEL, purpose="mutate", node_id=i, key=f"child {i}", mock_delay=0.02, **params
+                )
+                for i in range(10)
+            ],
+            return_exceptions=True,
+        )
 
     return run(scenario())
 
@@ -45,6 +51,7 @@ def counting_mock(llm_ref: list, in_flight: list[int]):
     def mock(model, msgs, attempt):
         in_flight.append(llm_ref[0].budget.in_flight)
         return "child code"
+
     return mock
 
 
@@ -59,8 +66,8 @@ def test_dollar_budget_with_ten_concurrent_calls(tmp_path):
     refused = [r for r in results if isinstance(r, BudgetExceeded)]
     assert len(answers) == 5 and len(refused) == 5
     assert len(rows(archive)) == 5 and llm.spent().cost_usd == pytest.approx(0.50)
-    assert in_flight[0] == 1           # the first call of a model runs alone: it teaches the estimate
-    assert max(in_flight) > 1          # then the calls did overlap
+    assert in_flight[0] == 1  # the first call of a model runs alone: it teaches the estimate
+    assert max(in_flight) > 1  # then the calls did overlap
 
 
 def test_token_budget_with_ten_concurrent_calls_and_sequentially(tmp_path):
@@ -76,7 +83,7 @@ def test_token_budget_with_ten_concurrent_calls_and_sequentially(tmp_path):
     assert len(rows(archive)) == 5 and llm.spent().tokens == 5 * MOCK_TOKENS and max(in_flight) > 1
 
     archive2 = new_archive(tmp_path, "b.duckdb")
-    sequential = client(archive2, max_tokens_total=4 * MOCK_TOKENS + 1)   # 121 tokens: the 5th call crosses it
+    sequential = client(archive2, max_tokens_total=4 * MOCK_TOKENS + 1)  # 121 tokens: the 5th call crosses it
 
     async def one_by_one():
         made = 0
@@ -102,15 +109,26 @@ def test_failed_calls_cost_nothing_and_free_their_reservation(tmp_path):
     async def scenario():
         await llm.complete(messages("good"), model=MODEL, purpose="mutate", node_id=None, key="0", **TEN_CENTS)
         results = await asyncio.gather(
-            *[llm.complete(messages("fail" if i % 2 else "good"), model=MODEL, purpose="mutate", node_id=None,
-                           key=str(i), mock_delay=0.01, **TEN_CENTS) for i in range(1, 9)],
-            return_exceptions=True)
+            *[
+                llm.complete(
+                    messages("fail" if i % 2 else "good"),
+                    model=MODEL,
+                    purpose="mutate",
+                    node_id=None,
+                    key=str(i),
+                    mock_delay=0.01,
+                    **TEN_CENTS,
+                )
+                for i in range(1, 9)
+            ],
+            return_exceptions=True,
+        )
         return results
 
     results = run(scenario())
     paid = archive.query("SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]
     failed = archive.query("SELECT count(*) FROM llm_calls WHERE error IS NOT NULL")[0][0]
-    assert paid == 3 and failed >= 1                 # failures did not use up the $0.30
+    assert paid == 3 and failed >= 1  # failures did not use up the $0.30
     assert any(isinstance(r, BudgetExceeded) for r in results)
     assert llm.spent().cost_usd == pytest.approx(0.30)
 
@@ -118,20 +136,20 @@ def test_failed_calls_cost_nothing_and_free_their_reservation(tmp_path):
 def test_budget_admission_waits_for_calls_in_flight():
     async def scenario():
         budget = Budget(max_cost_usd=0.5, spent_usd=0.3, estimates={MODEL: (0.1, 30)})
-        first = await budget.admit(MODEL)                   # 0.3 + nothing in flight < 0.5
-        second = await budget.admit(MODEL)                  # 0.3 + 0.1 < 0.5
+        first = await budget.admit(MODEL)  # 0.3 + nothing in flight < 0.5
+        second = await budget.admit(MODEL)  # 0.3 + 0.1 < 0.5
         third = asyncio.ensure_future(budget.admit(MODEL))  # 0.3 + 0.2 = 0.5: waits
         await asyncio.sleep(0.01)
         assert not third.done()
-        budget.release(first)                               # failed: no charge, room again
+        budget.release(first)  # failed: no charge, room again
         reservation = await asyncio.wait_for(third, 1)
         budget.charge(0.1, 30)
-        budget.release(second, (0.1, 30))                   # spent 0.4, one in flight at 0.1
+        budget.release(second, (0.1, 30))  # spent 0.4, one in flight at 0.1
         fourth = asyncio.ensure_future(budget.admit(MODEL))
         await asyncio.sleep(0.01)
         assert not fourth.done()
         budget.charge(0.1, 30)
-        budget.release(reservation, (0.1, 30))              # spent 0.5: the waiter is refused
+        budget.release(reservation, (0.1, 30))  # spent 0.5: the waiter is refused
         with pytest.raises(BudgetExceeded):
             await asyncio.wait_for(fourth, 1)
 

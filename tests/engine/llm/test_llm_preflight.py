@@ -4,6 +4,7 @@ Every error here is made by litellm itself (its OpenAI provider, talking to
 tests/engine/llm/openai_stub.py over real HTTP, or failing before it sends
 anything), never by a patched function.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -58,22 +59,32 @@ def test_litellm_reports_a_missing_openai_key_as_a_500_and_it_is_still_fatal(tmp
     retrying would loop for ever; the client stops at the first attempt and names the variable."""
     archive = new_archive(tmp_path)
     with pytest.raises(LLMFatalError) as info:
-        run(real_client(archive, None).complete(messages(), model="openai/gpt-4o-mini", purpose="mutate",
-                                                node_id=None))
+        run(real_client(archive, None).complete(messages(), model="openai/gpt-4o-mini", purpose="mutate", node_id=None))
     assert "OPENAI_API_KEY" in str(info.value) and "\n" not in str(info.value)
     [row] = rows(archive)
     assert row[7].startswith("InternalServerError") and "Missing credentials" in row[7]
 
 
-@pytest.mark.parametrize("reply, fatal, words", [
-    (BAD_KEY, True, "no valid API key"),
-    (Fail(429, "You exceeded your current quota, please check your plan and billing details.",
-          "insufficient_quota", "insufficient_quota"), True, "out of credit"),
-    (Fail(500, "Missing credentials. Please pass an `api_key`"), True, "no valid API key"),
-    (Fail(429, "Rate limit reached for requests", "requests", "rate_limit_exceeded"), False, "RateLimitError"),
-    (Fail(500, "upstream exploded"), False, "InternalServerError"),
-    (Fail(503, "overloaded"), False, "ServiceUnavailableError"),
-])
+@pytest.mark.parametrize(
+    "reply, fatal, words",
+    [
+        (BAD_KEY, True, "no valid API key"),
+        (
+            Fail(
+                429,
+                "You exceeded your current quota, please check your plan and billing details.",
+                "insufficient_quota",
+                "insufficient_quota",
+            ),
+            True,
+            "out of credit",
+        ),
+        (Fail(500, "Missing credentials. Please pass an `api_key`"), True, "no valid API key"),
+        (Fail(429, "Rate limit reached for requests", "requests", "rate_limit_exceeded"), False, "RateLimitError"),
+        (Fail(500, "upstream exploded"), False, "InternalServerError"),
+        (Fail(503, "overloaded"), False, "ServiceUnavailableError"),
+    ],
+)
 def test_errors_from_a_real_server_are_classified_by_what_they_say(tmp_path, reply, fatal, words):
     archive = new_archive(tmp_path)
     with OpenAIStub(lambda body, n: reply) as stub:
@@ -90,8 +101,11 @@ def test_errors_from_a_real_server_are_classified_by_what_they_say(tmp_path, rep
 def test_a_hanging_server_times_out_and_is_retried(tmp_path):
     archive = new_archive(tmp_path)
     with OpenAIStub(lambda body, n: Hang() if n == 0 else Answer("fine")) as stub:
-        answer = run(real_client(archive, stub.url, api_key="sk-test", timeout_s=1.0).complete(
-            messages(), model="openai/stub", purpose="mutate", node_id=None))
+        answer = run(
+            real_client(archive, stub.url, api_key="sk-test", timeout_s=1.0).complete(
+                messages(), model="openai/stub", purpose="mutate", node_id=None
+            )
+        )
     assert answer.text == "fine"
     first, second = rows(archive)
     assert first[7].startswith(("Timeout", "TimeoutError")) and second[7] is None

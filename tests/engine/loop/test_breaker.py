@@ -1,4 +1,5 @@
 """The circuit breaker's two rules, on a clock the test moves."""
+
 from __future__ import annotations
 
 from engine.loop.breaker import CircuitBreaker

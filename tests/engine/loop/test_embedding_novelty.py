@@ -4,6 +4,7 @@ Whole searches through the command line (engine.front.cli.main, in this
 process) against tests/engine/llm/openai_stub.py, a real OpenAI-compatible
 server on loopback that answers chat and /v1/embeddings through litellm.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,7 +46,7 @@ def renamed_copy(code: str) -> str:
 def real_change(code: str, n: int) -> str:
     lines = code.splitlines()
     last = max(i for i, line in enumerate(lines) if line.strip().startswith("return "))
-    lines[last:last + 1] = ["    gap = bins - item", f"    return -(gap ** {1 + n % 5}) + {n}.0 * 0"]
+    lines[last : last + 1] = ["    gap = bins - item", f"    return -(gap ** {1 + n % 5}) + {n}.0 * 0"]
     return "\n".join(lines)
 
 
@@ -90,10 +91,29 @@ def test_near_duplicates_are_sent_back_stored_invalid_and_replayed(search, tmp_p
     runs = tmp_path / "runs"
     instances = small_instances(tmp_path / "instances.json", n_dev=2, n_holdout=1)
     with OpenAIStub(Model(), embed=hashed_embedding) as stub:
-        code, out, err = search("--model", "openai/stub", "--embedding-model", "openai/stub-embed",
-                                "--api-base", stub.url, "--answer-format", "rewrite", "--llm-concurrency", "1",
-                                "--budget", "8", "--seed", "1", "--instances", str(instances), "--sandbox", "process",
-                                "--run-dir", str(runs), "--quiet")
+        code, out, err = search(
+            "--model",
+            "openai/stub",
+            "--embedding-model",
+            "openai/stub-embed",
+            "--api-base",
+            stub.url,
+            "--answer-format",
+            "rewrite",
+            "--llm-concurrency",
+            "1",
+            "--budget",
+            "8",
+            "--seed",
+            "1",
+            "--instances",
+            str(instances),
+            "--sandbox",
+            "process",
+            "--run-dir",
+            str(runs),
+            "--quiet",
+        )
         assert code == 0, out + err
         assert "near-duplicates by openai/stub-embed" in out
         run = only_run(runs)
@@ -138,8 +158,14 @@ def test_embedding_model_without_its_key_is_one_line(search, tmp_path, monkeypat
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the chat model's key is there, the embedding model's not
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    code, out, err = search("--model", "openai/gpt-4o-mini", "--embedding-model", "gemini/text-embedding-004",
-                            "--run-dir", str(tmp_path / "r"))
+    code, out, err = search(
+        "--model",
+        "openai/gpt-4o-mini",
+        "--embedding-model",
+        "gemini/text-embedding-004",
+        "--run-dir",
+        str(tmp_path / "r"),
+    )
     assert code == 2
     assert err.count("\n") == 1 and "GEMINI_API_KEY" in err and "gemini/text-embedding-004" in err
     assert not (tmp_path / "r").exists()

@@ -3,6 +3,7 @@
 Runs the command line in this process (`engine.front.cli.main`) with the default
 workers and `--sandbox auto` on circle_packing, whose seed is deterministic.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,8 +31,9 @@ def test_the_seed_is_probed_once_and_the_final_rule_uses_w(tmp_path: Path, capsy
     assert f"w = {W_MAX:g}" in out
     run = only_run(tmp_path)
     with Archive.open(run / "archive.duckdb", read_only=True) as archive:
-        seed_rows = archive.query("SELECT \"repeat\", score FROM evaluations WHERE node_id = 0 AND split = 'dev' "
-                                  "ORDER BY \"repeat\"")
+        seed_rows = archive.query(
+            'SELECT "repeat", score FROM evaluations WHERE node_id = 0 AND split = \'dev\' ORDER BY "repeat"'
+        )
         budgeted = archive.query("SELECT count(*) FROM evaluations WHERE split = 'dev' AND \"repeat\" = 0")[0][0]
         rule = archive.query("SELECT detail->>'rule' FROM events WHERE kind = 'select_final'")[0][0]
         state = RunState.rebuild(archive, make_task("circle_packing"))
@@ -42,7 +44,7 @@ def test_the_seed_is_probed_once_and_the_final_rule_uses_w(tmp_path: Path, capsy
 
     assert main(["--resume", str(run), "--budget", "7"]) == 0
     with Archive.open(run / "archive.duckdb", read_only=True) as archive:
-        probes = archive.query("SELECT count(*) FROM evaluations WHERE \"repeat\" = 1")[0][0]
+        probes = archive.query('SELECT count(*) FROM evaluations WHERE "repeat" = 1')[0][0]
         budgeted = archive.query("SELECT count(*) FROM evaluations WHERE split = 'dev' AND \"repeat\" = 0")[0][0]
     assert probes == 1 and budgeted == 6
 
@@ -51,7 +53,7 @@ def test_many_instance_tasks_are_not_probed(tmp_path: Path, capsys) -> None:
     assert main(["--budget", "6", "--run-dir", str(tmp_path), "--quiet"]) == 0
     assert "Noise probe" not in capsys.readouterr().out
     with Archive.open(only_run(tmp_path) / "archive.duckdb", read_only=True) as archive:
-        assert archive.query("SELECT count(*) FROM evaluations WHERE \"repeat\" > 0")[0][0] == 0
+        assert archive.query('SELECT count(*) FROM evaluations WHERE "repeat" > 0')[0][0] == 0
 
 
 def noisy_sine(tmp_path: Path) -> Path:
@@ -61,9 +63,11 @@ def noisy_sine(tmp_path: Path) -> Path:
     folder = tmp_path / "noisy_sine"
     shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures" / "tasks" / "metric_value_sine", folder)
     bench = folder / "benchmark.py"
-    bench.write_text(bench.read_text().replace(
-        "import math\n", "import math\nimport random\n").replace(
-        "print(f\"error: {error:.8f}\")", "print(f\"error: {error + random.uniform(0.0, 0.02):.8f}\")"))
+    bench.write_text(
+        bench.read_text()
+        .replace("import math\n", "import math\nimport random\n")
+        .replace('print(f"error: {error:.8f}")', 'print(f"error: {error + random.uniform(0.0, 0.02):.8f}")')
+    )
     return folder
 
 
@@ -75,15 +79,20 @@ def test_a_noisy_seed_is_measured_against_its_first_run(tmp_path: Path, capsys, 
     out = capsys.readouterr().out
     assert "(noisy)" in out
     with Archive.open(only_run(tmp_path / "runs") / "archive.duckdb", read_only=True) as archive:
-        seed = [r[0] for r in archive.query(
-            "SELECT score FROM evaluations WHERE node_id = 0 AND split = 'dev' ORDER BY \"repeat\"")]
+        seed = [
+            r[0]
+            for r in archive.query(
+                "SELECT score FROM evaluations WHERE node_id = 0 AND split = 'dev' ORDER BY \"repeat\""
+            )
+        ]
     assert seed[0] == 0.5 and seed[1] != 0.5
     w = evidence_weight(seed[0], pooled_variance({0: seed}))  # what the summary says it used
     assert f"counted as w = {w:g} pass/fail trials" in out
 
 
-def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs(tmp_path: Path, capsys,
-                                                                               monkeypatch) -> None:
+def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
     """Default workers and sandbox: the last twentieth of the budget (at least 2) re-runs the best
     candidates, the budget stays exact, and a resume rebuilds the same runs and noise."""
     monkeypatch.setenv("COLUMNS", "250")
@@ -94,12 +103,20 @@ def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs
     run = only_run(runs_dir)
     with Archive.open(run / "archive.duckdb", read_only=True) as archive:
         dev = archive.query("SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0]
-        repeats = archive.query("SELECT node_id, \"repeat\" FROM evaluations WHERE split = 'dev' "
-                                "AND \"repeat\" > 0 ORDER BY node_id, \"repeat\"")
-        rules = [r[0] for r in archive.query("SELECT detail->>'rule' FROM events WHERE kind = 'evaluate' "
-                                             "AND detail->>'rule' IN ('noise probe', 're-measure')")]
+        repeats = archive.query(
+            "SELECT node_id, \"repeat\" FROM evaluations WHERE split = 'dev' "
+            'AND "repeat" > 0 ORDER BY node_id, "repeat"'
+        )
+        rules = [
+            r[0]
+            for r in archive.query(
+                "SELECT detail->>'rule' FROM events WHERE kind = 'evaluate' "
+                "AND detail->>'rule' IN ('noise probe', 're-measure')"
+            )
+        ]
         final_rule, final_runs = archive.query(
-            "SELECT detail->>'rule', CAST(detail->>'runs' AS INTEGER) FROM events WHERE kind = 'select_final'")[0]
+            "SELECT detail->>'rule', CAST(detail->>'runs' AS INTEGER) FROM events WHERE kind = 'select_final'"
+        )[0]
         state = RunState.rebuild(archive, make_task(str(tmp_path / "noisy_sine")))
     assert dev == 20  # probes and re-measures are in the budget, not on top
     assert rules.count("noise probe") == PROBE_RUNS - 1 and rules.count("re-measure") == remeasure_reserve(20)

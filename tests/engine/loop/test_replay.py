@@ -4,6 +4,7 @@ The original runs race W workers against answers of varying latency, so the
 order of its decisions depends on timing; the replay must follow the
 original's recorded events and grow the same tree without one model call.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,7 +22,9 @@ from tests.engine.test_llm_search import good_diff, parent_return_line
 from tests.engine.test_search_e2e import only_run, read
 
 TREE = "SELECT id, parent_id, code_hash, status FROM nodes ORDER BY id"
-NOT_APPLYING = "Change: tweak.\n\nagent.py\n<<<<<<< SEARCH\n    return bins * 42\n=======\n    return bins\n>>>>>>> REPLACE\n"
+NOT_APPLYING = (
+    "Change: tweak.\n\nagent.py\n<<<<<<< SEARCH\n    return bins * 42\n=======\n    return bins\n>>>>>>> REPLACE\n"
+)
 MALFORMED = "I would make the priority prefer fuller bins, but I will not write code."
 
 
@@ -38,8 +41,12 @@ def varied(body: dict, n: int) -> Answer:
     if roll < 0.25:
         return Answer(NOT_APPLYING, delay)
     if roll < 0.32:  # a syntax error: an invalid child
-        return Answer("Change: broken.\n\nagent.py\n<<<<<<< SEARCH\n" + parent_return_line(body["messages"])
-                      + "\n=======\n    return -(bins - item\n>>>>>>> REPLACE\n", delay)
+        return Answer(
+            "Change: broken.\n\nagent.py\n<<<<<<< SEARCH\n"
+            + parent_return_line(body["messages"])
+            + "\n=======\n    return -(bins - item\n>>>>>>> REPLACE\n",
+            delay,
+        )
     return Answer(good_diff(body["messages"], n), delay)
 
 
@@ -55,9 +62,26 @@ def stub(monkeypatch):
 
 
 def original_run(tmp_path, stub, instances_file, workers: int, *extra: str, model: str = "openai/stub"):
-    assert search("--model", model, "--api-base", stub.url, "--workers", str(workers), "--budget", "20",
-                  "--seed", "3", "--instances", str(instances_file), "--run-dir", str(tmp_path / "orig"),
-                  *extra) == 0
+    assert (
+        search(
+            "--model",
+            model,
+            "--api-base",
+            stub.url,
+            "--workers",
+            str(workers),
+            "--budget",
+            "20",
+            "--seed",
+            "3",
+            "--instances",
+            str(instances_file),
+            "--run-dir",
+            str(tmp_path / "orig"),
+            *extra,
+        )
+        == 0
+    )
     run = only_run(tmp_path / "orig")
     keys = [k for (k,) in read(run, "SELECT request->>'key' FROM llm_calls")]
     assert len(keys) >= 5 and any(k.endswith("attempt 1") for k in keys)  # retries were asked
@@ -83,8 +107,17 @@ def test_a_two_worker_run_replays_to_the_same_tree(tmp_path, stub, instances_fil
 
 
 def test_a_four_worker_run_replays_with_any_workers(tmp_path, stub, instances_file):
-    original = original_run(tmp_path, stub, instances_file, 4, "--sandbox", "process", "--llm-concurrency", "3",
-                            model="openai/stub,openai/stub-b")  # an ensemble: a model drawn per expansion
+    original = original_run(
+        tmp_path,
+        stub,
+        instances_file,
+        4,
+        "--sandbox",
+        "process",
+        "--llm-concurrency",
+        "3",
+        model="openai/stub,openai/stub-b",
+    )  # an ensemble: a model drawn per expansion
     written_by = "SELECT id, model FROM nodes ORDER BY id"
     assert {m for _, m in read(original, written_by)} >= {"openai/stub", "openai/stub-b"}
     for workers in (4, 2):

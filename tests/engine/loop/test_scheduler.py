@@ -1,4 +1,5 @@
 """The scheduler with an asynchronous mutator: expansions overlap evaluations, budgets stop cleanly."""
+
 from __future__ import annotations
 
 import asyncio
@@ -6,11 +7,11 @@ import asyncio
 import numpy as np
 
 from engine.config import RunConfig
-from engine.mutators import OfflineMutator
 from engine.front.run import _create
-from engine.sandbox import make_sandbox
 from engine.loop.scheduler import Scheduler
 from engine.loop.state import RunState
+from engine.mutators import OfflineMutator
+from engine.sandbox import make_sandbox
 from search import make_policy
 
 
@@ -51,8 +52,16 @@ def make_state(tmp_path, instances_file):
 
 def run_scheduler(state, mutator, budget, workers=2):
     ref: list = []
-    scheduler = Scheduler(state, make_policy("hgm"), mutator, make_sandbox("process"), budget=budget,
-                          workers=workers, rng=np.random.default_rng(0), expansion_slots=1)
+    scheduler = Scheduler(
+        state,
+        make_policy("hgm"),
+        mutator,
+        make_sandbox("process"),
+        budget=budget,
+        workers=workers,
+        rng=np.random.default_rng(0),
+        expansion_slots=1,
+    )
     ref.append(scheduler)
     mutator.scheduler_ref = ref
     return asyncio.run(scheduler.run())

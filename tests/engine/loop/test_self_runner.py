@@ -1,4 +1,5 @@
 """The self-improvement runner in a real subprocess: which entry it calls, and what it hands back."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ import sys
 
 from engine.loop.self_improve import RUNNER
 
-EDIT = '''
+EDIT = """
 import pathlib
 
 
@@ -18,7 +19,7 @@ def {name}(problem):
     with open(problem["trajectory_file"], "a") as fh:
         fh.write('{{"step": 0, "tool": "edit", "result": "%s"}}\\nnot json\\n' % ("x" * 5000))
     {end}
-'''
+"""
 
 
 def run(tmp_path, source: str) -> dict:
@@ -27,9 +28,17 @@ def run(tmp_path, source: str) -> dict:
         (folder / "agent.py").write_text(source)
     (tmp_path / "workspace" / "__pycache__" / "agent.cpython-311.pyc").write_bytes(b"\0\1")
     (tmp_path / "self_runner.py").write_bytes(RUNNER.read_bytes())
-    (tmp_path / "problem.json").write_text(json.dumps({
-        "statement": "improve", "workspace": "workspace", "trajectory_file": "trajectory.jsonl",
-        "entry_file": "agent.py", "entry_function": "solve"}))
+    (tmp_path / "problem.json").write_text(
+        json.dumps(
+            {
+                "statement": "improve",
+                "workspace": "workspace",
+                "trajectory_file": "trajectory.jsonl",
+                "entry_file": "agent.py",
+                "entry_function": "solve",
+            }
+        )
+    )
     done = subprocess.run([sys.executable, "self_runner.py"], cwd=tmp_path, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     return json.loads((tmp_path / "answer.json").read_text())

@@ -1,4 +1,5 @@
 """SICA's utility on figures worked out by hand, and how --utility reads."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,8 +25,12 @@ def test_weights_and_caps_from_the_command_line():
     assert (u.w_score, u.w_cost, u.w_time, u.time_cap, u.cost_cap) == (0.6, 0.0, 0.4, 100.0, 10.0)
     # 0.6*0.5 + 0.4*(1 - 25/100) = 0.3 + 0.3
     assert u.value(0.5, 123.0, 25.0, False) == pytest.approx(0.6)
-    for bad, why in (("score=0.5,cost=0.25", "sum to 1"), ("speed=1", "terms"), ("score=x", "not a number"),
-                     ("score=1.5,cost=-0.5", "between 0 and 1")):
+    for bad, why in (
+        ("score=0.5,cost=0.25", "sum to 1"),
+        ("speed=1", "terms"),
+        ("score=x", "not a number"),
+        ("score=1.5,cost=-0.5", "between 0 and 1"),
+    ):
         with pytest.raises(ValueError, match=why):
             Utility.parse(bad)
     with pytest.raises(ValueError, match="--cost-cap must be a positive"):
@@ -37,6 +42,12 @@ def test_the_figures_are_kept_beside_the_task_metrics():
     score, metrics = scored(Utility(), 0.0, outcome)
     # 0 + 0.25*(1-0.1) + 0 = 0.225, halved = 0.1125
     assert score == pytest.approx(0.1125)
-    assert metrics == {"resolved": 0, "task_score": 0.0, "cost_usd": 1.0, "time_s": 400.0, "timed_out": True,
-                       "utility": pytest.approx(0.1125)}
+    assert metrics == {
+        "resolved": 0,
+        "task_score": 0.0,
+        "cost_usd": 1.0,
+        "time_s": 400.0,
+        "timed_out": True,
+        "utility": pytest.approx(0.1125),
+    }
     assert scored(None, 0.7, outcome) == (0.7, {"resolved": 0})

@@ -16,6 +16,7 @@ mean bins):
 
     python tests/engine/mutators/offline_progress.py --seeds 5 --proposals 1000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -99,6 +100,7 @@ def _checked(priority: Callable) -> Callable:
         if out.shape not in ((), bins.shape) or not np.isfinite(out).all():
             raise ValueError("bad priority output")
         return out
+
     return checked
 
 
@@ -122,7 +124,7 @@ def bins_used(priority: Callable) -> float:
 FIRST_FIT_BINS = per_instance_bins(first_fit)
 FIRST_FIT = float(np.mean(FIRST_FIT_BINS))
 BEST_FIT = bins_used(best_fit)
-SLACK = 3   # a candidate worse than first fit by more than this on an instance is not worth finishing
+SLACK = 3  # a candidate worse than first fit by more than this on an instance is not worth finishing
 
 
 def evaluate_source(source: str) -> tuple[float | None, str]:
@@ -143,16 +145,21 @@ class SearchResult:
     proposals: int
     best: float
     best_source: str
-    beat_first_fit: int | None = None    # proposal number when a child first beat first fit
+    beat_first_fit: int | None = None  # proposal number when a child first beat first fit
     reached_best_fit: int | None = None  # ... first matched or beat best fit
-    beat_best_fit: int | None = None     # ... first strictly beat best fit
-    invalid: int = 0                     # MutationError or check_child rejection
-    runtime_errors: int = 0              # valid per check_child but failed when run
+    beat_best_fit: int | None = None  # ... first strictly beat best fit
+    invalid: int = 0  # MutationError or check_child rejection
+    runtime_errors: int = 0  # valid per check_child but failed when run
     operators: dict[str, int] = field(default_factory=dict)
 
 
-def search(seed: int, proposals: int, mutator: OfflineMutator | None = None, population: int = 16,
-           time_limit_s: float | None = None) -> SearchResult:
+def search(
+    seed: int,
+    proposals: int,
+    mutator: OfflineMutator | None = None,
+    population: int = 16,
+    time_limit_s: float | None = None,
+) -> SearchResult:
     """Up to `proposals` proposals; with `time_limit_s`, also stop once that much time has passed
     and first fit has been beaten (so a test can bound its run without changing what it asserts)."""
     mutator = mutator or OfflineMutator()
@@ -188,7 +195,7 @@ def search(seed: int, proposals: int, mutator: OfflineMutator | None = None, pop
             result.runtime_errors += status == "error"
             continue
         pop.append((score, t, proposal.files))
-        pop.sort(key=lambda p: (p[0], -p[1]))   # best first; among equals the newest (neutral drift)
+        pop.sort(key=lambda p: (p[0], -p[1]))  # best first; among equals the newest (neutral drift)
         del pop[population:]
         if score < result.best:
             result.best, result.best_source = score, source
@@ -217,20 +224,25 @@ def main(argv: list[str] | None = None) -> None:
     jobs = [(seed, args.proposals) for seed in range(args.seeds)]
     if args.jobs > 1:
         from multiprocessing import Pool
+
         with Pool(args.jobs) as pool:
             results = pool.starmap(_report, jobs)
     else:
         results = [_report(*job) for job in jobs]
     for r, seconds in results:
-        print(f"seed {r.seed}: beat first fit at {r.beat_first_fit}, reached best fit at {r.reached_best_fit}, "
-              f"beat best fit at {r.beat_best_fit}; best {r.best:.3f} bins after {r.proposals} proposals "
-              f"(invalid {r.invalid}, runtime errors {r.runtime_errors}, {seconds:.0f} s)")
+        print(
+            f"seed {r.seed}: beat first fit at {r.beat_first_fit}, reached best fit at {r.reached_best_fit}, "
+            f"beat best fit at {r.beat_best_fit}; best {r.best:.3f} bins after {r.proposals} proposals "
+            f"(invalid {r.invalid}, runtime errors {r.runtime_errors}, {seconds:.0f} s)"
+        )
         if args.show_best:
             print(r.best_source.split('"""')[-1].strip())
             print(dict(sorted(r.operators.items())))
     beats = sum(r.beat_best_fit is not None for r, _ in results)
-    print(f"beat first fit on {sum(r.beat_first_fit is not None for r, _ in results)}/{len(results)} seeds, "
-          f"beat best fit on {beats}/{len(results)}")
+    print(
+        f"beat first fit on {sum(r.beat_first_fit is not None for r, _ in results)}/{len(results)} seeds, "
+        f"beat best fit on {beats}/{len(results)}"
+    )
 
 
 if __name__ == "__main__":

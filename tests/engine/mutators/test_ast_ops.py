@@ -1,4 +1,5 @@
 """The insert operator keeps a program's types: no term is added to a tuple or built from a tuple parameter."""
+
 from __future__ import annotations
 
 import ast
@@ -9,7 +10,7 @@ from engine.mutators.ast_ops import op_insert
 from engine.mutators.workspace import Workspace
 
 # a constructor in the style of the published circle-packing and minimization seeds (Clade's own text)
-PROGRAM = '''
+PROGRAM = """
 def layout(box=(0.0, 1.0)):
     count = 12
     points = np.zeros((count, 2))
@@ -20,7 +21,7 @@ def layout(box=(0.0, 1.0)):
 
 def area(width, height):
     return width * height
-'''
+"""
 
 
 def _workspace() -> Workspace:
@@ -36,7 +37,7 @@ def test_insert_leaves_tuples_and_non_numeric_parameters_alone() -> None:
             continue
         inserted += 1
         layout, area = ws.stmts
-        assert ast.unparse(layout) == ast.unparse(_workspace().stmts[0])   # its result is a tuple: untouched
+        assert ast.unparse(layout) == ast.unparse(_workspace().stmts[0])  # its result is a tuple: untouched
         assert "box" not in ast.unparse(area) and "+" in ast.unparse(area.body[-1])
     assert inserted > 100
 

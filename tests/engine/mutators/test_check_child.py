@@ -60,10 +60,17 @@ def test_rejects_nested_or_class_level_entry() -> None:
     assert "missing" in (check(source) or "")
 
 
-@pytest.mark.parametrize("signature", [
-    "priority(x, bins)", "priority(bins, item)", "priority(item)", "priority(item, bins, extra)",
-    "priority(item, bins, *, key)", "priority(*args)",
-])
+@pytest.mark.parametrize(
+    "signature",
+    [
+        "priority(x, bins)",
+        "priority(bins, item)",
+        "priority(item)",
+        "priority(item, bins, extra)",
+        "priority(item, bins, *, key)",
+        "priority(*args)",
+    ],
+)
 def test_rejects_changed_parameters(signature: str) -> None:
     reason = check(f"def {signature}:\n    return 0\n")
     assert reason is not None and "signature" in reason and "priority(item, bins)" in reason

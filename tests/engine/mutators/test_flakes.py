@@ -1,4 +1,5 @@
 """The pyflakes gate: a child that would die of a name error is refused before any sandbox."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +13,9 @@ SEED = (ROOT / "agents_seed/circle_packing/agent.py").read_text()
 
 def test_an_unbound_local_is_refused_and_the_valid_program_admitted() -> None:
     # a statement moved below its first reader: UnboundLocalError when run
-    broken = SEED.replace("    rows = 5\n", "").replace("    y = (row + 0.5) / rows\n",
-                                                          "    y = (row + 0.5) / rows\n    rows = 5\n")
+    broken = SEED.replace("    rows = 5\n", "").replace(
+        "    y = (row + 0.5) / rows\n", "    y = (row + 0.5) / rows\n    rows = 5\n"
+    )
     assert broken != SEED
     reason = new_name_problem({"agent.py": SEED}, {"agent.py": broken})
     assert reason is not None and "'rows'" in reason and "agent.py line" in reason
@@ -21,14 +23,15 @@ def test_an_unbound_local_is_refused_and_the_valid_program_admitted() -> None:
 
 
 def test_a_name_nothing_binds_and_a_shadowed_global_read_too_early() -> None:
-    source = ("LIMIT = 3\n\ndef f(x):\n    y = LIMIT + x\n    LIMIT = 2\n    return y + z\n")
+    source = "LIMIT = 3\n\ndef f(x):\n    y = LIMIT + x\n    LIMIT = 2\n    return y + z\n"
     kinds = {(kind, name) for kind, name, _ in name_problems(source, "a.py")}
     assert kinds == {("read before assignment", "LIMIT"), ("undefined name", "z")}
 
 
 def test_a_loop_that_binds_the_name_later_is_excused() -> None:
-    source = ("def f(xs):\n    for i in xs:\n        if i > 0:\n            print(last)\n        last = i\n"
-              "    return 0\n")
+    source = (
+        "def f(xs):\n    for i in xs:\n        if i > 0:\n            print(last)\n        last = i\n    return 0\n"
+    )
     assert name_problems(source, "a.py") == []
 
 

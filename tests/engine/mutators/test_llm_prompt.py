@@ -1,4 +1,5 @@
 """The LLM mutator's prompts (engine.mutators.prompt): what they contain, and that every part is bounded."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,13 +33,26 @@ MARKED = (
 
 def context(**over) -> PromptContext:
     base = dict(
-        task_description=DESCRIPTION, entry_file="agent.py", entry_function="priority",
-        entry_args=("item", "bins"), parent_files={"agent.py": SEED, "helpers.py": "HELPER_MARK = 1\n"},
-        feedback=[InstanceFeedback("weibull_3", "error", None, "answer.json is not JSON",
-                                   "Traceback ...\nZeroDivisionError: float division by zero"),
-                  InstanceFeedback("uniform_7", "ok", 0.27, "41 bins, L1 39, excess 5.13%")],
-        lineage=[LineageStep(0, "seed", 0.5, 16), LineageStep(4, "const 0.0->-1.3 in priority", 0.42, 16),
-                 LineageStep(9, "swap + for - in the fit term", 0.61, 16)],
+        task_description=DESCRIPTION,
+        entry_file="agent.py",
+        entry_function="priority",
+        entry_args=("item", "bins"),
+        parent_files={"agent.py": SEED, "helpers.py": "HELPER_MARK = 1\n"},
+        feedback=[
+            InstanceFeedback(
+                "weibull_3",
+                "error",
+                None,
+                "answer.json is not JSON",
+                "Traceback ...\nZeroDivisionError: float division by zero",
+            ),
+            InstanceFeedback("uniform_7", "ok", 0.27, "41 bins, L1 39, excess 5.13%"),
+        ],
+        lineage=[
+            LineageStep(0, "seed", 0.5, 16),
+            LineageStep(4, "const 0.0->-1.3 in priority", 0.42, 16),
+            LineageStep(9, "swap + for - in the fit term", 0.61, 16),
+        ],
         inspirations=[Inspiration(12, 0.73, {"agent.py": "def priority(item, bins):\n    return INSPIRED_CODE\n"})],
     )
     base.update(over)
@@ -53,7 +67,7 @@ def text_of(messages: list[dict]) -> str:
 def test_mutation_prompt_has_every_part() -> None:
     text = text_of(build_mutation_prompt(context()))
     assert DESCRIPTION.strip() in text
-    assert SEED.rstrip() in text and "HELPER_MARK = 1" in text          # every parent file, verbatim
+    assert SEED.rstrip() in text and "HELPER_MARK = 1" in text  # every parent file, verbatim
     assert "priority(item, bins)" in text and "first positional parameters" in text
     for needle in ("weibull_3", "answer.json is not JSON", "ZeroDivisionError", "uniform_7", "score 0.270"):
         assert needle in text
@@ -64,7 +78,7 @@ def test_mutation_prompt_has_every_part() -> None:
     # the diff format, precisely
     for needle in ("<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE", "exactly", "Change:"):
         assert needle in text
-    assert "EVOLVE-BLOCK" not in text   # no markers in the seed: no region rule
+    assert "EVOLVE-BLOCK" not in text  # no markers in the seed: no region rule
 
 
 def test_only_the_feedback_given_is_printed() -> None:
@@ -85,8 +99,8 @@ def test_feedback_is_bounded_in_items_and_characters() -> None:
     assert len(rendered) <= 3_000
     assert "inst_3" in rendered and "inst_4" not in rendered
     assert "16 more instance(s) not shown" in rendered
-    assert "FINAL_ERROR_LINE: boom" in rendered          # a stderr tail keeps its end
-    assert "characters cut" in rendered                  # with a marker
+    assert "FINAL_ERROR_LINE: boom" in rendered  # a stderr tail keeps its end
+    assert "characters cut" in rendered  # with a marker
     text = text_of(build_mutation_prompt(context(feedback=items, max_feedback_items=4, max_feedback_chars=3_000)))
     assert len(text) < 20_000 and "line 99999 of a long traceback" in text and "line 5 of a" not in text
 
@@ -106,14 +120,14 @@ def test_large_file_is_clipped_with_a_marker_and_fences_survive_backticks() -> N
     text = text_of(build_mutation_prompt(context(parent_files={"agent.py": big}, max_file_chars=5_000)))
     assert "left out of this prompt" in text and "    x0 = 0" in text and "    return 0" in text
     assert "    x2500 = 2500" not in text
-    assert "````python" in text   # a longer fence than any backtick run in the file
+    assert "````python" in text  # a longer fence than any backtick run in the file
 
 
 def test_lineage_keeps_the_last_steps() -> None:
     steps = [LineageStep(n, f"change number {n}", 0.5 + n / 100, 8) for n in range(30)]
     text = text_of(build_mutation_prompt(context(lineage=steps, max_lineage_steps=5)))
     assert "25 earlier step(s)" in text and "change number 29" in text and "change number 24" not in text
-    assert "(+0.010)" in text   # the first step shown is compared with the one before it
+    assert "(+0.010)" in text  # the first step shown is compared with the one before it
 
 
 def test_diagnosis_prompt_and_diagnosis_in_the_mutation_prompt() -> None:
@@ -121,8 +135,11 @@ def test_diagnosis_prompt_and_diagnosis_in_the_mutation_prompt() -> None:
     for key in ("summary", "proposed_improvement", "implementation_plan"):
         assert f'"{key}"' in text
     assert "ZeroDivisionError" in text and SEED.rstrip() in text and "INSPIRED_CODE" not in text
-    diagnosis = {"summary": "DIAG_SUMMARY", "proposed_improvement": "DIAG_IMPROVE",
-                 "implementation_plan": ["STEP_ONE", "STEP_TWO"]}
+    diagnosis = {
+        "summary": "DIAG_SUMMARY",
+        "proposed_improvement": "DIAG_IMPROVE",
+        "implementation_plan": ["STEP_ONE", "STEP_TWO"],
+    }
     text = text_of(build_mutation_prompt(context(diagnosis=diagnosis)))
     assert "Implement the diagnosis" in text and "DIAG_IMPROVE" in text and "2. STEP_TWO" in text
     # asymmetric information (SIA): the implementer sees the code and the plan, not the results or other agents
@@ -143,10 +160,22 @@ def test_the_reviewer_reads_the_lineages_improvement_notes() -> None:
 
 def test_retry_message_lists_each_failure_with_closest_lines() -> None:
     failures = [
-        BlockFailure(2, "agent.py", "    return np.ones_like(bins)\n", "SEARCH text not found in agent.py",
-                     "    return np.zeros_like(bins)", 11),
-        BlockFailure(4, "agent.py", "    x = 1\n", "the block changes lines 1-1, outside lines 6-6 of agent.py",
-                     "import numpy as np", 1),
+        BlockFailure(
+            2,
+            "agent.py",
+            "    return np.ones_like(bins)\n",
+            "SEARCH text not found in agent.py",
+            "    return np.zeros_like(bins)",
+            11,
+        ),
+        BlockFailure(
+            4,
+            "agent.py",
+            "    x = 1\n",
+            "the block changes lines 1-1, outside lines 6-6 of agent.py",
+            "import numpy as np",
+            1,
+        ),
     ]
     message = build_retry_message(failures)
     assert message["role"] == "user"
@@ -156,8 +185,9 @@ def test_retry_message_lists_each_failure_with_closest_lines() -> None:
     assert "np.ones_like" in content and "np.zeros_like" in content and "(line 11)" in content
     assert "outside lines 6-6" in content and "Do not repeat blocks that applied" in content
     assert "Nothing was applied" in build_retry_message(failures[:1], resend_all=True)["content"]
-    rewrite = BlockFailure(1, "agent.py", "", "the rewrite changes line 9 of agent.py, outside lines 6-7",
-                           "    return scores", 9)
+    rewrite = BlockFailure(
+        1, "agent.py", "", "the rewrite changes line 9 of agent.py, outside lines 6-7", "    return scores", 9
+    )
     content = build_retry_message([rewrite], answer_format="rewrite")["content"]
     assert "One of your edits did not apply" in content and "Edit 1 (agent.py)" in content
     assert "SEARCH" not in content and "whole file again" in content and "(line 9)" in content
@@ -172,8 +202,10 @@ def test_unknown_answer_format_is_refused() -> None:
 
 def test_archive_mode_shows_the_archive_as_what_to_write_from() -> None:
     """ADAS: the policy asks the meta-agent to see the archive; the section says so and holds every agent."""
-    archive = [Inspiration(n, 0.9 - n / 100, {"agent.py": f"def priority(item, bins):\n    return ARCHIVE_{n}\n"})
-               for n in range(1, 13)]
+    archive = [
+        Inspiration(n, 0.9 - n / 100, {"agent.py": f"def priority(item, bins):\n    return ARCHIVE_{n}\n"})
+        for n in range(1, 13)
+    ]
     text = text_of(build_mutation_prompt(context(inspirations=archive, archive_mode=True)))
     assert "The archive so far" in text and "write a new, better agent" in text
     assert all(f"ARCHIVE_{n}" in text for n in range(1, 13))
@@ -188,8 +220,19 @@ def test_a_decision_with_archive_context_widens_what_the_mutator_sees(tmp_path, 
     from tasks.binpack.task import BinPackTask
     from tests.conftest import run_cli
 
-    out = run_cli("--budget", "30", "--workers", "2", "--sandbox", "process", "--instances", str(instances_file),
-                  "--run-dir", str(tmp_path), "--quiet")
+    out = run_cli(
+        "--budget",
+        "30",
+        "--workers",
+        "2",
+        "--sandbox",
+        "process",
+        "--instances",
+        str(instances_file),
+        "--run-dir",
+        str(tmp_path),
+        "--quiet",
+    )
     assert out.returncode == 0, out.stderr
     path = next(tmp_path.glob("*/archive.duckdb"))
     with Archive.open(path, read_only=True) as archive:

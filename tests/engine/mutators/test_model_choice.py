@@ -1,4 +1,5 @@
 """Model ensembles: fixed weights and ShinkaEvolve's asymmetric UCB bandit."""
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,9 @@ def test_bandit_tries_each_model_then_follows_the_asymmetric_ucb_formula():
     bandit = make_chooser("a,b", "bandit")
     assert isinstance(bandit, AsymmetricUCB)
     rng = np.random.default_rng(0)
-    first = {bandit.pick(rng), }
+    first = {
+        bandit.pick(rng),
+    }
     bandit.credit(first.pop(), 0.0)
     second = bandit.pick(rng)
     assert second in ("a", "b") and bandit.pulls.get(second, 0) == 0  # the untried one

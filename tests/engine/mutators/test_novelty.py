@@ -1,4 +1,6 @@
-"""Near-duplicate rejection of children: normalization, the offline MinHash index, and embeddings booked in llm_calls."""
+"""Near-duplicate rejection of children: normalization, the offline MinHash index, and embeddings booked in
+llm_calls."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,12 +29,18 @@ def program(text: str, **more: str) -> dict[str, str]:
 
 def cosmetic_copy(text: str) -> str:
     """The circle packing seed with renamed locals, other comments and another layout: the same program."""
-    out = (text.replace("gaps", "distances").replace("ratio", "overlap").replace("per_row", "columns")
-           .replace("stagger", "shift").replace("wall", "to_wall"))
+    out = (
+        text.replace("gaps", "distances")
+        .replace("ratio", "overlap")
+        .replace("per_row", "columns")
+        .replace("stagger", "shift")
+        .replace("wall", "to_wall")
+    )
     out = out.replace("# EVOLVE-BLOCK-START", "# EVOLVE-BLOCK-START  (tuned by hand)")
     out = out.replace("  # shrink every overlapping pair apart", "")
-    out = out.replace("x = (col + 0.5 + shift * (row % 2)) / columns",
-                      "x = (col+0.5+shift*(row%2)) / \\\n        columns")
+    out = out.replace(
+        "x = (col + 0.5 + shift * (row % 2)) / columns", "x = (col+0.5+shift*(row%2)) / \\\n        columns"
+    )
     return out.replace('"""Return (centers, radii) for 26 circles in the unit square."""', '"""Another docstring."""')
 
 
@@ -57,11 +65,15 @@ def test_normalization_keeps_attributes_imports_and_builtins():
         assert renamed not in text
 
 
-@pytest.mark.parametrize("edit", [
-    lambda t: t.replace("stagger = 0.5", "stagger = 0.52"),
-    lambda t: t.replace("row % 2", "row // 2"),
-    lambda t: t.replace("    y = (row + 0.5) / rows\n", "    y = (row + 0.5) / rows\n    x = x[::-1]\n"),
-], ids=["constant", "operator", "statement"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace("stagger = 0.5", "stagger = 0.52"),
+        lambda t: t.replace("row % 2", "row // 2"),
+        lambda t: t.replace("    y = (row + 0.5) / rows\n", "    y = (row + 0.5) / rows\n    x = x[::-1]\n"),
+    ],
+    ids=["constant", "operator", "statement"],
+)
 def test_real_changes_normalize_differently(edit):
     changed = edit(CIRCLES)
     assert changed != CIRCLES
@@ -104,7 +116,7 @@ def test_one_token_edit_of_a_long_program_is_admitted_by_default_and_refused_at_
     assert reason is not None and reason.startswith("near-duplicate of node 11 (similarity 0.9")
     assert reason.endswith(">= 0.95)")
     assert indexed(FIRST_FIT, CIRCLES).check(edited) is None
-    assert indexed(CIRCLES).check(program(BEST_FIT)) is None      # clearly different
+    assert indexed(CIRCLES).check(program(BEST_FIT)) is None  # clearly different
 
 
 def test_indexes_are_independent():
@@ -116,6 +128,7 @@ def test_indexes_are_independent():
 
 
 # ---- embeddings -------------------------------------------------------------------------------------------------
+
 
 def test_embedding_novelty_rejects_a_near_identical_program_and_books_embed_calls(tmp_path):
     archive = Archive.create(tmp_path / "a.duckdb", "r", {}, seed=0)
@@ -136,8 +149,11 @@ def test_embedding_novelty_rejects_a_near_identical_program_and_books_embed_call
     assert other is None
     rows = archive.query("SELECT purpose, model, node_id, tokens_in, error FROM llm_calls ORDER BY id")
     # the cosmetic copy normalizes to node 1's text: answered from the archive, not paid again
-    assert sent == 3 and [r[:3] for r in rows] == [("embed", EMBED_MODEL, 1), ("embed", EMBED_MODEL, 2),
-                                                   ("embed", EMBED_MODEL, 2)]
+    assert sent == 3 and [r[:3] for r in rows] == [
+        ("embed", EMBED_MODEL, 1),
+        ("embed", EMBED_MODEL, 2),
+        ("embed", EMBED_MODEL, 2),
+    ]
     assert all(tokens > 0 and error is None for *_, tokens, error in rows)
 
 

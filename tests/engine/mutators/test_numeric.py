@@ -1,4 +1,5 @@
 """The numeric operator: a self-adaptive ES step on float literals."""
+
 from __future__ import annotations
 
 import ast
@@ -51,8 +52,9 @@ def test_only_float_literals_move_and_a_negated_literal_counts_once() -> None:
     tree = ast.parse("def g(x):\n    k = 3\n    return -0.5 * x + 2.0 + x[1]\n")
     slots = float_slots(collect(tree.body[0].body, tree.body[0]))
     assert sorted(ast.unparse(s.node) for s in slots) == ["-0.5", "2.0"]
-    assert op_numeric(collect(ast.parse("def h():\n    return 3\n").body[0].body, None),
-                      np.random.default_rng(0)) is None
+    assert (
+        op_numeric(collect(ast.parse("def h():\n    return 3\n").body[0].body, None), np.random.default_rng(0)) is None
+    )
 
 
 def test_step_size_follows_the_one_fifth_rule_and_stays_bounded() -> None:

@@ -24,6 +24,7 @@ BEST_FIT = (ROOT / "agents_seed/binpack/best_fit.py").read_text()
 ENTRY = ("agent.py", "priority", ("item", "bins"))
 CONTEXT = MutationContext(*ENTRY)
 
+
 def test_satisfies_protocol() -> None:
     m = OfflineMutator()
     assert isinstance(m, Mutator) and m.name == "offline" and m.model is None
@@ -40,7 +41,7 @@ def test_deterministic_for_a_seed() -> None:
 def test_single_proposal_depends_only_on_rng_state() -> None:
     m = OfflineMutator()
     p1 = m.propose({"agent.py": BEST_FIT}, CONTEXT, np.random.default_rng(3))
-    m.propose({"agent.py": SEED}, CONTEXT, np.random.default_rng(99))   # no hidden state carried over
+    m.propose({"agent.py": SEED}, CONTEXT, np.random.default_rng(99))  # no hidden state carried over
     p2 = m.propose({"agent.py": BEST_FIT}, CONTEXT, np.random.default_rng(3))
     assert p1 == p2
 
@@ -113,7 +114,7 @@ def test_evolve_block_respected() -> None:
     lines = MARKED.splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if "EVOLVE-BLOCK-START" in line)
     end = next(i for i, line in enumerate(lines) if "EVOLVE-BLOCK-END" in line)
-    before, after = "".join(lines[:start + 1]), "".join(lines[end:])
+    before, after = "".join(lines[: start + 1]), "".join(lines[end:])
     proposals, _ = chain(OfflineMutator(), [MARKED], 60, seed=4)
     changed = 0
     for p in proposals:
@@ -126,8 +127,10 @@ def test_evolve_block_respected() -> None:
 
 
 def test_whole_function_in_block_keeps_signature() -> None:
-    source = ('import numpy as np\n\n# EVOLVE-BLOCK-START\ndef priority(item, bins):\n'
-              '    return -(bins - item)\n# EVOLVE-BLOCK-END\n\nX = 1  # after\n')
+    source = (
+        "import numpy as np\n\n# EVOLVE-BLOCK-START\ndef priority(item, bins):\n"
+        "    return -(bins - item)\n# EVOLVE-BLOCK-END\n\nX = 1  # after\n"
+    )
     proposals, _ = chain(OfflineMutator(), [source], 30, seed=5)
     for p in proposals:
         assert p is not None and check_child(p.files, *ENTRY) is None
@@ -152,13 +155,16 @@ def test_file_without_numpy_import_gets_a_local_one() -> None:
             assert text.count("import numpy as np") == 1
 
 
-@pytest.mark.parametrize("files, words", [
-    ({"other.py": SEED}, "no entry file"),
-    ({"agent.py": "def priority(item, bins:\n"}, "does not parse"),
-    ({"agent.py": "def other(item, bins):\n    return bins\n"}, "not found"),
-    ({"agent.py": SEED.replace("    return", "    # EVOLVE-BLOCK-START\n    return")}, "no EVOLVE-BLOCK-END"),
-    ({"agent.py": 'def priority(item, bins):\n    """only a docstring"""\n'}, "no statement"),
-])
+@pytest.mark.parametrize(
+    "files, words",
+    [
+        ({"other.py": SEED}, "no entry file"),
+        ({"agent.py": "def priority(item, bins:\n"}, "does not parse"),
+        ({"agent.py": "def other(item, bins):\n    return bins\n"}, "not found"),
+        ({"agent.py": SEED.replace("    return", "    # EVOLVE-BLOCK-START\n    return")}, "no EVOLVE-BLOCK-END"),
+        ({"agent.py": 'def priority(item, bins):\n    """only a docstring"""\n'}, "no statement"),
+    ],
+)
 def test_unusable_parent_raises_mutation_error(files: dict[str, str], words: str) -> None:
     with pytest.raises(MutationError, match=words):
         OfflineMutator().propose(files, CONTEXT, np.random.default_rng(0))

@@ -2,6 +2,7 @@
 
 Full report across seeds: python tests/engine/mutators/offline_progress.py --seeds 5 --proposals 1000
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,14 +20,16 @@ from engine.mutators import OfflineMutator
 
 
 def test_references() -> None:
-    assert BEST_FIT < FIRST_FIT   # best fit saves bins on these instances
+    assert BEST_FIT < FIRST_FIT  # best fit saves bins on these instances
 
 
 def test_search_beats_first_fit() -> None:
     result = search(seed=0, proposals=300, time_limit_s=0.0)  # stop once it beats first fit: what is asserted
-    print(f"\nfirst fit {FIRST_FIT:.3f}, best fit {BEST_FIT:.3f}; beat first fit at proposal "
-          f"{result.beat_first_fit}, reached best fit at {result.reached_best_fit}, beat best fit at "
-          f"{result.beat_best_fit}; best {result.best:.3f} after {result.proposals} proposals")
+    print(
+        f"\nfirst fit {FIRST_FIT:.3f}, best fit {BEST_FIT:.3f}; beat first fit at proposal "
+        f"{result.beat_first_fit}, reached best fit at {result.reached_best_fit}, beat best fit at "
+        f"{result.beat_best_fit}; best {result.best:.3f} after {result.proposals} proposals"
+    )
     assert result.beat_first_fit is not None and result.beat_first_fit <= 300
     assert result.best < FIRST_FIT
 

@@ -1,4 +1,5 @@
 """swap_stmt never moves a read of a function's local above its first assignment, module bindings or not."""
+
 from __future__ import annotations
 
 import ast
@@ -10,7 +11,7 @@ from engine.mutators.stmt_ops import op_swap_stmt
 from engine.mutators.workspace import Workspace
 
 # the shape of the published minimization seeds: the fixed tail binds x, y, value at module level too
-PROGRAM = '''
+PROGRAM = """
 import numpy as np
 
 
@@ -28,7 +29,7 @@ def search(steps=50):
 
 if __name__ == "__main__":
     x, y, value = 0, 0, search()
-'''
+"""
 
 
 def test_swaps_never_read_a_local_before_it_is_bound() -> None:
@@ -42,15 +43,17 @@ def test_swaps_never_read_a_local_before_it_is_bound() -> None:
         swaps += 1
         scope: dict = {}
         exec(compile(ast.fix_missing_locations(ast.Module([stmts[0], *ws.stmts], [])), "child", "exec"), scope)
-        scope["search"](5)   # an UnboundLocalError here is the bug
+        scope["search"](5)  # an UnboundLocalError here is the bug
     assert swaps > 0
 
 
 def test_delete_never_removes_the_only_binding_of_a_name_still_read() -> None:
     from engine.mutators.stmt_ops import op_delete
 
-    source = ("def make(n=3):\n    pts = np.zeros((n, 3))\n    pts[:, 2] = 0.1\n    extra = 1.0\n    return pts\n\n\n"
-              "if __name__ == '__main__':\n    pts = make()\n")
+    source = (
+        "def make(n=3):\n    pts = np.zeros((n, 3))\n    pts[:, 2] = 0.1\n    extra = 1.0\n    return pts\n\n\n"
+        "if __name__ == '__main__':\n    pts = make()\n"
+    )
     tree = ast.parse(source)
     deleted = set()
     for seed in range(60):
@@ -60,4 +63,4 @@ def test_delete_never_removes_the_only_binding_of_a_name_still_read() -> None:
         if said is not None:
             deleted.add(said.split("`")[1].split(" =")[0].split("[")[0])
             assert "pts = np.zeros" in ast.unparse(ws.stmts[0])
-    assert "extra" in deleted   # a binding nothing reads may still go
+    assert "extra" in deleted  # a binding nothing reads may still go

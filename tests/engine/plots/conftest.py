@@ -1,4 +1,5 @@
 """Fixtures of the plot tests: archives made once per session (tests/engine/plots/run_fixture.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path

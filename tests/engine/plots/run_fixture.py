@@ -6,6 +6,7 @@ made once per test session (cached on pytest's session base folder, so every
 test module's fixtures that call these helpers share them; see
 tests/engine/plots/conftest.py).
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,8 +22,20 @@ def _small_run(base: Path) -> Path:
     folder = base / "shared-small-run"
     folder.mkdir()
     instances = small_instances(folder / "instances.json")
-    out = run_cli("--budget", str(SMALL_RUN_BUDGET), "--workers", "2", "--sandbox", "process", "--quiet",
-                  "--instances", str(instances), "--run-dir", str(folder / "runs"), timeout=240)
+    out = run_cli(
+        "--budget",
+        str(SMALL_RUN_BUDGET),
+        "--workers",
+        "2",
+        "--sandbox",
+        "process",
+        "--quiet",
+        "--instances",
+        str(instances),
+        "--run-dir",
+        str(folder / "runs"),
+        timeout=240,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     (run,) = list((folder / "runs").iterdir())
     return run

@@ -1,4 +1,5 @@
 """The tidy tree layout: root on top, parents over their children, subtrees apart, no recursion."""
+
 from __future__ import annotations
 
 import itertools
@@ -46,8 +47,9 @@ def test_subtrees_take_disjoint_x_ranges(seed):
         if parent is not None:
             assert pos[node][1] == pos[parent][1] - 1
     children = [n for n, p in parents.items() if p == 0]
-    spans = sorted((min(pos[m][0] for m in _subtree(parents, c)), max(pos[m][0] for m in _subtree(parents, c)))
-                   for c in children)
+    spans = sorted(
+        (min(pos[m][0] for m in _subtree(parents, c)), max(pos[m][0] for m in _subtree(parents, c))) for c in children
+    )
     for (_, right), (left, _) in itertools.pairwise(spans):
         assert right < left
     points = [pos[n] for n in parents]

@@ -1,4 +1,5 @@
 """lineage_data: the numbers the lineage plot draws, checked against the archive with SQL."""
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,12 @@ def test_small_run_nodes_scores_and_final_path_match_the_archive(small_run):
     data = lineage_data(small_run)
     rows = _sql(small_run, "SELECT id, parent_id, depth, status FROM nodes ORDER BY id")
     assert [(n.id, n.parent, n.depth, n.status) for n in data.nodes] == rows
-    means = {n: (m, c) for n, m, c in _sql(
-        small_run, "SELECT node_id, avg(score), count(*) FROM evaluations WHERE split = 'dev' GROUP BY node_id")}
+    means = {
+        n: (m, c)
+        for n, m, c in _sql(
+            small_run, "SELECT node_id, avg(score), count(*) FROM evaluations WHERE split = 'dev' GROUP BY node_id"
+        )
+    }
     for node in data.nodes:
         mean, count = means.get(node.id, (None, 0))
         assert node.n_evals == count
@@ -66,8 +71,10 @@ def test_invalid_and_failed_children_keep_their_status_and_reason(synthetic_run)
             assert node.mean is None and node.n_evals == 0
             assert f"synthetic {node.status} child" in node.description
             assert f"({node.status})" in node.hover
-    failed_evals = _sql(synthetic_run, "SELECT node_id, count(*) FROM evaluations "
-                                       "WHERE split = 'dev' AND status <> 'ok' GROUP BY node_id")
+    failed_evals = _sql(
+        synthetic_run,
+        "SELECT node_id, count(*) FROM evaluations WHERE split = 'dev' AND status <> 'ok' GROUP BY node_id",
+    )
     assert failed_evals
     for node, count in failed_evals:
         assert data.node(node).n_failed_evals == count
@@ -94,11 +101,14 @@ def test_a_large_tree_fades_small_nodes_and_labels_only_the_best_and_the_final_p
     assert all(math.isfinite(n.x) for n in data.nodes)
 
 
-@pytest.mark.parametrize("make", [
-    lambda tmp: tmp / "missing",
-    lambda tmp: tmp,  # a folder without an archive
-    lambda tmp: (tmp / "notes.txt", (tmp / "notes.txt").write_text("not an archive"))[0],
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda tmp: tmp / "missing",
+        lambda tmp: tmp,  # a folder without an archive
+        lambda tmp: (tmp / "notes.txt", (tmp / "notes.txt").write_text("not an archive"))[0],
+    ],
+)
 def test_a_path_that_is_not_an_archive_is_one_clear_error(tmp_path, make):
     with pytest.raises(ArchiveError) as info:
         lineage_data(make(tmp_path))

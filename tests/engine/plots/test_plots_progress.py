@@ -1,4 +1,5 @@
 """progress_data and group_series: best-so-far, the final rule replayed, dollars, and config groups."""
+
 from __future__ import annotations
 
 import duckdb
@@ -18,8 +19,10 @@ def _sql(run, query):
 def test_small_run_best_so_far_and_final_rule_match_the_archive(small_run):
     (s,) = progress_data([small_run])
     n_dev = _sql(small_run, "SELECT count(*) FROM instances WHERE split = 'dev'")[0][0]
-    rows = _sql(small_run, "SELECT node_id, score FROM evaluations WHERE split = 'dev' "
-                           "ORDER BY finished_at, node_id, instance_id")
+    rows = _sql(
+        small_run,
+        "SELECT node_id, score FROM evaluations WHERE split = 'dev' ORDER BY finished_at, node_id, instance_id",
+    )
     assert len(s.evals) == len(rows) and list(s.evals) == list(range(1, len(rows) + 1))
     assert s.min_evals == n_dev
     # best-so-far, recomputed here from the rows: the best mean of nodes with every dev instance done
@@ -46,8 +49,13 @@ def test_dollars_accumulate_llm_calls_made_before_each_evaluation(synthetic_run)
     assert s.has_cost
     assert np.all(np.diff(s.dollars) >= 0)
     calls = _sql(synthetic_run, "SELECT created_at, cost_usd FROM llm_calls ORDER BY created_at")
-    ends = [r[0] for r in _sql(synthetic_run, "SELECT finished_at FROM evaluations WHERE split = 'dev' "
-                                              "ORDER BY finished_at, node_id, instance_id")]
+    ends = [
+        r[0]
+        for r in _sql(
+            synthetic_run,
+            "SELECT finished_at FROM evaluations WHERE split = 'dev' ORDER BY finished_at, node_id, instance_id",
+        )
+    ]
     for t in (0, len(ends) // 2, len(ends) - 1):
         assert s.dollars[t] == pytest.approx(sum(c for at, c in calls if at <= ends[t]))
     assert s.dollars[-1] <= sum(c for _, c in calls) + 1e-12

@@ -1,5 +1,6 @@
 """The renderers draw (one smoke test each), the SVG carries a tooltip per node, and plots replace only
 files of their own."""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -57,7 +58,9 @@ def test_plots_replace_only_their_own_files(tmp_path, synthetic_run):
     assert plan_outputs(tmp_path, "lineage", ["png"], "lineage", force=True) == [(tmp_path / "lineage.png", True)]
     render_lineage(lineage_data(synthetic_run), [tmp_path / "lineage.png"])
     assert plan_outputs(tmp_path, "lineage", ["png", "svg"], "lineage", force=False) == [
-        (tmp_path / "lineage.png", True), (tmp_path / "lineage.svg", False)]
+        (tmp_path / "lineage.png", True),
+        (tmp_path / "lineage.svg", False),
+    ]
     new = tmp_path / "new" / "folder"
     assert plan_outputs(new, "progress", ["svg"], "progress", force=False) == [(new / "progress.svg", False)]
     assert new.is_dir()

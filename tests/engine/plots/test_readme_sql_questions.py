@@ -1,4 +1,5 @@
 """The five SQL questions of the README ("Seeing a run") run with duckdb on real archives and answer."""
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,7 @@ QUESTIONS = ("mutations helped most", "cost per point", "failed and why", "root 
 def readme_queries() -> list[tuple[str, str]]:
     """(the line that asks, the query) for each ```sql block of the README's "Seeing a run"."""
     text = (REPO / "README.md").read_text()
-    section = text[text.index("## Seeing a run"):]
+    section = text[text.index("## Seeing a run") :]
     section = section[: section.index("\n## ", 4)]
     return re.findall(r"\n([^\n]+)\n\n```sql\n(.*?)```", section, re.DOTALL)
 
@@ -50,9 +51,12 @@ def test_every_question_has_rows_on_an_archive_with_failures_and_spend(synthetic
     assert all([helped, cost, failed, path, throughput])
     assert cost[0][1] > 0  # dollars spent
     assert {r[0] for r in failed} <= {"error", "timeout", "killed", "bad_output"}
-    assert sum(r[3] for r in failed) == duckdb.connect(
-        str(synthetic_run / "archive.duckdb"), read_only=True).execute(
-        "SELECT count(*) FROM evaluations WHERE status <> 'ok'").fetchone()[0]
+    assert (
+        sum(r[3] for r in failed)
+        == duckdb.connect(str(synthetic_run / "archive.duckdb"), read_only=True)
+        .execute("SELECT count(*) FROM evaluations WHERE status <> 'ok'")
+        .fetchone()[0]
+    )
 
 
 @pytest.mark.parametrize("word", ['"at"', '"repeat"'])

@@ -1,4 +1,5 @@
 """The report's "Evaluations per worker over time": counts per worker and time bucket, drawn as inline SVG."""
+
 from __future__ import annotations
 
 import re
@@ -18,9 +19,18 @@ def _archive(tmp_path, workers: list[tuple[str, int, int]]) -> Archive:
     archive.add_instances([(f"i{k}", "dev", {}) for k in range(max(len(workers), 1))])
     archive.add_node(NodeRecord(0, None, 0, "valid", "seed"), {"agent.py": "x = 1\n"})
     for k, (worker, start, end) in enumerate(workers):
-        archive.add_evaluation(EvaluationRecord(0, f"i{k}", "dev", 0, 1.0, worker=worker,
-                                                started_at=T0 + timedelta(seconds=start),
-                                                finished_at=T0 + timedelta(seconds=end)))
+        archive.add_evaluation(
+            EvaluationRecord(
+                0,
+                f"i{k}",
+                "dev",
+                0,
+                1.0,
+                worker=worker,
+                started_at=T0 + timedelta(seconds=start),
+                finished_at=T0 + timedelta(seconds=end),
+            )
+        )
     return archive
 
 

@@ -124,9 +124,7 @@ attempt("listing", lambda: sorted(os.listdir("/")))
     for key in ("write_root", "mkdir_root", "write_usr", "write_prefix"):
         assert not got[key].startswith("ok"), (key, got[key])
     assert got["caps"] == "ok: '0000000000000000'"
-    assert "'work'" not in got["listing"] and "'home'" not in got["listing"], got[
-        "listing"
-    ]
+    assert "'work'" not in got["listing"] and "'home'" not in got["listing"], got["listing"]
 
 
 def prefix_folders_in(root: Path) -> list[str]:
@@ -160,17 +158,13 @@ attempt("shadow", lambda: open("/etc/shadow").read())
         assert not got[key].startswith("ok"), (key, got[key])
     # The checkout is invisible, unless a venv inside it is the bound Python prefix: then the listing
     # holds exactly the mount point's first folder, and nothing of the checkout's own files.
-    assert not got["ls_repo"].startswith("ok") or got["ls_repo"] == f"ok: {prefix_folders_in(ROOT)!r}", got[
-        "ls_repo"
-    ]
-    assert got["ls_root_home"] in ("ok: ['.pyenv']", "ok: []") or not got[
+    assert not got["ls_repo"].startswith("ok") or got["ls_repo"] == f"ok: {prefix_folders_in(ROOT)!r}", got["ls_repo"]
+    assert got["ls_root_home"] in ("ok: ['.pyenv']", "ok: []") or not got["ls_root_home"].startswith("ok"), got[
         "ls_root_home"
-    ].startswith("ok"), got["ls_root_home"]
+    ]
 
 
-@pytest.mark.skipif(
-    not CGROUPS, reason="an uncapped fork bomb as root is not safe to run"
-)
+@pytest.mark.skipif(not CGROUPS, reason="an uncapped fork bomb as root is not safe to run")
 def test_fork_bomb_is_contained() -> None:
     marker = new_marker()
     before = count_processes()
@@ -285,9 +279,7 @@ def test_memory_and_file_size_limits() -> None:
     """, memory_mb=256, timeout_s=10))  # fmt: skip
     assert res.status in ("error", "killed"), res
     assert "MemoryError" in res.stderr_tail
-    res = run(
-        script_job("open('big.bin', 'wb').write(b'x' * (2 * 2**20))\n", file_size_mb=1)
-    )
+    res = run(script_job("open('big.bin', 'wb').write(b'x' * (2 * 2**20))\n", file_size_mb=1))
     assert res.status != "ok"
     assert "File too large" in res.stderr_tail or "SIGXFSZ" in res.reason
 
@@ -315,9 +307,7 @@ def test_answer_symlink_to_host_file_is_refused() -> None:
 def test_jobs_run_concurrently() -> None:
     async def many() -> list[SandboxResult]:
         sb = BwrapSandbox()
-        job = script_job(
-            "import time\ntime.sleep(1)\nopen('answer.txt','w').write('z')\n"
-        )
+        job = script_job("import time\ntime.sleep(1)\nopen('answer.txt','w').write('z')\n")
         return await asyncio.gather(*(sb.run(job) for _ in range(4)))
 
     t0 = time.monotonic()
@@ -336,9 +326,7 @@ def test_python_on_path_is_the_engines_interpreter() -> None:
     res = run(SandboxJob(files={}, command=["python", "-c",
               "import sys; open('a', 'w').write(sys.executable)"], answer_file="a"))  # fmt: skip
     assert res.status == "ok", res
-    assert res.answer == PY.encode() or os.path.realpath(
-        res.answer.decode()
-    ) == os.path.realpath(PY)
+    assert res.answer == PY.encode() or os.path.realpath(res.answer.decode()) == os.path.realpath(PY)
 
 
 def test_job_is_unprivileged_where_user_namespaces_work() -> None:
@@ -348,9 +336,7 @@ def test_job_is_unprivileged_where_user_namespaces_work() -> None:
     assert exe is not None
     userns, _ = bwrap_mod._probe(exe)
     if not userns:
-        pytest.skip(
-            "no user namespaces here: the job keeps the engine's uid (without capabilities)"
-        )
+        pytest.skip("no user namespaces here: the job keeps the engine's uid (without capabilities)")
     got = tried("""
 import ctypes
 attempt("ids", lambda: (os.getuid(), os.getgid()))

@@ -28,15 +28,9 @@ def test_v1_pids_hierarchy_is_preferred() -> None:
 
 def test_v2_needs_pids_delegated_to_children() -> None:
     seen = []
-    path, version = parse_pids_parent(
-        V2_MOUNTS, V2_CGROUP, lambda p: seen.append(p) or True
-    )
+    path, version = parse_pids_parent(V2_MOUNTS, V2_CGROUP, lambda p: seen.append(p) or True)
     assert version == "v2"
-    assert (
-        path
-        == "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/clade.scope"
-        == seen[0]
-    )
+    assert path == "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/clade.scope" == seen[0]
     with pytest.raises(OSError, match="not enabled"):
         parse_pids_parent(V2_MOUNTS, V2_CGROUP, lambda p: False)
 

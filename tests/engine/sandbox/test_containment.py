@@ -55,9 +55,7 @@ def wait_for_file(path: Path, timeout: float = 10.0) -> str:
     raise AssertionError(f"{path} never written")
 
 
-@pytest.mark.skipif(
-    not CGROUPS, reason="an uncapped fork bomb as root is not safe to run"
-)
+@pytest.mark.skipif(not CGROUPS, reason="an uncapped fork bomb as root is not safe to run")
 def test_fork_bomb_is_capped_and_leaves_nothing() -> None:
     marker = new_marker()
     before = count_processes()
@@ -118,9 +116,7 @@ def test_process_tree_bomb_is_killed_on_timeout(use_cgroup: bool) -> None:
 
 
 @modes
-def test_daemonized_grandchild_does_not_survive(
-    use_cgroup: bool, tmp_path: Path
-) -> None:
+def test_daemonized_grandchild_does_not_survive(use_cgroup: bool, tmp_path: Path) -> None:
     pidfile = tmp_path / "daemon.pid"
     res = run(script_job(f"""
         import os, sys, time
@@ -168,9 +164,7 @@ def test_short_lived_orphans_leave_no_zombies(use_cgroup: bool, tmp_path: Path) 
 
 
 @modes
-def test_cancellation_kills_the_job_and_removes_the_directory(
-    use_cgroup: bool, tmp_path: Path
-) -> None:
+def test_cancellation_kills_the_job_and_removes_the_directory(use_cgroup: bool, tmp_path: Path) -> None:
     info = tmp_path / "info"
     job = script_job(f"""
         import os, time
@@ -223,9 +217,7 @@ def test_cancellation_while_timing_out_still_cleans_up(tmp_path: Path) -> None:
                 break
             await asyncio.sleep(0.02)
         task.cancel()
-        await asyncio.sleep(
-            0
-        )  # the task runs up to its first await in the clean-up: stopping the supervisor
+        await asyncio.sleep(0)  # the task runs up to its first await in the clean-up: stopping the supervisor
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -263,9 +255,7 @@ def test_job_killing_its_supervisor_is_still_contained(tmp_path: Path) -> None:
     assert not process_exists(child)
 
 
-def test_fallback_is_announced_once(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_fallback_is_announced_once(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     class NoCgroups:
         available = False
         reason = "testing"
@@ -281,11 +271,7 @@ def test_fallback_is_announced_once(
     with caplog.at_level(logging.WARNING, logger="engine.sandbox.process"):
         assert run(job, sandbox).status == "ok"
         assert run(job, sandbox).status == "ok"
-    messages = [
-        r.getMessage()
-        for r in caplog.records
-        if "pids cgroup unavailable (testing)" in r.getMessage()
-    ]
+    messages = [r.getMessage() for r in caplog.records if "pids cgroup unavailable (testing)" in r.getMessage()]
     assert len(messages) == 1
 
 
@@ -325,9 +311,7 @@ def test_engine_killed_mid_job_takes_the_job_along(tmp_path: Path) -> None:
         engine.kill()
         engine.wait()
     end = time.monotonic() + 5
-    while (
-        process_exists(int(pid_s)) or process_exists(child)
-    ) and time.monotonic() < end:
+    while (process_exists(int(pid_s)) or process_exists(child)) and time.monotonic() < end:
         time.sleep(0.02)
     assert not process_exists(int(pid_s))
     assert not process_exists(child)
@@ -338,6 +322,4 @@ def test_engine_killed_mid_job_takes_the_job_along(tmp_path: Path) -> None:
     if CGROUPS:
         parent = cgroup_mod._find_pids_parent()[0]
         PidsCgroups._remove_stale(parent)
-        assert not [
-            n for n in os.listdir(parent) if n.startswith(f"clade-{engine.pid}-")
-        ]
+        assert not [n for n in os.listdir(parent) if n.startswith(f"clade-{engine.pid}-")]

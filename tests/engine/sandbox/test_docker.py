@@ -98,9 +98,7 @@ def test_container_options_hold_the_limits(tmp_path: Path) -> None:
     ulimits = {u["name"]: (u["soft"], u["hard"]) for u in opts["ulimits"]}
     assert ulimits == {"cpu": (5, 6), "fsize": (3 * 2**20, 3 * 2**20), "core": (0, 0)}
     # The work directory is the only host path in the container, and the only writable one.
-    assert opts["mounts"] == [
-        {"Type": "bind", "Source": str(tmp_path), "Target": "/job", "ReadOnly": False}
-    ]
+    assert opts["mounts"] == [{"Type": "bind", "Source": str(tmp_path), "Target": "/job", "ReadOnly": False}]
     assert "volumes" not in opts and "binds" not in opts and "privileged" not in opts
     labels = opts["labels"]
     assert labels["clade.sandbox"] == "1"
@@ -117,9 +115,7 @@ def test_container_options_cpus_default_to_the_jobs_limits(tmp_path: Path) -> No
         container_options(job, str(tmp_path), "img", 0, 1)
 
 
-def test_container_environment_is_an_allow_list(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_container_environment_is_an_allow_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     monkeypatch.setenv("HTTPS_PROXY", "http://user:pw@proxy:3128")
@@ -145,9 +141,7 @@ def test_container_environment_is_an_allow_list(
         ("/bin/echo", "/bin/echo"),
     ],
 )
-def test_command_maps_the_interpreter_to_the_images_python(
-    tmp_path: Path, argv0: str, expected: str
-) -> None:
+def test_command_maps_the_interpreter_to_the_images_python(tmp_path: Path, argv0: str, expected: str) -> None:
     job = SandboxJob(files={}, command=[argv0, "runner.py", "--x"], answer_file="a")
     opts = container_options(job, str(tmp_path), "img", 1.0, 1)
     assert opts["entrypoint"] == [expected]
@@ -262,8 +256,9 @@ class FakeContainer:
         self.stopped.wait()
         return {"StatusCode": self.exit_code, "Error": None}
 
-    def logs(self, *, stdout: bool, stderr: bool, stream: bool = False, follow: bool = False,
-             tail: int | None = None) -> FakeStream | bytes:
+    def logs(
+        self, *, stdout: bool, stderr: bool, stream: bool = False, follow: bool = False, tail: int | None = None
+    ) -> FakeStream | bytes:
         assert stdout != stderr
         if not stream:  # the last `tail` lines, as the daemon reads them from its log file
             assert tail is not None and not follow
@@ -309,11 +304,7 @@ class FakeContainers:
         wanted = (filters or {}).get("label", [])
         wanted = [wanted] if isinstance(wanted, str) else wanted
         pairs = [w.partition("=")[::2] for w in wanted]
-        return [
-            c
-            for c in self.all
-            if not c.removed and all_match(c.labels, pairs) and (all or c.status == "running")
-        ]
+        return [c for c in self.all if not c.removed and all_match(c.labels, pairs) and (all or c.status == "running")]
 
 
 def all_match(labels: dict[str, str], pairs: list[tuple[str, str]]) -> bool:
@@ -401,9 +392,7 @@ def test_fake_work_directory_belongs_to_the_job_user(tmp_path: Path) -> None:
     seen: dict[str, Any] = {}
 
     def script(c: FakeContainer) -> int:
-        seen["owner"] = {
-            os.stat(p).st_uid for p in (c.workdir, Path(c.workdir, "runner.py"))
-        }
+        seen["owner"] = {os.stat(p).st_uid for p in (c.workdir, Path(c.workdir, "runner.py"))}
         seen["outer_mode"] = os.stat(Path(c.workdir).parent).st_mode & 0o777
         seen["user"] = c.options["user"]
         return 0
@@ -812,9 +801,7 @@ class TestRealDocker:
         assert found.pop("/job/x") == "written"
         assert all(v != "written" for v in found.values()), found
 
-    def test_environment_has_no_secrets(
-        self, real_sandbox: DockerSandbox, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
+    def test_environment_has_no_secrets(self, real_sandbox: DockerSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
         res = run_real(
             real_sandbox,
@@ -869,9 +856,7 @@ class TestRealDocker:
         label = f"clade.instance={real_sandbox._instance}"
 
         async def main() -> None:
-            task = asyncio.create_task(
-                real_sandbox.run(script_job("import time; time.sleep(600)", timeout_s=600))
-            )
+            task = asyncio.create_task(real_sandbox.run(script_job("import time; time.sleep(600)", timeout_s=600)))
             for _ in range(300):
                 if any(c.status == "running" for c in await asyncio.to_thread(our_containers, label)):
                     break

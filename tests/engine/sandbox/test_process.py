@@ -51,9 +51,7 @@ def test_memory_bomb_is_not_ok_and_engine_survives() -> None:
     """, memory_mb=256, timeout_s=10))  # fmt: skip
     assert res.status in ("error", "killed"), res
     assert "MemoryError" in res.stderr_tail
-    assert (
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 1024 * 1024
-    )  # KiB: engine stayed well under 1 GB
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 1024 * 1024  # KiB: engine stayed well under 1 GB
 
 
 def test_output_flood_is_bounded_and_keeps_the_last_line() -> None:
@@ -76,9 +74,7 @@ def test_output_flood_is_bounded_and_keeps_the_last_line() -> None:
 
 
 def test_printed_score_is_just_text() -> None:
-    res = run(
-        script_job("print('score: 1.0')\nprint('status: ok')\nraise SystemExit(1)\n")
-    )
+    res = run(script_job("print('score: 1.0')\nprint('status: ok')\nraise SystemExit(1)\n"))
     assert res.status == "error"
     assert res.returncode == 1
     assert "score: 1.0" in res.stdout_tail
@@ -160,11 +156,7 @@ def test_answer_file_is_refused_when_unsafe(code: str, expect: str) -> None:
 
 
 def test_answer_symlink_inside_the_directory_is_read() -> None:
-    res = run(
-        script_job(
-            "import os\nopen('real.txt','w').write('42')\nos.symlink('real.txt', 'answer.txt')\n"
-        )
-    )
+    res = run(script_job("import os\nopen('real.txt','w').write('42')\nos.symlink('real.txt', 'answer.txt')\n"))
     assert res.answer == b"42"
 
 
@@ -190,9 +182,7 @@ def test_command_that_cannot_start() -> None:
 def test_jobs_run_concurrently() -> None:
     async def many() -> list:
         sb = ProcessSandbox()
-        job = script_job(
-            "import time\ntime.sleep(1)\nopen('answer.txt','w').write('z')\n"
-        )
+        job = script_job("import time\ntime.sleep(1)\nopen('answer.txt','w').write('z')\n")
         return await asyncio.gather(*(sb.run(job) for _ in range(4)))
 
     t0 = time.monotonic()
@@ -217,7 +207,8 @@ def test_working_directory_with_unwritable_parts_is_removed(tmp_path: Path) -> N
 def test_rlimits_are_applied_in_the_job() -> None:
     res = run(script_job("""
         import resource
-        lim = {n: resource.getrlimit(getattr(resource, n)) for n in ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CORE")}
+        names = ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CORE")
+        lim = {n: resource.getrlimit(getattr(resource, n)) for n in names}
         open('answer.txt', 'w').write(repr(lim))
     """, cpu_s=7, memory_mb=900, file_size_mb=3))  # fmt: skip
     lim = eval(res.answer or b"{}")  # our own repr of ints and tuples

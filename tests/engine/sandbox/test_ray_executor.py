@@ -65,10 +65,19 @@ def test_ray_available_says_why_when_missing(monkeypatch):
 
 
 def test_importing_the_sandboxes_does_not_import_ray():
-    code = ("import sys, engine.sandbox, engine.sandbox.ray_executor as r; "
-            "r.ray_available.__name__; assert 'ray' not in sys.modules, 'ray imported'")
-    out = subprocess.run([PY, "-c", code], check=False, cwd=REPO, capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    code = (
+        "import sys, engine.sandbox, engine.sandbox.ray_executor as r; "
+        "r.ray_available.__name__; assert 'ray' not in sys.modules, 'ray imported'"
+    )
+    out = subprocess.run(
+        [PY, "-c", code],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
     assert out.returncode == 0, out.stderr
 
 
@@ -87,15 +96,24 @@ def test_an_unreachable_address_is_one_line_runtime_error():
         port = s.getsockname()[1]
     addresses = [f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"]  # a GCS, and Ray Client
     # in a fresh process: this module's Ray is already initialised here and would be reused
-    code = ("from engine.sandbox.ray_executor import RaySandbox\n"
-            f"for address in {addresses!r}:\n"
-            "    try:\n"
-            "        RaySandbox('process', address=address)\n"
-            "    except RuntimeError as exc:\n"
-            "        print('RuntimeError:', exc)\n")
+    code = (
+        "from engine.sandbox.ray_executor import RaySandbox\n"
+        f"for address in {addresses!r}:\n"
+        "    try:\n"
+        "        RaySandbox('process', address=address)\n"
+        "    except RuntimeError as exc:\n"
+        "        print('RuntimeError:', exc)\n"
+    )
     started = time.monotonic()
-    out = subprocess.run([PY, "-c", code], check=False, cwd=REPO, capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    out = subprocess.run(
+        [PY, "-c", code],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert len(lines) == 2, out.stdout
@@ -113,9 +131,11 @@ def test_an_ok_job_brings_back_its_answer(ray_sandbox):
     assert ray_sandbox.name == "ray/process"
     payload = bytes(range(256)) * 4  # the job's files travel with the task, bytes intact
     job = SandboxJob(
-        files={"runner.py": b"import sys\ndata = open('in/data.bin', 'rb').read()\n"
-                            b"open('answer.bin', 'wb').write(data[::-1])\nprint('done', len(data))\n",
-               "in/data.bin": payload},
+        files={
+            "runner.py": b"import sys\ndata = open('in/data.bin', 'rb').read()\n"
+            b"open('answer.bin', 'wb').write(data[::-1])\nprint('done', len(data))\n",
+            "in/data.bin": payload,
+        },
         command=[PY, "runner.py"],
         answer_file="answer.bin",
     )
@@ -152,8 +172,9 @@ def test_jobs_run_at_once(ray_sandbox, tmp_path):
     """
 
     async def both():
-        return await asyncio.gather(*(ray_sandbox.run(script_job(code, args=(name,), timeout_s=30.0))
-                                      for name in ("a", "b")))
+        return await asyncio.gather(
+            *(ray_sandbox.run(script_job(code, args=(name,), timeout_s=30.0)) for name in ("a", "b"))
+        )
 
     results = asyncio.run(both())
     assert [r.status for r in results] == ["ok", "ok"], results
@@ -166,8 +187,9 @@ def test_cancelling_a_run_leaves_no_process(ray_sandbox):
     marker = new_marker()
 
     async def start_then_cancel():
-        task = asyncio.ensure_future(ray_sandbox.run(
-            script_job("import time; time.sleep(60)", args=(marker,), timeout_s=120.0)))
+        task = asyncio.ensure_future(
+            ray_sandbox.run(script_job("import time; time.sleep(60)", args=(marker,), timeout_s=120.0))
+        )
         await wait_for(lambda: pids_with_marker(marker), what="the job to start")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -205,8 +227,9 @@ def run_killing_the_first_worker(sandbox: RaySandbox, job: SandboxJob, marker: s
 def test_a_dead_worker_is_retried_elsewhere_and_recorded_once(ray_sandbox, tmp_path):
     traced = RaySandbox("process", trace_dir=tmp_path)  # joins the module's Ray, with a trace of attempts
     marker = new_marker()
-    job = script_job("import time; time.sleep(2); open('answer.txt', 'w').write('survived')",
-                     args=(marker,), timeout_s=30.0)
+    job = script_job(
+        "import time; time.sleep(2); open('answer.txt', 'w').write('survived')", args=(marker,), timeout_s=30.0
+    )
     worker, results = run_killing_the_first_worker(traced, job, marker, tmp_path / "ray-trace.log")
     traced.close()  # not the owner: Ray stays up for the other tests
     (result,) = results
