@@ -84,6 +84,85 @@ BLOCK_GROWTH = 2.0
 SAMPLE = 2048
 
 
+class _Running:
+    """The running argmax of one pruned draw, and the positions drawn in full so far."""
+
+    __slots__ = ("params", "rng", "lead", "stats", "winner", "best", "done")
+
+    def __init__(self, params: Params, rng: np.random.Generator, lead: int | None, stats: PruneStats) -> None:
+        self.params, self.rng, self.lead, self.stats = params, rng, lead, stats
+        self.winner, self.best = -1, -np.inf
+        self.done: list[np.ndarray] = []
+        if lead is not None:  # drawn first, whatever the bounds say
+            a, b = params(np.array([lead]))
+            self.winner, self.best = lead, float(rng.beta(a[0], b[0]))
+            stats.drawn = 1
+
+    def draw(self, positions: np.ndarray) -> None:
+        """Draw these positions in full (the lead is already drawn) and keep the best."""
+        if self.lead is not None:
+            positions = positions[positions != self.lead]
+        if len(positions) == 0:
+            return
+        a, b = self.params(positions)
+        theta = self.rng.beta(a, b)
+        k = int(np.argmax(theta))
+        self.stats.drawn += len(positions)
+        self.done.append(positions)
+        if theta[k] > self.best:
+            self.winner, self.best = int(positions[k]), float(theta[k])
+
+
+def _draw_above_cut(run: _Running, m: int, upper: np.ndarray, target: int | None) -> None:
+    """Step 2: draw in decreasing bound until the next bound is at most the best draw (the cut)."""
+    # bands of decreasing bounds: (h_1, inf), (h_2, h_1], ...; h_j from a fixed sample of the bounds
+    sample = np.sort(upper[:: max(1, m // SAMPLE)])[::-1]
+    target = m if target is None else max(1, target)
+    ceiling = np.inf
+    while ceiling > run.best:
+        rank = int(np.ceil(target / m * len(sample)))
+        floor = float(sample[rank]) if rank < len(sample) else -np.inf
+        mask = upper > floor
+        if ceiling < np.inf:
+            mask &= upper <= ceiling
+        band = np.flatnonzero(mask)
+        band = band[np.argsort(-upper[band])]
+        run.stats.bands += 1
+        start, block = 0, FIRST_BLOCK
+        while start < len(band) and upper[band[start]] > run.best:  # the next bound is the cut
+            run.draw(band[start : start + block])
+            start, block = start + block, int(BLOCK_GROWTH * block)
+        if start < len(band):
+            return  # cut = upper[band[start]] <= best: everyone undrawn is at or below it
+        ceiling, target = floor, 4 * target  # the band ran out above the best draw: the next one
+
+
+def _draw_tail(run: _Running, m: int, delta: float) -> None:
+    """Step 3: below the cut, only those with U_i > 1 - delta can win; draw them in their upper tail."""
+    from scipy.special import betainccinv
+
+    rng, lead = run.rng, run.lead
+    others = m - (lead is not None)
+    picks_n = int(rng.binomial(others, delta)) if others else 0
+    if picks_n == 0:
+        return
+    picks = rng.choice(others, size=picks_n, replace=False)
+    if lead is not None:
+        picks = picks + (picks >= lead)  # positions other than the lead, uniformly
+    if run.done:  # those drawn in full need no tail draw
+        drawn = np.sort(np.concatenate(run.done))
+        at = np.minimum(np.searchsorted(drawn, picks), len(drawn) - 1)
+        picks = picks[drawn[at] != picks]
+    run.stats.picked = len(picks)
+    if len(picks) == 0:
+        return
+    a, b = run.params(picks)
+    theta = betainccinv(a, b, delta * rng.random(len(picks)))  # given U > 1 - delta: upper tail delta * V
+    k = int(np.argmax(theta))
+    if theta[k] > run.best:
+        run.winner, run.best, run.stats.tail_won = int(picks[k]), float(theta[k]), True
+
+
 def pruned_argmax(
     m: int,
     upper: np.ndarray,
@@ -104,76 +183,16 @@ def pruned_argmax(
     if the best draw is still below the rest, the next band is four times larger.
     lead: a position drawn first; it must not depend on this call's randomness.
     """
-    from scipy.special import betainccinv
-
     if m == 0:
         raise ValueError("no candidates to sample")
     if not 0.0 < delta < 1.0:
         raise ValueError("delta must be in (0, 1)")
     stats = stats if stats is not None else PruneStats()
     stats.candidates, stats.drawn, stats.bands, stats.picked, stats.tail_won = m, 0, 0, 0, False
-    winner, best = -1, -np.inf
-    done: list[np.ndarray] = []
-
-    def draw(positions: np.ndarray) -> None:
-        nonlocal winner, best
-        if lead is not None:
-            positions = positions[positions != lead]
-        if len(positions) == 0:
-            return
-        a, b = params(positions)
-        theta = rng.beta(a, b)
-        k = int(np.argmax(theta))
-        stats.drawn += len(positions)
-        done.append(positions)
-        if theta[k] > best:
-            winner, best = int(positions[k]), float(theta[k])
-
-    if lead is not None:
-        a, b = params(np.array([lead]))
-        winner, best = lead, float(rng.beta(a[0], b[0]))
-        stats.drawn = 1
-    # bands of decreasing bounds: (h_1, inf), (h_2, h_1], ...; h_j from a fixed sample of the bounds
-    sample = np.sort(upper[:: max(1, m // SAMPLE)])[::-1]
-    target = m if target is None else max(1, target)
-    ceiling = np.inf
-    while ceiling > best:
-        rank = int(np.ceil(target / m * len(sample)))
-        floor = float(sample[rank]) if rank < len(sample) else -np.inf
-        mask = upper > floor
-        if ceiling < np.inf:
-            mask &= upper <= ceiling
-        band = np.flatnonzero(mask)
-        band = band[np.argsort(-upper[band])]
-        stats.bands += 1
-        start, block = 0, FIRST_BLOCK
-        while start < len(band) and upper[band[start]] > best:  # the next bound is the cut
-            draw(band[start : start + block])
-            start, block = start + block, int(BLOCK_GROWTH * block)
-        if start < len(band):
-            break  # cut = upper[band[start]] <= best: everyone undrawn is at or below it
-        ceiling, target = floor, 4 * target  # the band ran out above the best draw: the next one
-    # below the cut: only those with U_i > 1 - delta can win
-    others = m - (lead is not None)
-    picks_n = int(rng.binomial(others, delta)) if others else 0
-    if picks_n == 0:
-        return winner, best
-    picks = rng.choice(others, size=picks_n, replace=False)
-    if lead is not None:
-        picks = picks + (picks >= lead)  # positions other than the lead, uniformly
-    if done:  # those drawn in full need no tail draw
-        drawn = np.sort(np.concatenate(done))
-        at = np.minimum(np.searchsorted(drawn, picks), len(drawn) - 1)
-        picks = picks[drawn[at] != picks]
-    stats.picked = len(picks)
-    if len(picks) == 0:
-        return winner, best
-    a, b = params(picks)
-    theta = betainccinv(a, b, delta * rng.random(len(picks)))  # given U > 1 - delta: upper tail delta * V
-    k = int(np.argmax(theta))
-    if theta[k] > best:
-        winner, best, stats.tail_won = int(picks[k]), float(theta[k]), True
-    return winner, best
+    run = _Running(params, rng, lead, stats)  # step 1: the lead, if any
+    _draw_above_cut(run, m, upper, target)
+    _draw_tail(run, m, delta)
+    return run.winner, run.best
 
 
 def thompson_argmax_pruned(
