@@ -243,21 +243,9 @@ def _job_main(
             os._exit(127)
 
 
-def _supervisor(ctl: socket.socket, server_pid: int, cgroup_dir: str, libc: ctypes.CDLL | None) -> int:
-    """A job's supervisor, forked ahead of its job with the job's main process (see `_job_main`).
-
-    Waits for the request (with the job's stdout, stderr and status fds) on
-    `ctl`, hands it to main, supervises the job to its end, sweeps, reports.
-    Returns the exit code.
-    """
-    from time import monotonic
-
-    _signal.signal(SIGCHLD, _signal.SIG_DFL)
-    _signal.pthread_sigmask(_signal.SIG_SETMASK, WAITED)  # taken with sigwaitinfo: no handler races
-    os.setsid()  # its own session, off any terminal; the engine's last resort kills this session
-    warnings = [_prctl(libc, PR_SET_CHILD_SUBREAPER, 1), _prctl(libc, PR_SET_PDEATHSIG, _signal.SIGTERM)]
-    if os.getppid() != server_pid:  # the server died before PDEATHSIG was armed
-        return 0
+def _fork_main(ctl: socket.socket, cgroup_dir: str, libc: ctypes.CDLL | None) -> tuple[int, socket.socket, int]:
+    """Fork the job's main process (see `_job_main`): its pid, the socket that hands it the request,
+    and the read end of its exec check (EOF once main has exec'd or died)."""
     job_sock, main_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     check_r, check_w = os.pipe()  # close-on-exec: EOF once main has exec'd (or died)
     me = os.getpid()
@@ -273,6 +261,66 @@ def _supervisor(ctl: socket.socket, server_pid: int, cgroup_dir: str, libc: ctyp
         os.setpgid(main_pid, main_pid)  # also from here, so the group exists before we can signal it
     except OSError:
         pass  # main already did it
+    return main_pid, main_sock, check_r
+
+
+def _cap_pids(cgroup_dir: str, processes: int) -> str:
+    """Set the job cgroup's pids.max; '' or a warning saying why it could not."""
+    try:
+        with open(cgroup_dir + "/pids.max", "w") as f:
+            f.write(str(processes))
+    except OSError as exc:
+        return f"could not set pids.max in {cgroup_dir}: {exc}"
+    return ""
+
+
+def _exec_check(check_r: int) -> tuple[str, list[str]]:
+    """What main wrote before its exec (read to EOF, then closed): the exec error ('' if none), its warnings."""
+    exec_error, warnings = "", []
+    chunks: list[bytes] = []
+    while data := os.read(check_r, 65536):
+        chunks.append(data)
+    os.close(check_r)
+    for line in b"".join(chunks).decode(errors="replace").splitlines():
+        if line.startswith("E "):
+            exec_error = line[2:]
+        elif line.startswith("W "):
+            warnings.append(line[2:])
+    return exec_error, warnings
+
+
+def _report(status: int, cpu: float, stopped: bool, swept: bool, exec_error: str, warnings: list[str]) -> bytes:
+    """The job's report for its status pipe (the protocol in the module docstring)."""
+    report = [f"warn {w}" for w in warnings if w]
+    if not swept:
+        report.append(f"warn processes survived {SWEEP_DEADLINE_S:g} s of SIGKILL sweeps")
+    if stopped:
+        report.insert(0, "stopped")
+    if exec_error:
+        report.append(f"execfail {exec_error}")
+    elif os.WIFSIGNALED(status):
+        report.append(f"signal {os.WTERMSIG(status)} {cpu:.3f}")
+    else:
+        report.append(f"exit {os.WEXITSTATUS(status)} {cpu:.3f}")
+    return ("\n".join(report) + "\n").encode(errors="replace")
+
+
+def _supervisor(ctl: socket.socket, server_pid: int, cgroup_dir: str, libc: ctypes.CDLL | None) -> int:
+    """A job's supervisor, forked ahead of its job with the job's main process (see `_job_main`).
+
+    Waits for the request (with the job's stdout, stderr and status fds) on
+    `ctl`, hands it to main, supervises the job to its end, sweeps, reports.
+    Returns the exit code.
+    """
+    from time import monotonic
+
+    _signal.signal(SIGCHLD, _signal.SIG_DFL)
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, WAITED)  # taken with sigwaitinfo: no handler races
+    os.setsid()  # its own session, off any terminal; the engine's last resort kills this session
+    warnings = [_prctl(libc, PR_SET_CHILD_SUBREAPER, 1), _prctl(libc, PR_SET_PDEATHSIG, _signal.SIGTERM)]
+    if os.getppid() != server_pid:  # the server died before PDEATHSIG was armed
+        return 0
+    main_pid, main_sock, check_r = _fork_main(ctl, cgroup_dir, libc)
     _signal.pthread_sigmask(_signal.SIG_UNBLOCK, WAITED)  # a stop signal while idle just ends us (and main)
     msg, fds = _recv(ctl, 3)
     ctl.close()
@@ -284,40 +332,17 @@ def _supervisor(ctl: socket.socket, server_pid: int, cgroup_dir: str, libc: ctyp
     request = json.loads(msg)
     out_fd, err_fd, status_fd = fds
     if cgroup_dir:
-        try:
-            with open(cgroup_dir + "/pids.max", "w") as f:
-                f.write(str(request["processes"]))
-        except OSError as exc:
-            warnings.append(f"could not set pids.max in {cgroup_dir}: {exc}")
+        warnings.append(_cap_pids(cgroup_dir, request["processes"]))
     _send(main_sock, msg, [out_fd, err_fd])
     os.close(out_fd)
     os.close(err_fd)
     main_sock.close()
-    exec_error = ""
-    chunks: list[bytes] = []
-    while data := os.read(check_r, 65536):
-        chunks.append(data)
-    os.close(check_r)
-    for line in b"".join(chunks).decode(errors="replace").splitlines():
-        if line.startswith("E "):
-            exec_error = line[2:]
-        elif line.startswith("W "):
-            warnings.append(line[2:])
+    exec_error, main_warnings = _exec_check(check_r)
+    warnings += main_warnings
     stopped = not _await_job(main_pid)
-    report = [f"warn {w}" for w in warnings if w]
-    if not _sweep(main_pid, not stopped, cgroup_dir, monotonic):
-        report.append(f"warn processes survived {SWEEP_DEADLINE_S:g} s of SIGKILL sweeps")
+    swept = _sweep(main_pid, not stopped, cgroup_dir, monotonic)
     _, status, usage = os.wait4(main_pid, 0)
-    cpu = usage.ru_utime + usage.ru_stime
-    if stopped:
-        report.insert(0, "stopped")
-    if exec_error:
-        report.append(f"execfail {exec_error}")
-    elif os.WIFSIGNALED(status):
-        report.append(f"signal {os.WTERMSIG(status)} {cpu:.3f}")
-    else:
-        report.append(f"exit {os.WEXITSTATUS(status)} {cpu:.3f}")
-    os.write(status_fd, ("\n".join(report) + "\n").encode(errors="replace"))
+    os.write(status_fd, _report(status, usage.ru_utime + usage.ru_stime, stopped, swept, exec_error, warnings))
     return 0
 
 
@@ -375,6 +400,29 @@ def _new_cgroup(parent: str, name: str) -> str:
         return ""
 
 
+def _reap(*_: object) -> None:
+    """SIGCHLD handler of the server: reap every child that ended (spent supervisors)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _pass_on(spare: _Spare, msg: bytes, fds: list[int]) -> bool:
+    """Send a request and its fds to the spare (our copies closed); False if the spare died."""
+    try:
+        _send(spare.ctl, msg, fds)
+        return True
+    except OSError:  # the spare died (killed from outside): the engine gets an error and retries
+        return False
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def serve(sock_fd: int, cgroup_parent: str, cgroup_prefix: str) -> None:
     """The long-lived server: hands each job request to a spare supervisor, until the engine goes.
 
@@ -389,17 +437,7 @@ def serve(sock_fd: int, cgroup_parent: str, cgroup_prefix: str) -> None:
 
     engine = socket.socket(fileno=sock_fd)
     libc = _libc()
-
-    def reap(*_: object) -> None:
-        while True:
-            try:
-                pid, _status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-
-    _signal.signal(SIGCHLD, reap)
+    _signal.signal(SIGCHLD, _reap)
     spare: _Spare | None = None
     count = 0
     try:
@@ -415,14 +453,7 @@ def serve(sock_fd: int, cgroup_parent: str, cgroup_prefix: str) -> None:
                 for fd in fds:
                     os.close(fd)
                 break
-            try:
-                _send(spare.ctl, msg, fds)
-                sent = True
-            except OSError:  # the spare died (killed from outside): the engine gets an error and retries
-                sent = False
-            finally:
-                for fd in fds:
-                    os.close(fd)
+            sent = _pass_on(spare, msg, fds)
             reply = {"pid": spare.pid, "cgroup": spare.cgroup_dir} if sent else {"error": "spare supervisor died"}
             pidfds = [spare.pidfd] if sent and spare.pidfd is not None else []
             if sent:

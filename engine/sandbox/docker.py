@@ -71,6 +71,7 @@ import tempfile
 import time
 import uuid
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from .base import SandboxJob, SandboxResult
@@ -90,10 +91,11 @@ from .docker_options import (
     job_user,
 )
 from .docker_output import _drain, _pump, _settle_tails
-from .docker_result import _docker_result, _failure
+from .docker_result import _container_report, _docker_result, _failure
 from .docker_sweep import _close, _remove_container, _remove_stale_containers
 from .docker_threads import _in_thread, _settled
 from .output import _Tail
+from .report import _Ended
 from .workdir import _read_answer, _rmtree, _sweep_stale_workdirs, _write_files
 
 __all__ = [
@@ -111,6 +113,16 @@ log = logging.getLogger(__name__)
 
 _KILL_WAIT_S = 10.0  # after kill, how long the container is waited for before it is force-removed
 _WORKDIR_PREFIX = "clade-docker-"
+
+
+@dataclass(frozen=True)
+class _Exit:
+    """How a started container ended."""
+
+    code: int | None  # its exit status; None when it was killed at the limit and none came back
+    oom: bool  # the kernel's OOM killer ended one of its processes
+    timed_out: bool
+    runtime: float  # seconds from its start to its end (or to the kill)
 
 
 class DockerSandbox:
@@ -207,36 +219,15 @@ class DockerSandbox:
                 await asyncio.to_thread(container.start)
             except self._errors as exc:
                 return _failure(out, err, t0, f"could not start {job.command[0]!r}: {_one_line(exc)}")
-            t0 = time.monotonic()
-            waiter = _in_thread(container.wait)
-            streams: list[Any] = []
-            pumps = [
-                _in_thread(_pump, container, True, out, streams),
-                _in_thread(_pump, container, False, err, streams),
-            ]
-            done, _ = await asyncio.wait({waiter}, timeout=limits.timeout_s)
-            runtime = time.monotonic() - t0
-            timed_out = not done
-            if timed_out:
-                try:
-                    await asyncio.to_thread(container.kill)
-                except self._errors:
-                    pass  # it stopped meanwhile, or the daemon is gone: the removal below settles it
-                await asyncio.wait({waiter}, timeout=_KILL_WAIT_S)
-            await _drain(pumps, streams)
-            await asyncio.to_thread(_settle_tails, container, out, err, self._errors)
-            if not waiter.done() or waiter.exception() is not None:
-                if timed_out:
-                    code, oom = None, False
-                else:
-                    why = "no exit status" if not waiter.done() else _one_line(waiter.exception())
-                    return _failure(out, err, t0, f"lost the container: {why}", runtime)
-            else:
-                code = int(waiter.result().get("StatusCode", -1))
-                oom = await self._oom_killed(container)
+            end = await self._wait_for_exit(container, limits.timeout_s, out, err)
+            if isinstance(end, SandboxResult):
+                return end
             removed = await self._remove(container)
             answer, answer_reason = _read_answer(workdir, job.answer_file, job.answer_limit)
-            return _docker_result(job, code, oom, timed_out, runtime, out, err, answer, answer_reason)
+            report = _container_report(end.code, err)
+            return _docker_result(
+                job, _Ended(report, end.timed_out, end.runtime, out, err, answer, answer_reason), end.oom
+            )
         finally:
             # Also on cancellation (Ctrl-C): the container is killed and removed before it goes on.
             try:
@@ -244,6 +235,35 @@ class DockerSandbox:
                     await self._remove(container)  # re-raises a cancellation that came meanwhile
             finally:
                 _rmtree(outer)
+
+    async def _wait_for_exit(self, container: Any, timeout_s: float, out: _Tail, err: _Tail) -> _Exit | SandboxResult:
+        """Wait for the started container to end, killing it at the wall-clock limit, its output drained
+        into out and err; a failure result when its exit status was lost (not after a kill)."""
+        t0 = time.monotonic()
+        waiter = _in_thread(container.wait)
+        streams: list[Any] = []
+        pumps = [
+            _in_thread(_pump, container, True, out, streams),
+            _in_thread(_pump, container, False, err, streams),
+        ]
+        done, _ = await asyncio.wait({waiter}, timeout=timeout_s)
+        runtime = time.monotonic() - t0
+        timed_out = not done
+        if timed_out:
+            try:
+                await asyncio.to_thread(container.kill)
+            except self._errors:
+                pass  # it stopped meanwhile, or the daemon is gone: the removal settles it
+            await asyncio.wait({waiter}, timeout=_KILL_WAIT_S)
+        await _drain(pumps, streams)
+        await asyncio.to_thread(_settle_tails, container, out, err, self._errors)
+        if waiter.done() and waiter.exception() is None:
+            code = int(waiter.result().get("StatusCode", -1))
+            return _Exit(code, await self._oom_killed(container), timed_out, runtime)
+        if timed_out:
+            return _Exit(None, False, timed_out, runtime)
+        why = "no exit status" if not waiter.done() else _one_line(waiter.exception())
+        return _failure(out, err, t0, f"lost the container: {why}", runtime)
 
     def _rootless(self) -> bool:
         try:

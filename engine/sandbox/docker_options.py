@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .base import JOB_LLM_SOCKET, SandboxJob, llm_env
+from .base import JOB_LLM_SOCKET, SandboxJob, SandboxLimits, llm_env
 from .jobenv import _job_env
 
 JOB_DIR = "/job"
@@ -50,8 +50,6 @@ def container_options(
         cpus = float(getattr(limits, "cpus", 1.0))
     if not cpus > 0:
         raise ValueError(f"cpus must be > 0, got {cpus!r}")
-    memory = limits.memory_mb * _MB
-    fsize = limits.file_size_mb * _MB
     argv = _image_argv(job.command)
     return {
         "image": image,
@@ -66,6 +64,17 @@ def container_options(
             "clade.engine_pid": str(engine_pid),
             "clade.host": socket.gethostname(),
         },
+        **_limit_options(limits, cpus),
+        **_filesystem_options(job, workdir),
+        **_isolation_options(limits),
+    }
+
+
+def _limit_options(limits: SandboxLimits, cpus: float) -> dict[str, Any]:
+    """No network; memory, CPU and process caps over the whole container; rlimits per process."""
+    memory = limits.memory_mb * _MB
+    fsize = limits.file_size_mb * _MB
+    return {
         "network_mode": "none",
         "mem_limit": memory,
         "memswap_limit": memory,  # equal to mem_limit: no swap
@@ -76,6 +85,12 @@ def container_options(
             {"name": "fsize", "soft": fsize, "hard": fsize},
             {"name": "core", "soft": 0, "hard": 0},
         ],
+    }
+
+
+def _filesystem_options(job: SandboxJob, workdir: str) -> dict[str, Any]:
+    """A read-only root; writable only /job (the host's workdir) and two small tmpfs in RAM."""
+    return {
         "read_only": True,
         "mounts": [{"Type": "bind", "Source": workdir, "Target": JOB_DIR, "ReadOnly": False}]
         + (
@@ -85,6 +100,12 @@ def container_options(
         ),  # the LLM gateway's socket alone: no network needed
         "tmpfs": {"/tmp": "size=64m,mode=1777"},
         "shm_size": 64 * _MB,
+    }
+
+
+def _isolation_options(limits: SandboxLimits) -> dict[str, Any]:
+    """No privileges, a capped log, an init as pid 1; the container outlives its job until we remove it."""
+    return {
         "ipc_mode": "private",
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 
 from .base import SandboxJob, SandboxLimits, SandboxResult
 from .output import _Tail
-from .report import _Report, _result
+from .report import _Ended, _Report, _result
 
 _SIGNAL_EXIT_BASE = 128
 _NSIG = 65
@@ -39,45 +40,27 @@ def _failure(
     )
 
 
-def _docker_result(
-    job: SandboxJob,
-    code: int | None,
-    oom: bool,
-    timed_out: bool,
-    runtime: float,
-    out: _Tail,
-    err: _Tail,
-    answer: bytes | None,
-    answer_reason: str,
-) -> SandboxResult:
-    """The process sandbox's statuses and reasons, from the container's exit code (128+N: signal N)."""
+def _container_report(code: int | None, err: _Tail) -> _Report:
+    """The container's exit code in the process sandbox's terms (128+N: signal N; None: no exit status)."""
     failed_exec = _TINI_EXEC_FAILED.search(err.text()) if code == _EXEC_FAILED_CODE else None
     if code is None:
-        report = _Report()
-    elif failed_exec:  # the init could not start the command (not found, not executable)
-        report = _Report(kind="execfail", message=failed_exec.group(1))
-    elif _SIGNAL_EXIT_BASE < code < _SIGNAL_EXIT_BASE + _NSIG:
-        report = _Report(kind="signal", code=code - _SIGNAL_EXIT_BASE)
-    else:
-        report = _Report(kind="exit", code=code)
-    res = _result(
-        limits=job.limits, job=job, report=report, timed_out=timed_out, runtime=runtime,
-        out=out, err=err, answer=answer, answer_reason="",
-    )  # fmt: skip
+        return _Report()
+    if failed_exec:  # the init could not start the command (not found, not executable)
+        return _Report(kind="execfail", message=failed_exec.group(1))
+    if _SIGNAL_EXIT_BASE < code < _SIGNAL_EXIT_BASE + _NSIG:
+        return _Report(kind="signal", code=code - _SIGNAL_EXIT_BASE)
+    return _Report(kind="exit", code=code)
+
+
+def _docker_result(job: SandboxJob, ended: _Ended, oom: bool) -> SandboxResult:
+    """The process sandbox's statuses and reasons (`ended.report` from `_container_report`), and the OOM kill."""
+    res = _result(job, replace(ended, answer_reason=""))
     reason = res.reason
-    if oom and not timed_out:
+    if oom and not ended.timed_out:
         reason = _out_of_memory(job.limits, res.status, reason)
-    if answer_reason:
-        reason = f"{reason}; {answer_reason}" if reason else answer_reason
-    return SandboxResult(
-        status=res.status,
-        returncode=res.returncode,
-        answer=res.answer,
-        stdout_tail=res.stdout_tail,
-        stderr_tail=res.stderr_tail,
-        runtime_s=res.runtime_s,
-        reason=reason,
-    )
+    if ended.answer_reason:
+        reason = f"{reason}; {ended.answer_reason}" if reason else ended.answer_reason
+    return replace(res, reason=reason)
 
 
 def _out_of_memory(limits: SandboxLimits, status: str, reason: str) -> str:

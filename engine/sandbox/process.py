@@ -47,7 +47,7 @@ from .jobenv import _job_env, _rlimit_spec
 from .killtree import _hard_kill
 from .launcher import Launcher, Supervised
 from .output import _finish, _read_task, _Tail
-from .report import _Report, _result
+from .report import _Ended, _Report, _result
 from .workdir import _read_answer, _rmtree, _sweep_stale_workdirs, _write_files
 
 __all__ = ["ProcessSandbox"]
@@ -112,36 +112,11 @@ class ProcessSandbox:
         readers: list[asyncio.Task[bytes]] = []
         try:
             _write_files(workdir, job.files)
-            launcher = self._get_launcher()
-            argv, env = self._job_command(job, workdir)
-            request = {
-                "cwd": workdir,
-                "env": env,
-                "argv": argv,
-                "processes": limits.processes,
-                "rlimits": _rlimit_spec(limits, capped_by_cgroup=bool(launcher.cgroup_parent)),
-            }
-            pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, status
-            try:
-                sup = launcher.launch(request, (pipes[0][1], pipes[1][1], pipes[2][1]))
-                if sup.cgroup:
-                    cg = JobCgroup(sup.cgroup)
-                elif launcher.cgroup_parent:
-                    self._warn_once(
-                        "process sandbox: could not create a job cgroup; such jobs run without a "
-                        "pids cap (RLIMIT_NPROC only)"
-                    )
-            except BaseException:
-                for r, _ in pipes:
-                    os.close(r)
-                raise
-            finally:
-                for _, w in pipes:
-                    os.close(w)
+            sup, cg, (stdout_fd, stderr_fd, status_fd) = self._launch(job, workdir)
             t0 = time.monotonic()
             out, err = _Tail(limits.output_bytes), _Tail(limits.output_bytes)
-            status = _read_task(pipes[2][0])
-            readers = [_read_task(pipes[0][0], out), _read_task(pipes[1][0], err)]
+            status = _read_task(status_fd)
+            readers = [_read_task(stdout_fd, out), _read_task(stderr_fd, err)]
             # EOF on the status pipe means the supervisor is gone, and with it (normally) the whole job.
             done, _ = await asyncio.wait({status}, timeout=limits.timeout_s)
             runtime = time.monotonic() - t0
@@ -155,21 +130,12 @@ class ProcessSandbox:
                 self._warn_once(f"sandbox supervisor: {warning}")
             await _finish(readers, self._warn_once)
             answer, answer_reason = _read_answer(workdir, job.answer_file, job.answer_limit)
-            return _result(limits, job, report, timed_out, runtime, out, err, answer, answer_reason)
+            return _result(job, _Ended(report, timed_out, runtime, out, err, answer, answer_reason))
         except BaseException:
             # Cancellation (Ctrl-C in the engine) or a bug: kill before the exception propagates.
             # A further cancellation meanwhile only makes the kill harder (see _stop); the
             # clean-up is bounded, and the original exception is re-raised after it.
-            if sup is not None and status is not None and not status.done():
-                try:
-                    await self._stop(sup, cg, status)
-                except asyncio.CancelledError:
-                    pass
-            if readers:
-                try:
-                    await _finish(readers, self._warn_once)
-                except asyncio.CancelledError:
-                    pass
+            await self._abandon(sup, cg, status, readers)
             raise
         finally:
             if status is not None and not status.done():
@@ -179,6 +145,56 @@ class ProcessSandbox:
             if cg is not None:
                 cg.remove()
             _rmtree(workdir)
+
+    def _launch(self, job: SandboxJob, workdir: str) -> tuple[Supervised, JobCgroup | None, tuple[int, int, int]]:
+        """Start the job's supervisor; its cgroup, if any, and the read ends of its stdout, stderr and status."""
+        launcher = self._get_launcher()
+        argv, env = self._job_command(job, workdir)
+        request = {
+            "cwd": workdir,
+            "env": env,
+            "argv": argv,
+            "processes": job.limits.processes,
+            "rlimits": _rlimit_spec(job.limits, capped_by_cgroup=bool(launcher.cgroup_parent)),
+        }
+        pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, status
+        cg: JobCgroup | None = None
+        try:
+            sup = launcher.launch(request, (pipes[0][1], pipes[1][1], pipes[2][1]))
+            if sup.cgroup:
+                cg = JobCgroup(sup.cgroup)
+            elif launcher.cgroup_parent:
+                self._warn_once(
+                    "process sandbox: could not create a job cgroup; such jobs run without a "
+                    "pids cap (RLIMIT_NPROC only)"
+                )
+        except BaseException:
+            for r, _ in pipes:
+                os.close(r)
+            raise
+        finally:
+            for _, w in pipes:
+                os.close(w)
+        return sup, cg, (pipes[0][0], pipes[1][0], pipes[2][0])
+
+    async def _abandon(
+        self,
+        sup: Supervised | None,
+        cg: JobCgroup | None,
+        status: asyncio.Task[bytes] | None,
+        readers: list[asyncio.Task[bytes]],
+    ) -> None:
+        """Kill a job left by an exception before that goes on (see `run`); a further cancellation is swallowed."""
+        if sup is not None and status is not None and not status.done():
+            try:
+                await self._stop(sup, cg, status)
+            except asyncio.CancelledError:
+                pass
+        if readers:
+            try:
+                await _finish(readers, self._warn_once)
+            except asyncio.CancelledError:
+                pass
 
     def _job_command(self, job: SandboxJob, workdir: str) -> tuple[list[str], dict[str, str]]:
         """The argv the supervisor starts (in `workdir`) and its environment.

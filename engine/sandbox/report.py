@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass, field
 
-from .base import SandboxJob, SandboxLimits, SandboxResult
+from .base import SandboxJob, SandboxResult
 from .output import _Tail
 
 
@@ -49,17 +49,22 @@ def _signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def _result(
-    limits: SandboxLimits,
-    job: SandboxJob,
-    report: _Report,
-    timed_out: bool,
-    runtime: float,
-    out: _Tail,
-    err: _Tail,
-    answer: bytes | None,
-    answer_reason: str,
-) -> SandboxResult:
+@dataclass(frozen=True)
+class _Ended:
+    """How a job ended and what it left: the parts its `SandboxResult` is made from."""
+
+    report: _Report
+    timed_out: bool
+    runtime: float  # seconds of wall clock
+    out: _Tail
+    err: _Tail
+    answer: bytes | None = None
+    answer_reason: str = ""  # why the answer file was not taken ('' when it was, or there was none)
+
+
+def _result(job: SandboxJob, ended: _Ended) -> SandboxResult:
+    """The job's status, return code and one-line reason, from how it ended under its limits."""
+    limits, report = job.limits, ended.report
     returncode: int | None
     if report.kind == "exit":
         returncode = report.code
@@ -67,7 +72,7 @@ def _result(
         returncode = -report.code
     else:
         returncode = None
-    if timed_out:
+    if ended.timed_out:
         status, reason = "timeout", f"timed out after {float(limits.timeout_s)} s"
     elif report.kind == "exit":
         status = "ok" if report.code == 0 else "error"
@@ -86,14 +91,14 @@ def _result(
     else:  # only a kill stops a supervisor before it reports
         status = "killed"
         reason = "sandbox supervisor ended without a report (killed); all job processes killed"
-    if answer_reason:
-        reason = f"{reason}; {answer_reason}" if reason else answer_reason
+    if ended.answer_reason:
+        reason = f"{reason}; {ended.answer_reason}" if reason else ended.answer_reason
     return SandboxResult(
         status=status,
         returncode=returncode,
-        answer=answer,
-        stdout_tail=out.text(),
-        stderr_tail=err.text(),
-        runtime_s=runtime,
+        answer=ended.answer,
+        stdout_tail=ended.out.text(),
+        stderr_tail=ended.err.text(),
+        runtime_s=ended.runtime,
         reason=reason,
     )
