@@ -14,13 +14,14 @@ from __future__ import annotations
 from engine.llm.budget import Budget
 from engine.llm.client import LLMClient
 from engine.llm.errors import BudgetExceeded, LLMError, LLMFatalError
-from engine.llm.records import LLMAnswer, LLMSettings
+from engine.llm.records import CallLimits, LLMAnswer, LLMSettings
 from engine.llm.request import LLMRequest, build_request
 from engine.llm.spend import Spend, SpendLine
 
 __all__ = [
     "Budget",
     "BudgetExceeded",
+    "CallLimits",
     "LLMAnswer",
     "LLMClient",
     "LLMError",

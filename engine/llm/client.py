@@ -32,6 +32,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from archive.records import LLMCallRecord
@@ -45,9 +46,19 @@ from engine.llm.errors import (
     classify,
     error_text,
 )
-from engine.llm.records import LLMAnswer, LLMSettings
+from engine.llm.records import CallLimits, LLMAnswer, LLMSettings
 from engine.llm.request import LLMRequest, build_request
 from engine.llm.spend import Spend, SpendTally
+
+
+@dataclass(frozen=True)
+class _Caller:
+    """What a call is made for, stored on each of its rows."""
+
+    purpose: str
+    node_id: int | None
+    instance_id: str | None = None  # the instance an agent's call is made for (the gateway's calls)
+
 
 Mock = Callable[[str, list, int], Any]  # (model, messages, attempt) -> mock_response for litellm, or None
 
@@ -93,32 +104,23 @@ class LLMClient:
         node_id: int | None,
         key: str = "",
         instance_id: str | None = None,
-        retries: int | None = None,
-        timeout_s: float | None = None,
+        limits: CallLimits | None = None,
         **params: Any,
     ) -> LLMAnswer:
         """`instance_id`: the instance an agent's call is made for (the gateway's calls); stored on its rows.
-        `retries` and `timeout_s` override the settings' for this call (a probe gives up sooner)."""
+        `limits`: this call's retries and timeout, overriding the settings' (a probe gives up sooner)."""
         request = build_request(model, messages, params, key)
         while (other := self._in_flight.get(request.hash)) is not None:
             await other.wait()
         done = asyncio.Event()
         self._in_flight[request.hash] = done
         try:
-            return await self._complete(request, purpose, node_id, instance_id, retries, timeout_s)
+            return await self._complete(request, _Caller(purpose, node_id, instance_id), limits or CallLimits())
         finally:
             del self._in_flight[request.hash]
             done.set()
 
-    async def _complete(
-        self,
-        request: LLMRequest,
-        purpose: str,
-        node_id: int | None,
-        instance_id: str | None = None,
-        retries: int | None = None,
-        timeout_s: float | None = None,
-    ) -> LLMAnswer:
+    async def _complete(self, request: LLMRequest, caller: _Caller, limits: CallLimits) -> LLMAnswer:
         recorded = self.archive.llm_answer(request.hash)
         if recorded is None and self.settings.replay_only and request.key:
             # a replay follows the original's events, not its timing: a prompt may show feedback that had not
@@ -129,13 +131,13 @@ class LLMClient:
             return _answer_from(recorded)
         if self.settings.replay_only:
             raise LLMFatalError(
-                f"no recorded answer for request {request.hash[:12]} ({purpose}, {request.model}); "
+                f"no recorded answer for request {request.hash[:12]} ({caller.purpose}, {request.model}); "
                 "the replayed run diverged from the original"
             )
         reservation = await self._budget.admit(request.model)
         observed = None
         try:
-            answer = await self._call_with_retries(request, purpose, node_id, instance_id, retries, timeout_s)
+            answer = await self._call_with_retries(request, caller, limits)
             observed = (answer.cost_usd, answer.tokens_in + answer.tokens_out)
             return answer
         finally:
@@ -171,21 +173,13 @@ class LLMClient:
             )
 
         try:
-            reply, _, _ = await self._attempts(request, "embed", node_id, send)
+            reply, _, _ = await self._attempts(request, _Caller("embed", node_id), send, CallLimits())
             observed = (reply.cost_usd, reply.tokens_in)
             return reply.vectors
         finally:
             self._budget.release(reservation, observed)
 
-    async def _call_with_retries(
-        self,
-        request: LLMRequest,
-        purpose: str,
-        node_id: int | None,
-        instance_id: str | None = None,
-        retries: int | None = None,
-        timeout_s: float | None = None,
-    ) -> LLMAnswer:
+    async def _call_with_retries(self, request: LLMRequest, caller: _Caller, limits: CallLimits) -> LLMAnswer:
         async def send(attempt: int, timeout_s: float):
             mock_response = provider.NO_MOCK
             if self._mock is not None:
@@ -203,7 +197,7 @@ class LLMClient:
                 unpriced=self._unpriced,
             )
 
-        reply, call_id, latency = await self._attempts(request, purpose, node_id, send, instance_id, retries, timeout_s)
+        reply, call_id, latency = await self._attempts(request, caller, send, limits)
         return LLMAnswer(
             text=reply.text,
             model=request.model,
@@ -216,19 +210,12 @@ class LLMClient:
         )
 
     async def _attempts(
-        self,
-        request: LLMRequest,
-        purpose: str,
-        node_id: int | None,
-        send: Callable[[int, float], Awaitable[Any]],
-        instance_id: str | None = None,
-        retries: int | None = None,
-        timeout_s: float | None = None,
+        self, request: LLMRequest, caller: _Caller, send: Callable[[int, float], Awaitable[Any]], limits: CallLimits
     ) -> tuple[Any, int, float]:
         """`send(attempt, timeout_s)` until it succeeds, a row per attempt: (reply, its row's id, latency)."""
         settings = self.settings
-        attempts = (settings.max_retries if retries is None else retries) + 1
-        timeout_s = settings.timeout_s if timeout_s is None else timeout_s
+        attempts = (settings.max_retries if limits.retries is None else limits.retries) + 1
+        timeout_s = settings.timeout_s if limits.timeout_s is None else limits.timeout_s
         for attempt in range(attempts):
             started = time.perf_counter()
             try:
@@ -237,7 +224,7 @@ class LLMClient:
                 raise
             except Exception as exc:
                 latency = time.perf_counter() - started
-                self._write(request, purpose, node_id, None, 0, 0, None, latency, error_text(exc), instance_id)
+                self._write(request, caller, latency, error=error_text(exc))
                 kind, line = classify(exc, request.model)
                 if kind == FATAL:
                     raise LLMFatalError(line) from exc
@@ -245,41 +232,26 @@ class LLMClient:
                     await self._sleep(settings.backoff_s(attempt, self._rng.random()))
                     continue
                 tries = f" after {attempt + 1} attempts" if attempt else ""
-                raise LLMError(f"{purpose} call failed{tries}: {line}") from exc
+                raise LLMError(f"{caller.purpose} call failed{tries}: {line}") from exc
             latency = time.perf_counter() - started
-            call_id = self._write(
-                request,
-                purpose,
-                node_id,
-                reply.record(),
-                reply.tokens_in,
-                reply.tokens_out,
-                reply.cost_usd,
-                latency,
-                None,
-                instance_id,
-            )
+            call_id = self._write(request, caller, latency, reply=reply)
             return reply, call_id, latency
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _write(
-        self,
-        request: LLMRequest,
-        purpose: str,
-        node_id: int | None,
-        response: dict | None,
-        tokens_in: int,
-        tokens_out: int,
-        cost_usd: float | None,
-        latency_s: float,
-        error: str | None,
-        instance_id: str | None = None,
+        self, request: LLMRequest, caller: _Caller, latency_s: float, *, reply: Any = None, error: str | None = None
     ) -> int:
-        """One llm_calls row, committed now; no await between taking the id and writing it."""
+        """One llm_calls row, committed now; no await between taking the id and writing it.
+
+        reply: what a successful attempt returned (its record, tokens and dollars); error: why one failed
+        (no response, 0 tokens and no cost: a failed call is not billed)."""
+        response = reply.record() if reply is not None else None
+        tokens_in, tokens_out = (reply.tokens_in, reply.tokens_out) if reply is not None else (0, 0)
+        cost_usd = reply.cost_usd if reply is not None else None
         call = LLMCallRecord(
             id=self.archive.next_llm_call_id(),
-            node_id=node_id,
-            purpose=purpose,
+            node_id=caller.node_id,
+            purpose=caller.purpose,
             model=request.model,
             request_hash=request.hash,
             request=request.record,
@@ -289,7 +261,7 @@ class LLMClient:
             cost_usd=cost_usd,
             latency_s=latency_s,
             error=error,
-            instance_id=instance_id,
+            instance_id=caller.instance_id,
         )
         self.archive.add_llm_call(call)
         self._tally.add(call)

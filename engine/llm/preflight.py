@@ -22,6 +22,7 @@ import os
 import re
 
 from engine.llm.provider import load_litellm
+from engine.llm.records import CallLimits
 
 PROBE_MESSAGES = [{"role": "user", "content": "Reply with the single word OK."}]
 PROBE_RETRIES = 1
@@ -118,7 +119,6 @@ async def probe(client, model: str, number: int) -> None:
         purpose="probe",
         node_id=None,
         key=f"probe {number}",
-        retries=PROBE_RETRIES,
-        timeout_s=PROBE_TIMEOUT_S,
+        limits=CallLimits(retries=PROBE_RETRIES, timeout_s=PROBE_TIMEOUT_S),
         max_tokens=5,
     )

@@ -1,4 +1,4 @@
-"""The public records of the LLM client: its settings and the answer of one call."""
+"""The public records of the LLM client: its settings, one call's own limits and the answer of one call."""
 
 from __future__ import annotations
 
@@ -17,6 +17,14 @@ class LLMAnswer:
     latency_s: float
     call_id: int  # id of the llm_calls row that holds this answer
     cached: bool  # answered from the archive (replay, resume, a repeated request): no new spend
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """One call's own retries and timeout, overriding the settings' (a probe gives up sooner)."""
+
+    retries: int | None = None  # retries after the first attempt; None: the settings' max_retries
+    timeout_s: float | None = None  # per attempt; None: the settings' timeout_s
 
 
 @dataclass(frozen=True)
