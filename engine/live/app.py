@@ -26,42 +26,51 @@ def _static_files() -> dict[str, tuple[Path, str]]:
     }
 
 
-def build_app(sources: Sources):
-    """The Starlette app serving the runs under `sources`."""
-    from starlette.applications import Starlette
-    from starlette.middleware import Middleware
-    from starlette.middleware.gzip import GZipMiddleware
-    from starlette.responses import HTMLResponse, JSONResponse, Response
-    from starlette.routing import Route
+class _Endpoints:
+    """The routes' handlers over one set of sources (plain methods: Starlette runs them in its thread pool)."""
 
-    files = _static_files()
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self.files = _static_files()
 
-    def no_run(name: str, as_json: bool):
-        message = f"no run named {name!r} here (the runs are under {', '.join(map(str, sources.paths))})"
+    def no_run(self, name: str, as_json: bool):
+        from starlette.responses import HTMLResponse, JSONResponse
+
+        message = f"no run named {name!r} here (the runs are under {', '.join(map(str, self.sources.paths))})"
         return JSONResponse({"error": message}, 404) if as_json else HTMLResponse(page.not_found_html(message), 404)
 
-    def index(request):
+    def index(self, request):
+        from starlette.responses import HTMLResponse
+
         return HTMLResponse(page.index_html())
 
-    def runs(request):
-        return JSONResponse(view.index_rows(sources))
+    def runs(self, request):
+        from starlette.responses import JSONResponse
 
-    def run_page(request):
-        name = request.path_params["name"]
-        return HTMLResponse(page.run_html(name)) if sources.find(name) else no_run(name, False)
+        return JSONResponse(view.index_rows(self.sources))
 
-    def run_data(request):
+    def run_page(self, request):
+        from starlette.responses import HTMLResponse
+
         name = request.path_params["name"]
-        folder = sources.find(name)
+        return HTMLResponse(page.run_html(name)) if self.sources.find(name) else self.no_run(name, False)
+
+    def run_data(self, request):
+        from starlette.responses import JSONResponse
+
+        name = request.path_params["name"]
+        folder = self.sources.find(name)
         if folder is None:
-            return no_run(name, True)
+            return self.no_run(name, True)
         return JSONResponse(view.run_view(folder, request.query_params.get("since")))
 
-    def node_data(request):
+    def node_data(self, request):
+        from starlette.responses import JSONResponse
+
         name, node = request.path_params["name"], request.path_params["node"]
-        folder = sources.find(name)
+        folder = self.sources.find(name)
         if folder is None:
-            return no_run(name, True)
+            return self.no_run(name, True)
         try:
             found = view.node_view(folder, node)
         except view.ArchiveLocked:
@@ -70,22 +79,34 @@ def build_app(sources: Sources):
             return JSONResponse({"error": f"run {name} has no node {node}"}, 404)
         return JSONResponse(found)
 
-    def static(request):
-        found = files.get(request.path_params["file"])
+    def static(self, request):
+        from starlette.responses import Response
+
+        found = self.files.get(request.path_params["file"])
         if found is None:
             return Response("not found", 404, media_type="text/plain")
         return Response(found[0].read_bytes(), media_type=found[1], headers={"Cache-Control": "no-cache"})
 
+
+def build_app(sources: Sources):
+    """The Starlette app serving the runs under `sources`."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.gzip import GZipMiddleware
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    serve = _Endpoints(sources)
     # gzip: a big run's tree and charts are a few MB of markup per change, a tenth of that compressed
     return Starlette(
         middleware=[Middleware(GZipMiddleware, minimum_size=4096)],
         routes=[
-            Route("/", index),
-            Route("/api/runs", runs),
-            Route("/run/{name}", run_page),
-            Route("/api/run/{name}", run_data),
-            Route("/api/run/{name}/node/{node:int}", node_data),
-            Route("/static/{file}", static),
+            Route("/", serve.index),
+            Route("/api/runs", serve.runs),
+            Route("/run/{name}", serve.run_page),
+            Route("/api/run/{name}", serve.run_data),
+            Route("/api/run/{name}/node/{node:int}", serve.node_data),
+            Route("/static/{file}", serve.static),
             Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon, and no 404 in the console
         ],
     )

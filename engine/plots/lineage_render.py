@@ -76,27 +76,8 @@ def _scatter(ax, nodes: list[LineageNode], sizes: dict[int, float], urls: bool, 
     return art
 
 
-def _draw(data: LineageData):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import Normalize
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
-
-    nodes = list(data.nodes)
-    by_id = {n.id: n for n in nodes}
-    width, height, unit_pt = _figure_size(data)
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
-    n_max = max((n.n_evals for n in nodes), default=0)
-    sizes = dict(zip((n.id for n in nodes), _sizes(nodes, unit_pt, n_max)))
-    _edges(ax, data, by_id)
-
-    lo, hi = data.mean_range
-    if hi - lo < 1e-9:
-        lo, hi = lo - 0.05, hi + 0.05
-    norm, cmap = Normalize(lo, hi), plt.get_cmap("viridis")
+def _nodes(ax, nodes: list[LineageNode], sizes: dict[int, float], norm, cmap) -> None:
+    """The markers: scored nodes coloured by mean, fresh ones hollow, invalid and failed ones apart."""
     scored = [n for n in nodes if n.status == "valid" and n.mean is not None]
     colours = [(*cmap(norm(n.mean))[:3], 0.25 if n.faded else 0.95) for n in scored]
     edges = [(0.2, 0.2, 0.2, 0.2 if n.faded else 0.8) for n in scored]
@@ -127,10 +108,10 @@ def _draw(data: LineageData):
             alpha=0.35 if len(nodes) > 150 else 0.9,
             zorder=3,
         )
-    final = by_id.get(data.final_node) if data.final_node is not None else None
-    if final is not None:
-        ring = (math.sqrt(sizes[final.id]) + 8.0) ** 2
-        ax.scatter([final.x], [final.y], s=[ring], facecolors="none", edgecolors=PATH_COLOUR, linewidths=2.0, zorder=4)
+
+
+def _labels(ax, nodes: list[LineageNode], sizes: dict[int, float]) -> None:
+    """The labelled nodes' ids (and means, in a large tree), beside their markers."""
     for n in nodes:
         if n.labelled:
             text = str(n.id) if len(nodes) <= 40 else f"#{n.id} {n.mean:.2f}" if n.mean is not None else f"#{n.id}"
@@ -146,6 +127,12 @@ def _draw(data: LineageData):
                 color=PATH_COLOUR if n.on_final_path else "#222222",
                 zorder=5,
             )
+
+
+def _legend(fig, ax, norm, cmap, width: float) -> None:
+    """The colour bar of mean scores and the legend of markers, above the axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.8, pad=0.01, label="mean dev score (own)")
     handles = [
@@ -163,6 +150,13 @@ def _draw(data: LineageData):
         fontsize=8,
         frameon=False,
     )
+
+
+def _frame(fig, ax, data: LineageData, final: LineageNode | None) -> None:
+    """The title (run, counts, final node, fading) and the depth axis."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    nodes = data.nodes
     counts = {s: sum(1 for n in nodes if n.status == s) for s in ("valid", "invalid", "failed")}
     lines = [
         f"Lineage of {data.run_id}",
@@ -182,6 +176,35 @@ def _draw(data: LineageData):
     ax.set_ylabel("depth")
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
+
+
+def _draw(data: LineageData):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize
+
+    nodes = list(data.nodes)
+    by_id = {n.id: n for n in nodes}
+    width, height, unit_pt = _figure_size(data)
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    n_max = max((n.n_evals for n in nodes), default=0)
+    sizes = dict(zip((n.id for n in nodes), _sizes(nodes, unit_pt, n_max)))
+    _edges(ax, data, by_id)
+
+    lo, hi = data.mean_range
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.05, hi + 0.05
+    norm, cmap = Normalize(lo, hi), plt.get_cmap("viridis")
+    _nodes(ax, nodes, sizes, norm, cmap)
+    final = by_id.get(data.final_node) if data.final_node is not None else None
+    if final is not None:
+        ring = (math.sqrt(sizes[final.id]) + 8.0) ** 2
+        ax.scatter([final.x], [final.y], s=[ring], facecolors="none", edgecolors=PATH_COLOUR, linewidths=2.0, zorder=4)
+    _labels(ax, nodes, sizes)
+    _legend(fig, ax, norm, cmap, width)
+    _frame(fig, ax, data, final)
     return fig
 
 

@@ -21,59 +21,49 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _draw(series: Sequence[ProgressSeries], groups: list[ProgressGroup]):
-    import matplotlib
+def _draw_group(row, group: ProgressGroup, colour, money: bool) -> None:
+    """One config group: each run (thin when pooled), and for two runs or more their mean and a band of one sd."""
+    by_evals = row[0]
+    pooled = len(group.members) > 1
+    for s in group.members:
+        width, alpha = (0.8, 0.35) if pooled else (1.8, 0.95)
+        by_evals.step(s.evals, s.best, where="post", color=colour, lw=width, alpha=alpha)
+        by_evals.step(s.evals, s.final, where="post", color=colour, lw=width * 0.8, alpha=alpha, ls="--")
+        if money and s.has_cost:
+            row[1].step(s.dollars, s.best, where="post", color=colour, lw=1.4, alpha=0.9)
+            row[1].step(s.dollars, s.final, where="post", color=colour, lw=1.0, alpha=0.9, ls="--")
+    if not pooled:
+        return
+    x = group.evals
+    by_evals.step(x, group.best_mean, where="post", color=colour, lw=2.4)
+    by_evals.fill_between(
+        x,
+        group.best_mean - group.best_sd,
+        group.best_mean + group.best_sd,
+        step="post",
+        color=colour,
+        alpha=0.18,
+        lw=0,
+    )
+    by_evals.step(x, group.final_mean, where="post", color=colour, lw=1.8, ls="--")
+    by_evals.fill_between(
+        x,
+        group.final_mean - group.final_sd,
+        group.final_mean + group.final_sd,
+        step="post",
+        color=colour,
+        alpha=0.08,
+        lw=0,
+    )
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+
+def _style_handles(series: Sequence[ProgressSeries]) -> list:
+    """Legend lines saying what solid (best-so-far) and dashed (the final rule's pick) mean."""
     from matplotlib.lines import Line2D
 
-    money = any(s.has_cost for s in series)
-    fig, axes = plt.subplots(
-        1, 2 if money else 1, figsize=(13 if money else 9, 5.6), squeeze=False, layout="constrained", sharey=True
-    )
-    by_evals = axes[0][0]
-    colours = plt.get_cmap("tab10")
-    handles = []
-    for g, group in enumerate(groups):
-        colour = colours(g % 10)
-        pooled = len(group.members) > 1
-        for s in group.members:
-            width, alpha = (0.8, 0.35) if pooled else (1.8, 0.95)
-            by_evals.step(s.evals, s.best, where="post", color=colour, lw=width, alpha=alpha)
-            by_evals.step(s.evals, s.final, where="post", color=colour, lw=width * 0.8, alpha=alpha, ls="--")
-            if money and s.has_cost:
-                axes[0][1].step(s.dollars, s.best, where="post", color=colour, lw=1.4, alpha=0.9)
-                axes[0][1].step(s.dollars, s.final, where="post", color=colour, lw=1.0, alpha=0.9, ls="--")
-        if pooled:
-            x = group.evals
-            by_evals.step(x, group.best_mean, where="post", color=colour, lw=2.4)
-            by_evals.fill_between(
-                x,
-                group.best_mean - group.best_sd,
-                group.best_mean + group.best_sd,
-                step="post",
-                color=colour,
-                alpha=0.18,
-                lw=0,
-            )
-            by_evals.step(x, group.final_mean, where="post", color=colour, lw=1.8, ls="--")
-            by_evals.fill_between(
-                x,
-                group.final_mean - group.final_sd,
-                group.final_mean + group.final_sd,
-                step="post",
-                color=colour,
-                alpha=0.08,
-                lw=0,
-            )
-            label = f"{group.label}: mean +- sd"
-        else:
-            label = f"{group.members[0].run_id}" + (f" ({group.label})" if len(groups) > 1 else "")
-        handles.append(Line2D([], [], color=colour, lw=2.2, label=_short(label, 70)))
     ks = sorted({s.min_evals for s in series})
     rules = sorted({s.final_rule for s in series})
-    handles += [
+    return [
         Line2D(
             [],
             [],
@@ -90,6 +80,31 @@ def _draw(series: Sequence[ProgressSeries], groups: list[ProgressGroup]):
             label=_short("final rule's pick (its own mean): " + "; ".join(rules), 90),
         ),
     ]
+
+
+def _draw(series: Sequence[ProgressSeries], groups: list[ProgressGroup]):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    money = any(s.has_cost for s in series)
+    fig, axes = plt.subplots(
+        1, 2 if money else 1, figsize=(13 if money else 9, 5.6), squeeze=False, layout="constrained", sharey=True
+    )
+    by_evals = axes[0][0]
+    colours = plt.get_cmap("tab10")
+    handles = []
+    for g, group in enumerate(groups):
+        colour = colours(g % 10)
+        _draw_group(axes[0], group, colour, money)
+        if len(group.members) > 1:
+            label = f"{group.label}: mean +- sd"
+        else:
+            label = f"{group.members[0].run_id}" + (f" ({group.label})" if len(groups) > 1 else "")
+        handles.append(Line2D([], [], color=colour, lw=2.2, label=_short(label, 70)))
+    handles += _style_handles(series)
     by_evals.set_xlabel("dev evaluations")
     by_evals.set_ylabel("mean dev score (own)")
     by_evals.grid(alpha=0.3)

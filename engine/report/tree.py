@@ -59,6 +59,35 @@ def path_to(nodes: list[dict[str, Any]], node: int | None) -> set[int]:
     return out
 
 
+def _fill(n: dict[str, Any], lo: float, hi: float) -> str:
+    """A node's colour: its mean on the run's scale, white if not evaluated, grey or pale red if it is not valid."""
+    if n["status"] == "valid":
+        return UNEVALUATED if n["mean"] is None else colour((n["mean"] - lo) / (hi - lo))
+    return STATUS_FILL.get(n["status"], "#d0d0d0")
+
+
+def _node_svg(n: dict[str, Any], xy: tuple[float, float], r: float, fill: str, final: bool, labelled: bool) -> str:
+    """One node's `<g class="node">`: its hover title, the final node's ring, its circle and (labelled) its id."""
+    status = n["status"]
+    stroke = STATUS_STROKE.get(status, "#333333")
+    dash = ' stroke-dasharray="3 2"' if status != "valid" else ""
+    mean = "not evaluated" if n["mean"] is None else f"mean dev score {n['mean']:.3f} over {n['n_dev']}"
+    hover = f"#{n['id']} {status}: {mean}; {n['description'][:120]}"
+    ring = (
+        f'<circle class="final-ring" r="{r + 4}" fill="none" stroke="{FINAL_RING}" stroke-width="3"/>' if final else ""
+    )
+    label = ""
+    if labelled:
+        ink = "#ffffff" if _dark(fill) else "#111111"
+        label = f'<text dy="3.5" fill="{ink}">{n["id"]}</text>'
+    x, y = xy
+    return (
+        f'<g class="node {status}" data-id="{n["id"]}" transform="translate({x},{y})" tabindex="0" '
+        f'role="button" aria-label="node {n["id"]}"><title>{escape(hover)}</title>{ring}'
+        f'<circle class="dot" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"{dash}/>{label}</g>'
+    )
+
+
 def render_tree(nodes: list[dict[str, Any]], final: int | None, path: set[int] | frozenset = frozenset()) -> str:
     """The tree as one `<svg id="tree">` element (no external references); the edges into the nodes of
     `path` (see path_to) are drawn thick and gold."""
@@ -93,30 +122,8 @@ def render_tree(nodes: list[dict[str, Any]], final: int | None, path: set[int] |
             dash = ' stroke-dasharray="4 3"' if n["status"] != "valid" else ""
             on = f' class="path" stroke="{FINAL_RING}" stroke-width="3.5"' if n["id"] in path else ""
             (on_path if on else edges).append(f'<path d="M{px} {py}V{mid}H{x}V{y}"{dash}{on}/>')
-        status = n["status"]
-        if status == "valid":
-            fill = UNEVALUATED if n["mean"] is None else colour((n["mean"] - lo) / (hi - lo))
-        else:
-            fill = STATUS_FILL.get(status, "#d0d0d0")
         r = round(min(r_max, r_base + r_step * math.sqrt(n["n_dev"])), 1)
-        stroke = STATUS_STROKE.get(status, "#333333")
-        dash = ' stroke-dasharray="3 2"' if status != "valid" else ""
-        mean = "not evaluated" if n["mean"] is None else f"mean dev score {n['mean']:.3f} over {n['n_dev']}"
-        hover = f"#{n['id']} {status}: {mean}; {n['description'][:120]}"
-        ring = (
-            f'<circle class="final-ring" r="{r + 4}" fill="none" stroke="{FINAL_RING}" stroke-width="3"/>'
-            if n["id"] == final
-            else ""
-        )
-        label = ""
-        if not big:
-            ink = "#ffffff" if _dark(fill) else "#111111"
-            label = f'<text dy="3.5" fill="{ink}">{n["id"]}</text>'
-        circles.append(
-            f'<g class="node {status}" data-id="{n["id"]}" transform="translate({x},{y})" tabindex="0" '
-            f'role="button" aria-label="node {n["id"]}"><title>{escape(hover)}</title>{ring}'
-            f'<circle class="dot" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"{dash}/>{label}</g>'
-        )
+        circles.append(_node_svg(n, (x, y), r, _fill(n, lo, hi), n["id"] == final, not big))
     return (
         f'<svg id="tree" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="lineage tree, root on top">'
