@@ -50,7 +50,7 @@ import numpy as np
 from search.cascade import Stage
 from search.decisions import Decision, FinalChoice
 from search.final import epsilon_quantile
-from search.generational import generational_decide, means, sample_index, settled
+from search.generational import generational_decide, sample_index, settled
 from search.tree import TreeView
 
 DGM_STAGES = (Stage(first=1 / 6, threshold=0.4),)
@@ -84,7 +84,7 @@ class DGMPolicy:
         return w / total if total > 0 else w
 
     def _weights(self, view: TreeView, nodes: np.ndarray) -> np.ndarray:
-        a = means(view, nodes)
+        a = view.mean(nodes)
         if view.evidence > 1.0 and len(a) > 1:  # continuous scores: a node's rank among the candidates
             from scipy.stats import rankdata
 
@@ -102,7 +102,7 @@ class DGMPolicy:
             "rule": "sigmoid(10 (a - 0.5)) / (1 + children)",
             "weight": float(w[k]),
             "p": float(w[k] / w.sum()),
-            "a": float(view.s[node] / view.n_evals[node]),
+            "a": view.mean(node),
             "children": int(view.n_valid_children[node]),
             "candidates": len(nodes),
         }

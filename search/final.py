@@ -47,7 +47,7 @@ def epsilon_quantile(view: TreeView, epsilon: float) -> FinalChoice | None:
             "quantile": float(q[best]),
             "epsilon": epsilon,
             "n_evals": int(view.n_evals[node]),
-            "mean": float(view.s[node] / view.n_evals[node]),
+            "mean": view.mean(node),
             "candidates": len(nodes),
         },
     )
@@ -61,7 +61,7 @@ def max_mean(view: TreeView, min_evals: int = 1) -> FinalChoice | None:
         return None
     need = min(min_evals, int(view.n_evals[nodes].max()))
     nodes = nodes[view.n_evals[nodes] >= need]
-    means = view.s[nodes] / view.n_evals[nodes]
+    means = view.mean(nodes)
     best = int(np.argmax(means))
     node = int(nodes[best])
     return FinalChoice(

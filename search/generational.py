@@ -50,11 +50,6 @@ def settled(view: TreeView) -> np.ndarray:
     return np.flatnonzero(settled_mask(view))
 
 
-def means(view: TreeView, nodes: np.ndarray) -> np.ndarray:
-    """The nodes' own mean dev scores (each node must have an evaluation)."""
-    return view.s[nodes] / view.n_evals[nodes]
-
-
 def oldest_open(view: TreeView) -> int | None:
     """The open node with the smallest id, if any (O(n) vectorized, no list built)."""
     if view.n == 0:

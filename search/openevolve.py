@@ -184,13 +184,13 @@ class IslandState:
 
 
 class Means:
-    """Mean dev scores, computed only for the nodes asked for (each with an evaluation)."""
+    """Mean dev scores, computed only for the nodes asked for (`TreeView.mean`): `means[nodes]`."""
 
     def __init__(self, view: TreeView) -> None:
-        self.s, self.n_evals = view.s, view.n_evals
+        self.view = view
 
-    def __getitem__(self, nodes):
-        return self.s[nodes] / self.n_evals[nodes]
+    def __getitem__(self, nodes: np.ndarray) -> np.ndarray:
+        return self.view.mean(nodes)
 
 
 def _bins(values: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:

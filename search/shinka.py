@@ -52,7 +52,6 @@ from search.final import epsilon_quantile
 from search.generational import (
     generational_decide,
     is_settled,
-    means,
     sample_index,
     settled,
     top_k,
@@ -65,9 +64,9 @@ MAD_FLOOR = 1e-6
 def archive(view: TreeView, size: int) -> tuple[np.ndarray, np.ndarray]:
     """(nodes in id order, their mean scores): the `size` settled nodes with the highest means."""
     nodes = settled(view)
-    a = means(view, nodes)
+    a = view.mean(nodes)
     keep = top_k(nodes, a, size)
-    return keep, means(view, keep)
+    return keep, view.mean(keep)
 
 
 def _spread(view: TreeView, probabilities_of: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -164,7 +163,7 @@ class ShinkaBeamPolicy:
         locked = int(view.parent[view.n - 1]) if view.n > 1 else -1
         if locked >= 0 and is_settled(view, locked) and view.n_valid_children[locked] < self.num_beams:
             return locked, "continue the beam"
-        best = int(nodes[int(np.argmax(means(view, nodes)))])  # the first maximum: ties to the older
+        best = int(nodes[int(np.argmax(view.mean(nodes)))])  # the first maximum: ties to the older
         return best, "switch to the best"
 
     def probabilities(self, view: TreeView) -> np.ndarray:
@@ -183,7 +182,7 @@ class ShinkaBeamPolicy:
             "rule": f"beam search: {why}",
             "children": int(view.n_valid_children[node]),
             "num_beams": self.num_beams,
-            "a": float(view.s[node] / view.n_evals[node]),
+            "a": view.mean(node),
         }
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -17,8 +18,34 @@ _FLOAT_FIELDS = ("s", "f", "S", "F", "feature")
 _INT_FIELDS = ("parent", "depth", "n_evals", "n_clade_evals", "n_children", "n_valid_children", "n_in_flight")
 
 
+def _own_mean(s: np.ndarray, n_evals: np.ndarray, nodes: int | np.integer | np.ndarray | None) -> float | np.ndarray:
+    """`s / n_evals` of one node (a float), of several (an array) or of all (nodes None: the arrays as given);
+    0 where a node has no evaluation. Vectorised: one division over the nodes asked for, no Python loop."""
+    if isinstance(nodes, int | np.integer):
+        n = int(n_evals[nodes])
+        return float(s[nodes]) / n if n else 0.0
+    sums, counts = (s, n_evals) if nodes is None else (s[nodes], n_evals[nodes])
+    return np.divide(sums, counts, out=np.zeros(counts.shape), where=counts > 0)
+
+
 class TreeStats:
     """The tree's numbers, owned by the engine; policies see a `TreeView`."""
+
+    # per node, in arrays of `_capacity` that `_grow` makes (the first `n` are nodes)
+    s: np.ndarray
+    f: np.ndarray
+    S: np.ndarray
+    F: np.ndarray
+    feature: np.ndarray
+    parent: np.ndarray
+    depth: np.ndarray
+    n_evals: np.ndarray
+    n_clade_evals: np.ndarray
+    n_children: np.ndarray
+    n_valid_children: np.ndarray
+    n_in_flight: np.ndarray
+    valid: np.ndarray
+    open_mask: np.ndarray
 
     def __init__(self, n_instances: int, capacity: int = 1024) -> None:
         if n_instances < 0:
@@ -145,6 +172,17 @@ class TreeStats:
         return cache
 
     # ----- reading ---------------------------------------------------------
+    @overload
+    def mean(self, nodes: int | np.integer) -> float: ...
+    @overload
+    def mean(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
+    def mean(self, nodes: int | np.integer | np.ndarray | None = None) -> float | np.ndarray:
+        """The own mean dev score (s / n_evals, 0 without evaluations) of a node (a float), of nodes (an array)
+        or of every node (no argument)."""
+        if nodes is None:
+            return _own_mean(self.s[: self.n], self.n_evals[: self.n], None)
+        return _own_mean(self.s, self.n_evals, nodes)
+
     def untried(self, node: int) -> list[int]:
         mask = self.tried[node]
         return [i for i in range(self.n_instances) if not mask >> i & 1]
@@ -231,10 +269,14 @@ class TreeView:
         """A cache derived from the tree's numbers, kept with the tree across views (TreeStats.derived_cache)."""
         return self._tree.derived_cache(key, make)
 
-    def mean(self) -> np.ndarray:
-        """Each node's own mean dev score (0 where it has none)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.n_evals > 0, self.s / np.maximum(self.n_evals, 1), 0.0)
+    @overload
+    def mean(self, nodes: int | np.integer) -> float: ...
+    @overload
+    def mean(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
+    def mean(self, nodes: int | np.integer | np.ndarray | None = None) -> float | np.ndarray:
+        """The own mean dev score (s / n_evals, 0 without evaluations) of a node (a float), of nodes (an array)
+        or of every node (no argument)."""
+        return _own_mean(self.s, self.n_evals, nodes)
 
 
 def recompute_clade_sums(parent: np.ndarray, s: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

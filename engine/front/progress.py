@@ -106,7 +106,7 @@ class SearchProgress:
         ok = tree.valid[:n] & (tree.n_evals[:n] >= max(1, tree.n_instances))
         if ok.any():
             nodes = np.flatnonzero(ok)
-            means = tree.s[nodes] / tree.n_evals[nodes]
+            means = tree.mean(nodes)
             k = int(np.argmax(means))
             self.best, self.best_node = float(means[k]), int(nodes[k])
 

@@ -37,8 +37,7 @@ class OperatorCredit:
         if waiting is None:
             return None
         parent = waiting[0]
-        n = tree.n_evals[parent]
-        return float(tree.s[parent] / n) if n else 0.0
+        return tree.mean(parent)
 
     def evaluated(self, node: int, score: float, parent_mean: float | None) -> None:
         if parent_mean is None:

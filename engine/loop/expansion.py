@@ -63,7 +63,7 @@ def donors(state: RunState, parent: int, count: int = DONORS) -> tuple[dict[str,
     candidates = candidates[candidates != parent]
     if len(candidates) == 0:
         return ()
-    means = view.s[candidates] / view.n_evals[candidates]
+    means = view.mean(candidates)
     order = candidates[np.argsort(-means, kind="stable")][:count]
     return tuple(state.files(int(node)) for node in order)
 

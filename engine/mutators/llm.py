@@ -186,7 +186,7 @@ class LLMMutator:
 
     def _mean(self, node: int) -> float | None:
         n = int(self.state.tree.n_evals[node])
-        return float(self.state.tree.s[node] / n) if n else None
+        return self.state.tree.mean(node) if n else None
 
     def _feedback(self, parent: int) -> list[InstanceFeedback]:
         rows = self.state.archive.query(
@@ -219,7 +219,7 @@ class LLMMutator:
         nodes = nodes[nodes != parent]
         if len(nodes) == 0:
             return []
-        means = tree.s[nodes] / tree.n_evals[nodes]
+        means = tree.mean(nodes)
         best = nodes[np.argsort(-means, kind="stable")][:count]
         return [Inspiration(int(n), self._mean(int(n)), self.state.files(int(n))) for n in best]
 

@@ -143,7 +143,7 @@ def _final_rule_over_time(
             if choice is not None:
                 rule = choice.rule
                 k = choice.node_id  # the tree's index; its archive id is nodes[k][0]
-                current = (nodes[k][0], float(tree.s[k] / max(tree.n_evals[k], 1)))
+                current = (nodes[k][0], tree.mean(k))
         final_node[t - 1], final_mean[t - 1] = current
     return final_mean, final_node, rule
 
