@@ -316,7 +316,7 @@ class OpenEvolvePolicy:
             "pool": len(pool),
             "island_candidates": len(nodes),
             "migrations": len(state.epochs),
-            "a": float(means[node]),
+            "a": view.mean(node),
         }
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
