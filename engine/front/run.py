@@ -97,8 +97,6 @@ def _replay_config(args) -> RunConfig:
 
 
 def _create(config: RunConfig, llm_mock=None, task: Task | None = None):
-    """A new run's archive (its folder, instances and seed), its task (`task`: one given in Python, else the
-    config's) and its config as stored."""
     from archive import Archive, NodeRecord
     from archive.store import files_hash
     from engine.front.agent_files import load_agent
@@ -108,7 +106,7 @@ def _create(config: RunConfig, llm_mock=None, task: Task | None = None):
     from tasks import TASKS
     from tasks.binpack.instances import InstanceFileError
 
-    task = make_run_task(config) if task is None else task
+    task = make_run_task(config) if task is None else task  # one given in Python (engine.front.api), or by name
     if config.arena:
         from engine.front.arena_run import check_arena
 
@@ -227,19 +225,37 @@ def run_from_args(args, llm_mock=None) -> int:
             archive, task, config = _create(_config_from_args(args), llm_mock)
     except ArchiveError as exc:
         raise UserError(str(exc)) from None
+    how = "snapshot" if args.resume_from else "resumed" if args.resume else "new"
+    return run_opened(archive, task, config, console, how, quiet=args.quiet, llm_mock=llm_mock)
+
+
+def run_opened(
+    archive,
+    task: Task,
+    config: RunConfig,
+    console,
+    how: str,
+    *,
+    quiet: bool,
+    llm_mock=None,
+    mutator: Mutator | None = None,
+) -> int:
+    """Carry an opened run to its summary; `how` it was opened: 'new' (or a replay), 'resumed', or 'snapshot'
+    (--resume-from: a new folder). The archive is closed at the end; a new folder goes when no sandbox can be
+    built. `mutator`: one given in Python (engine.front.api), else the config's."""
     try:
         from engine.front.agent_llm import check_agent_llm
         from engine.front.backend import build_sandbox
         from engine.front.model_access import check_model_access
 
-        if args.resume or args.resume_from:  # a new run was checked before its folder was made
+        if how != "new":  # a new run was checked before its folder was made
             check_agent_llm(config, task)
             check_model_access(config, task, llm_mock)
         box = build_sandbox(config, config.resolved_workers())
         checks = compile_check_for(config, task, box.name)
     except BaseException:
         archive.close()
-        if not args.resume:  # the folder made a moment ago holds nothing but the seed: no run to keep
+        if how != "resumed":  # the folder made a moment ago holds nothing but the seed: no run to keep
             import shutil
 
             shutil.rmtree(Path(archive.path).parent, ignore_errors=True)
@@ -252,11 +268,12 @@ def run_from_args(args, llm_mock=None) -> int:
             task,
             config,
             console,
-            resumed=bool(args.resume or args.resume_from),
-            quiet=args.quiet,
+            resumed=how != "new",
+            quiet=quiet,
             llm_mock=llm_mock,
             box=box,
             checks=checks,
+            mutator=mutator,
         )
     finally:
         close = getattr(box.sandbox, "close", None)
