@@ -25,7 +25,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engine.sandbox.base import SandboxJob, SandboxLimits, SandboxResult
 
@@ -212,5 +212,5 @@ class ArenaTask(Task):
         """The oracle's word: None when confirmed, else why the proposal is refused (one line)."""
 
     @abstractmethod
-    def arena_data(self, confirmed: Sequence[dict]) -> dict:
+    def arena_data(self, confirmed: Sequence[Any]) -> dict:
         """An instance's data made of confirmed proposals."""

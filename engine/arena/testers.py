@@ -99,11 +99,12 @@ def vet(task: ArenaTask, proposals: Iterable[object], known: set[str]) -> list[V
     verdicts = []
     for item, proposal in enumerate(proposals):
         key = task.proposal_key(proposal)
+        reason: str | None
         if key is not None and key in known:
             reason = "already in the test set"
         else:
             reason = task.confirm(proposal)
-        if reason is None:
+        if reason is None and key is not None:  # a proposal without a key is never compared with others
             known.add(key)
         verdicts.append(Verdict(item, proposal, reason))
     return verdicts

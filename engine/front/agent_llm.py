@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
 from tasks.base import Task
+
+if TYPE_CHECKING:
+    from engine.gateway import Gateway
 
 
 def agent_llm_mode(task: Task) -> str:
@@ -117,7 +121,7 @@ def make_client(config: RunConfig, archive, task, llm_mock):
 
 
 @contextlib.asynccontextmanager
-async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncIterator[object | None]:
+async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncIterator[Gateway | None]:
     """The run's gateway, started in the running event loop (None when agents call no model); with
     --overseer, SICA's overseer watches its sessions (its events go to `archive`)."""
     models = agent_models(config, task)

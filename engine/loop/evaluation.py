@@ -164,12 +164,12 @@ async def run_agent(
             command=list(task.command()),
             answer_file=task.answer_file,
             limits=task.limits,
-            llm=gateway.endpoint(session) if session else None,
+            llm=gateway.endpoint(session) if gateway is not None and session is not None else None,
             hidden=tuple(task.hidden_paths()),
         )
         result = await _run_watched(sandbox, job, session)
     finally:
-        if session is not None:
+        if gateway is not None and session is not None:
             gateway.close_session(session)
     outcome = await _graded(task, sandbox, instance, result, session, clock, started)
     if session is None:

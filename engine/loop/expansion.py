@@ -97,6 +97,7 @@ def store_child(
 ) -> ExpansionResult:
     """Check a proposal (or the mutator's failure) and store it as the next node, valid or not."""
     parent_files = state.files(parent)
+    reason: str | None
     if isinstance(outcome, ExpansionFailed):
         files, description, status, reason = dict(parent_files), "mutation failed", "failed", outcome.reason
         note = ""

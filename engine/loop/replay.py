@@ -71,7 +71,7 @@ class ReplayScheduler(Scheduler):
         super().__init__(*args, **kwargs)
         self.breaker = CircuitBreaker(max_failed_expansions=sys.maxsize, max_failing_s=math.inf)  # never trips
         self.original_path = original
-        self._stored = None  # the last ExpansionResult, to check it against the record
+        self._stored: ExpansionResult | None = None  # the last one stored, to check it against the record
 
     def _expanded(self, result: ExpansionResult) -> str | None:
         self._stored = result

@@ -136,7 +136,7 @@ class SelfMutator(AsyncMutator):
         """`handles`: where the parent runs on its own code (the run's sandbox) and the gateway it calls `model`
         through (set once the search's gateway serves)."""
         self.client = client
-        self.model = model
+        self.model: str = model
         self.state = state
         self.handles = handles
         self.diagnose = diagnose

@@ -74,6 +74,15 @@ def lineage_notes(state, parent: int) -> list[tuple[int, str]]:
     return sorted((int(n), text) for n, text in rows)
 
 
+def _sent_back_as_near_duplicate(reason: str) -> dict[str, str]:
+    return {
+        "role": "user",
+        "content": f"Your edits were applied, but the child is a {reason}: it "
+        "would only measure that agent again. Make a substantive change to the code as it "
+        "now stands (its behaviour, not its names, comments or layout).",
+    }
+
+
 @dataclass(frozen=True)
 class _Recorded:
     """An answer this run already paid for, found by its expansion key."""
@@ -105,7 +114,7 @@ class LLMMutator(AsyncMutator):
         self.max_attempts = max_attempts
         self.params = {} if temperature is None else {"temperature": temperature}
         first = chooser.models[0]
-        self.model = first[0] if isinstance(first, tuple) else first  # named on children that failed
+        self.model: str = first[0] if isinstance(first, tuple) else first  # named on children that failed
         self._launched: dict[int, int] = {}
         self._say = say
         self._malformed: dict[str, int] = {}  # model -> malformed diff answers in a row
@@ -362,14 +371,7 @@ class LLMMutator(AsyncMutator):
                 return rejected
             sent_back += 1
             last = reason
-            messages.append(
-                {
-                    "role": "user",
-                    "content": f"Your edits were applied, but the child is a {reason}: it "
-                    "would only measure that agent again. Make a substantive change to the code as it "
-                    "now stands (its behaviour, not its names, comments or layout).",
-                }
-            )
+            messages.append(_sent_back_as_near_duplicate(reason))
         if rejected is not None:
             return rejected
         raise MutationError(f"no usable answer from {model} after {self.max_attempts} calls: {last}")
