@@ -34,15 +34,7 @@ import numpy as np
 from engine.errors import StopRun
 from engine.loop.evaluation import LLM_CLIENT_FILE, Outcome, RunHandles
 from engine.loop.state import RunState
-from engine.mutators.base import (
-    NOT_PINNED,
-    AsyncMutator,
-    ExpansionFailed,
-    MutationContext,
-    MutationError,
-    Pinned,
-    Proposal,
-)
+from engine.mutators import NOT_PINNED, AsyncMutator, ExpansionFailed, MutationContext, MutationError, Pinned, Proposal
 from engine.mutators.llm import lineage_notes
 from engine.mutators.self_problem import EvaluationLog, choose_weakness, diagnosis_messages, self_improvement_statement
 from engine.mutators.validate import check_child
