@@ -5,7 +5,7 @@
     python scripts/bench_cluster.py --sizes 100000 --evaluations 3000 --skip-ray
 
 a) The engine's ceiling. The real loop, `engine.loop.scheduler.Scheduler(state,
-   HGMPolicy(), OfflineMutator(), sandbox, workers=W)`, on a `RunState` whose tree
+   HGMPolicy(), OfflineMutator(), RunHandles(sandbox), SchedulerSettings(budget, W), rng)`, on a `RunState` whose tree
    is a synthetic one of n nodes (`scripts/bench_scheduler.py`'s `grow`, shape
    `mixed`: parents at random, 1 to 16 of 16 dev evaluations per valid node, so
    most nodes are open and nearly every decision is an evaluation) and whose
@@ -143,7 +143,8 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
     import numpy as np
     from bench_scheduler import grow, prefilled_archive
 
-    from engine.loop.scheduler import Scheduler
+    from engine.loop.evaluation import RunHandles
+    from engine.loop.scheduler import Scheduler, SchedulerSettings
     from engine.loop.state import RunState
     from engine.mutators import OfflineMutator
     from search import HGMPolicy
@@ -178,10 +179,9 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
             state,
             policy,
             OfflineMutator(),
-            sandbox,
-            budget=done_before + evaluations,
-            workers=workers,
-            rng=np.random.default_rng(seed + 3),
+            RunHandles(sandbox),
+            SchedulerSettings(budget=done_before + evaluations, workers=workers),
+            np.random.default_rng(seed + 3),
         )
         record = scheduler._record
 

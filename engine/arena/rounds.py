@@ -27,18 +27,23 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from archive import EvaluationRecord, NodeRecord
+from archive import Archive, NodeRecord
 from archive.store import files_hash
 from engine.arena import ledger
 from engine.arena.testers import TesterTask, vet
 from engine.arena.views import role_view
-from engine.loop.evaluation import Outcome, run_agent
+from engine.errors import StopRun
+from engine.loop.breaker import CircuitBreaker
+from engine.loop.evaluation import Outcome, RunHandles
 from engine.loop.expansion import mutation_context, store_child
-from tasks.base import Instance
+from engine.loop.state import RunState
+from engine.mutators import AsyncMutator, ExpansionFailed, Mutator, Proposal, SyncMutator
+from tasks.base import ArenaTask, Instance
 
 TIME_LIMIT = "time limit reached"
 BUDGET_SPENT = "budget spent"
@@ -53,39 +58,37 @@ class ArenaSettings:
     every: int  # K: single, code children per round; tournament, rounds between replacements
     population: int  # tournament: code agents and testers, each
     proposals: int  # proposals asked of a tester per run
+    budget: int = 0  # code agents' dev evaluations plus testers' runs
+    workers: int = 1  # evaluations at once
+    seed: int = 0  # the run's seed: testers' rounds and children's random states derive from it
+    deadline: float | None = None  # the `time.monotonic()` at which the run stops (--time-limit); None: none
 
 
 class Arena:
     def __init__(
         self,
-        archive,
-        task,
+        archive: Archive,
+        task: ArenaTask,
         settings: ArenaSettings,
-        sandbox,
+        handles: RunHandles,
         *,
-        workers: int,
-        budget: int,
-        seed: int,
-        make_mutator,
-        gateway=None,
-        say=print,
-        deadline: float | None = None,
-        breaker=None,
+        make_mutator: Callable[[RunState], Mutator],
+        say: Callable[[str], object] = print,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
-        """`make_mutator(view)`: the run's mutator for a population's view (engine.arena.views); `breaker`
-        (engine.loop.breaker.CircuitBreaker): children that keep failing stop the run, as in a search."""
+        """`make_mutator(view)`: the run's mutator for a population's view (engine.arena.views); `breaker`:
+        children that keep failing stop the run, as in a search."""
         self.archive = archive
         self.task = task
         self.testers = TesterTask(task)
         self.settings = settings
-        self.sandbox = sandbox
-        self.workers = workers
-        self.budget = budget
-        self.seed = seed
+        self.handles = handles
+        self.workers = settings.workers
+        self.budget = settings.budget
+        self.seed = settings.seed
         self.make_mutator = make_mutator
-        self.gateway = gateway
         self.say = say
-        self.deadline = deadline
+        self.deadline = settings.deadline
         self.breaker = breaker
         self.fatal: str | None = None  # a stop the user must act on (the breaker: a model that keeps failing)
         self._unrecorded = 0  # tester runs made and not yet written (they count in the budget)
@@ -279,9 +282,7 @@ class Arena:
             "arena",
             {"n": self.settings.proposals, "seed": self.seed * 1_000_003 + number * 1009 + tester},
         )
-        outcome = await run_agent(
-            self.testers, self.sandbox, self.archive.node_files(tester), instance, gateway=self.gateway, node_id=tester
-        )
+        outcome = await self.handles.run_agent(self.testers, self.archive.node_files(tester), instance, node_id=tester)
         if outcome.stop:
             return outcome
         if outcome.status != "ok":
@@ -347,23 +348,9 @@ class Arena:
     def _write_tester(
         self, tester: int, number: int, score: float, metrics: dict, outcome: Outcome | None, feedback: str
     ) -> None:
-        o = outcome or Outcome("ok")
-        record = EvaluationRecord(
-            node_id=tester,
-            instance_id=f"round-{number}",
-            split="arena",
-            repeat=0,
-            score=score,
-            metrics=metrics,
-            status=o.status,
-            runtime_s=o.runtime_s or None,
-            stdout_tail=o.stdout_tail,
-            stderr_tail=o.stderr_tail,
-            feedback=feedback,
-            worker=o.worker or "w0",
-            started_at=o.started_at,
-            finished_at=o.finished_at,
-        )
+        o = replace(outcome or Outcome("ok"), feedback=feedback)
+        record = o.record(tester, f"round-{number}", "arena", score, metrics=metrics, worker="w0")
+        record = replace(record, runtime_s=o.runtime_s or None)  # a tester run before a crash: its time unknown
         self.archive.add_evaluation(
             record,
             event=(
@@ -390,11 +377,10 @@ class Arena:
         async def worker(slot: int) -> None:
             while not queue.empty():
                 node, instance = queue.get_nowait()
-                outcome = await run_agent(
-                    self.task, self.sandbox, self.archive.node_files(node), instance, gateway=self.gateway, node_id=node
-                )
-                if outcome.stop:  # the run's LLM budget or key, not the agent's doing: not recorded
-                    raise StopRun(outcome.stop)
+                outcome = await self.handles.run_agent(self.task, self.archive.node_files(node), instance, node_id=node)
+                stopped = outcome.stopped()
+                if stopped is not None:  # the run's LLM budget or key, not the agent's doing: not recorded
+                    raise stopped
                 self._store(node, instance, split, outcome, slot, "arena" if capped else "arena finale")
 
         try:
@@ -407,22 +393,7 @@ class Arena:
 
     def _store(self, node: int, instance: Instance, split: str, outcome: Outcome, slot: int, rule: str) -> None:
         score = self.task.score(instance, outcome.metrics, None) if outcome.status == "ok" else 0.0
-        record = EvaluationRecord(
-            node_id=node,
-            instance_id=instance.id,
-            split=split,
-            repeat=0,
-            score=score,
-            metrics=outcome.metrics,
-            status=outcome.status,
-            runtime_s=outcome.runtime_s,
-            stdout_tail=outcome.stdout_tail,
-            stderr_tail=outcome.stderr_tail,
-            feedback=outcome.feedback,
-            worker=outcome.worker or f"w{slot}",
-            started_at=outcome.started_at,
-            finished_at=outcome.finished_at,
-        )
+        record = outcome.record(node, instance.id, split, score, worker=f"w{slot}")
         self.archive.add_evaluation(
             record,
             event=("evaluate", node, {"rule": rule, "instance": instance.id, "score": score, "status": outcome.status}),
@@ -460,16 +431,10 @@ class Arena:
             mutator = self.make_mutator(view)
             rng = np.random.default_rng([self.seed, number, view.tree.n])
             detail = {"rule": "arena", "arena_round": number, "role": role, "why": why}
-            context = mutation_context(view, parent, detail)
             try:
-                if getattr(mutator, "asynchronous", False):
-                    outcome = await mutator.propose_async(view.files(parent), context, rng, parent=parent)
-                else:
-                    outcome = mutator.propose(view.files(parent), context, rng)
-            except Exception as exc:  # noqa: BLE001 - a mutator's error is a failed child; a stop ends the run
-                if getattr(exc, "stops_run", False):
-                    return made, str(exc)
-                outcome = exc
+                outcome = await _propose(mutator, view, parent, detail, rng)
+            except StopRun as stop:  # a spent budget, a bad key: the run ends, no child stored
+                return made, str(stop)
             result = store_child(view, mutator, parent, outcome, detail)
             made.append(result.node_id)
             if self.breaker is not None:
@@ -491,8 +456,22 @@ class Arena:
         return ledger.status_of(self.archive, node) == "valid"
 
 
-class StopRun(Exception):
-    """An evaluation met the run's LLM budget or a refused key: the arena stops (nothing half-recorded)."""
+async def _propose(
+    mutator: Mutator, view: RunState, parent: int, detail: dict, rng: np.random.Generator
+) -> Proposal | ExpansionFailed:
+    """One child of `parent` by a mutator of either form; a mutator's error is a failed child, a `StopRun` goes
+    to the caller."""
+    if not isinstance(mutator, (AsyncMutator, SyncMutator)):
+        raise TypeError(f"{type(mutator).__name__} is neither a SyncMutator nor an AsyncMutator")
+    context = mutation_context(view, parent, detail)
+    try:
+        if isinstance(mutator, AsyncMutator):
+            return await mutator.propose_async(view.files(parent), context, rng, parent=parent)
+        return mutator.propose(view.files(parent), context, rng)
+    except StopRun:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a mutator's error is a failed child
+        return ExpansionFailed.of(exc)
 
 
 def _pct(value: float | None) -> str:

@@ -15,40 +15,45 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from engine.sandbox.base import SandboxLimits
-from tasks.base import Grade, Instance
+from tasks.base import ArenaTask, Grade, Instance, Task
 
 RUNNER = Path(__file__).resolve().parent / "tester_runner.py"  # data, copied into the sandbox, never imported
 TESTER_LIMITS = SandboxLimits(timeout_s=20.0, cpu_s=20, memory_mb=512, file_size_mb=16, processes=32)
 
 
-def supports_arena(task: object) -> bool:
-    """A task can host an arena when it has an oracle and a seed tester (tasks.email_validation)."""
-    return all(
-        hasattr(task, name)
-        for name in ("confirm", "tester_files", "arena_data", "proposal_key", "instance_keys", "tester_description")
-    )
+def supports_arena(task: Task) -> TypeGuard[ArenaTask]:
+    """A task can host an arena when it has an oracle and a seed tester (an `ArenaTask`: tasks.email_validation)."""
+    return isinstance(task, ArenaTask)
 
 
-class TesterTask:
-    """The Task protocol for testers: entry `propose(n, seed)` in tester.py, answer proposals.json."""
+class TesterTask(Task):
+    """The task testers are: entry `propose(n, seed)` in tester.py, answer proposals.json. Its instances are
+    made round by round (engine.arena.rounds), so it lists none."""
 
     entry_file = "tester.py"
     entry_function = "propose"
     entry_args = ("n", "seed")
     answer_file = "proposals.json"
     limits = TESTER_LIMITS
+    raw_metric = "broken share"
 
-    def __init__(self, task) -> None:
+    def __init__(self, task: ArenaTask) -> None:
         self.task = task
         self.name = f"{task.name} (testers)"
         self.description = task.tester_description
-        self.python = getattr(task, "python", None)
+        self.python = task.python
 
     def hidden_paths(self) -> tuple[str, ...]:
-        hidden = getattr(self.task, "hidden_paths", None)
-        return tuple(hidden()) if hidden else ()
+        return self.task.hidden_paths()
+
+    def instances(self) -> list[Instance]:
+        return []
+
+    def raw_value(self, metrics: Sequence[Mapping]) -> float | None:
+        return None
 
     def seed_files(self) -> dict[str, str]:
         return self.task.tester_files()
@@ -88,17 +93,18 @@ class Verdict:
         return self.reason is None
 
 
-def vet(task, proposals: Iterable[object], known: set[str]) -> list[Verdict]:
+def vet(task: ArenaTask, proposals: Iterable[object], known: set[str]) -> list[Verdict]:
     """The oracle's word on each proposal, in order. `known` (the keys of every instance, dev and holdout,
     and of earlier proposals accepted) grows with each one accepted, so a repeat is refused."""
     verdicts = []
     for item, proposal in enumerate(proposals):
         key = task.proposal_key(proposal)
+        reason: str | None
         if key is not None and key in known:
             reason = "already in the test set"
         else:
             reason = task.confirm(proposal)
-        if reason is None:
+        if reason is None and key is not None:  # a proposal without a key is never compared with others
             known.add(key)
         verdicts.append(Verdict(item, proposal, reason))
     return verdicts

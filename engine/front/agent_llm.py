@@ -1,7 +1,7 @@
 """Which models a run's agents may call, and the run's LLM client and gateway (see engine/gateway).
 
 A task says whether its agents call a model (`agent_llm`: "required" for
-humaneval, "optional" for arc, absent for binpack) and how many tokens one
+humaneval, "optional" for arc, "none", the default, for binpack) and how many tokens one
 evaluation may use (`agent_max_tokens`). The run's `--agent-model` (a list,
 "a,b") is the allow-list; without it, the models of `--model` (the
 meta-agent's) serve agents too. `--agent-max-tokens` overrides the task's cap.
@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
+from tasks.base import Task
 
-DEFAULT_AGENT_MAX_TOKENS = 100_000
+if TYPE_CHECKING:
+    from engine.gateway import Gateway
 
 
-def agent_llm_mode(task) -> str:
+def agent_llm_mode(task: Task) -> str:
     """'required', 'optional' or 'none': does the task's agent call a model?"""
-    return str(getattr(task, "agent_llm", "none") or "none")
+    return task.agent_llm
 
 
 def agent_models(config: RunConfig, task) -> tuple[str, ...]:
@@ -48,7 +51,7 @@ def run_models(config: RunConfig, task) -> list[str]:
 def agent_cap(config: RunConfig, task) -> int | None:
     if config.agent_max_tokens is not None:
         return config.agent_max_tokens
-    return getattr(task, "agent_max_tokens", DEFAULT_AGENT_MAX_TOKENS)
+    return task.agent_max_tokens
 
 
 def check_agent_llm(config: RunConfig, task) -> None:
@@ -65,12 +68,12 @@ def check_agent_llm(config: RunConfig, task) -> None:
             f"and edits files; the {task.name} agent is a function the task calls (use --task repofix, or "
             "--task humaneval --agent agents_seed/coding_agent)"
         )
-    if getattr(task, "needs_judge", False) and not config.judge_model:
+    if task.needs_judge and not config.judge_model:
         raise UserError(
             f"the {task.name} task is graded by a model against its rubric: give --judge-model, e.g. "
             "--judge-model openai/gpt-4o-mini"
         )
-    if config.judge_model and not getattr(task, "needs_judge", False):
+    if config.judge_model and not task.needs_judge:
         raise UserError(f"--judge-model grades rubric tasks; the {task.name} task grades its answers itself")
     if config.overseer and not models:
         raise UserError(
@@ -118,7 +121,7 @@ def make_client(config: RunConfig, archive, task, llm_mock):
 
 
 @contextlib.asynccontextmanager
-async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncIterator[object | None]:
+async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncIterator[Gateway | None]:
     """The run's gateway, started in the running event loop (None when agents call no model); with
     --overseer, SICA's overseer watches its sessions (its events go to `archive`)."""
     models = agent_models(config, task)

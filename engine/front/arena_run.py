@@ -6,13 +6,17 @@ import asyncio
 import signal
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
 
+if TYPE_CHECKING:
+    from tasks.base import ArenaTask, Task
 
-def check_arena(config: RunConfig, task) -> None:
-    """One line when the task cannot host an arena (it needs an oracle and a seed tester)."""
+
+def check_arena(config: RunConfig, task: Task) -> ArenaTask:
+    """One line when the task cannot host an arena (it needs an oracle and a seed tester); else the task."""
     from engine.arena.testers import supports_arena
 
     if not supports_arena(task):
@@ -20,9 +24,10 @@ def check_arena(config: RunConfig, task) -> None:
             f"--arena needs a task with a trusted oracle and a seed tester; {task.name} has none "
             "(try --task email_validation)"
         )
-    missing = getattr(task, "oracle_missing", lambda: None)()
+    missing = task.oracle_missing()
     if missing:
         raise UserError(f"--arena: {missing}")
+    return task
 
 
 def _mutator_factory(config: RunConfig, archive, task, llm_mock, say):
@@ -51,15 +56,16 @@ def _mutator_factory(config: RunConfig, archive, task, llm_mock, say):
     return make, client
 
 
-def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mock, box) -> int:
+def carry_arena(archive, task: Task, config: RunConfig, console, resumed: bool, llm_mock, box) -> int:
     from engine.arena import ledger
     from engine.arena.rounds import TIME_LIMIT, Arena, ArenaSettings
     from engine.front.agent_llm import serve_gateway
     from engine.front.endings import Interrupted, end_session, exposed_note, run_session
     from engine.front.model_access import probe_models
     from engine.loop.breaker import CircuitBreaker
+    from engine.loop.evaluation import RunHandles
 
-    check_arena(config, task)
+    arena_task = check_arena(config, task)
     workers = config.resolved_workers()
     if resumed:
         archive.add_event("resume", None, {"budget": config.budget, "done": ledger.spent(archive)})
@@ -77,7 +83,17 @@ def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mo
     )
     archive.set_status("running")
     make_mutator, client = _mutator_factory(config, archive, task, llm_mock, console.print)
-    settings = ArenaSettings(config.arena, config.arena_round, config.arena_population, config.arena_proposals)
+    deadline = time.monotonic() + config.time_limit if config.time_limit else None
+    settings = ArenaSettings(
+        config.arena,
+        config.arena_round,
+        config.arena_population,
+        config.arena_proposals,
+        budget=config.budget,
+        workers=workers,
+        seed=config.seed,
+        deadline=deadline,
+    )
     folder = Path(archive.path).parent
     console.print(f"Run [bold]{archive.run_id}[/bold] -> {archive.path}")
     console.print(
@@ -93,7 +109,6 @@ def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mo
     note = exposed_note(task, box.name)
     if note:
         console.print(note)
-    deadline = time.monotonic() + config.time_limit if config.time_limit else None
 
     async def main() -> str:
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)
@@ -108,19 +123,9 @@ def carry_arena(archive, task, config: RunConfig, console, resumed: bool, llm_mo
             )
             if client is not None:
                 client.observer = lambda ok, error: breaker.call(ok, error)
+            handles = RunHandles(box.sandbox, gateway)
             arena = Arena(
-                archive,
-                task,
-                settings,
-                box.sandbox,
-                workers=workers,
-                budget=config.budget,
-                seed=config.seed,
-                make_mutator=make_mutator,
-                gateway=gateway,
-                say=console.print,
-                deadline=deadline,
-                breaker=breaker,
+                archive, arena_task, settings, handles, make_mutator=make_mutator, say=console.print, breaker=breaker
             )
             stop = await arena.run()
             if stop not in ("budget spent", TIME_LIMIT):

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.errors import EXIT_INTERRUPTED, UserError
+
+if TYPE_CHECKING:
+    from tasks.base import Task
 
 
 class Interrupted(Exception):
@@ -38,11 +42,9 @@ def end_session(archive, status: str, reason: str) -> None:
     archive.set_status(status)
 
 
-def exposed_note(task, backend: str) -> str:
+def exposed_note(task: Task, backend: str) -> str:
     """The process backend cannot hide what the task keeps from agents (a public/private folder's answers)."""
-    from engine.loop.evaluation import hidden_paths
-
-    hidden = hidden_paths(task)
+    hidden = task.hidden_paths()
     if backend != "process" or not hidden:
         return ""
     return (

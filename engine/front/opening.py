@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
+
+if TYPE_CHECKING:
+    from archive import Archive
+    from tasks.base import Task
 
 # Flags that define what a run is; a resumed run keeps its own.
 LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_bytes", "cpus")
@@ -98,7 +103,7 @@ def new_run_folder(config: RunConfig) -> tuple[str, Path]:
     return run_id, root / run_id
 
 
-def make_run_task(config: RunConfig):
+def make_run_task(config: RunConfig) -> Task:
     """The run's task, with the run's overrides of its sandbox limits and its interpreter (`task.python`:
     --task-python, else the task folder's `python` file; checked here, a UserError when unusable)."""
     import math
@@ -128,7 +133,7 @@ def make_run_task(config: RunConfig):
     return task
 
 
-def adopt_run_seed(task, archive) -> None:
+def adopt_run_seed(task: Task, archive: Archive) -> None:
     """A run whose seed was written by --bootstrap: the task takes node 0's program as its seed (entry point)."""
-    if getattr(task, "has_seed", True) is False:
+    if not task.has_seed:
         task.adopt_seed(archive.node_files(0)[task.entry_file])

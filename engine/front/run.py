@@ -6,6 +6,7 @@ import asyncio
 import signal
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
@@ -23,6 +24,14 @@ from engine.front.opening import (
     make_run_task,
     new_run_folder,
 )
+
+if TYPE_CHECKING:
+    from engine.lang.compile_check import CompileCheck
+    from engine.loop.evaluation import RunHandles
+    from engine.loop.state import RunState
+    from engine.mutators import Mutator
+    from engine.mutators.novelty import ArchiveEmbeddings
+    from tasks.base import Task
 
 
 def _config_from_args(args) -> RunConfig:
@@ -87,7 +96,7 @@ def _replay_config(args) -> RunConfig:
     ).validate()
 
 
-def _create(config: RunConfig, llm_mock=None):
+def _create(config: RunConfig, llm_mock=None, task: Task | None = None):
     from archive import Archive, NodeRecord
     from archive.store import files_hash
     from engine.front.agent_files import load_agent
@@ -97,7 +106,7 @@ def _create(config: RunConfig, llm_mock=None):
     from tasks import TASKS
     from tasks.binpack.instances import InstanceFileError
 
-    task = make_run_task(config)
+    task = make_run_task(config) if task is None else task  # one given in Python (engine.front.api), or by name
     if config.arena:
         from engine.front.arena_run import check_arena
 
@@ -110,7 +119,7 @@ def _create(config: RunConfig, llm_mock=None):
         raise UserError(str(exc)) from None
     files: dict[str, str] | None
     if config.bootstrap:
-        if getattr(task, "has_seed", True):
+        if task.has_seed:
             raise UserError(
                 f"--bootstrap writes the seed of a public/private task folder that has none; "
                 f"{config.task} has its own seed program"
@@ -126,7 +135,7 @@ def _create(config: RunConfig, llm_mock=None):
     if reason:
         raise UserError(f"{origin} is not a usable agent: {reason}")
     config = config.with_overrides(
-        task_python=getattr(task, "python", None),  # the folder's entry, resolved
+        task_python=task.python,  # the folder's entry, resolved
         agent=str(Path(config.agent).resolve()) if config.agent else None,
         task=str(Path(config.task).resolve()) if Path(config.task).is_dir() and config.task not in TASKS else None,
         instances=str(Path(config.instances).resolve()) if config.instances else None,
@@ -216,19 +225,37 @@ def run_from_args(args, llm_mock=None) -> int:
             archive, task, config = _create(_config_from_args(args), llm_mock)
     except ArchiveError as exc:
         raise UserError(str(exc)) from None
+    how = "snapshot" if args.resume_from else "resumed" if args.resume else "new"
+    return run_opened(archive, task, config, console, how, quiet=args.quiet, llm_mock=llm_mock)
+
+
+def run_opened(
+    archive,
+    task: Task,
+    config: RunConfig,
+    console,
+    how: str,
+    *,
+    quiet: bool,
+    llm_mock=None,
+    mutator: Mutator | None = None,
+) -> int:
+    """Carry an opened run to its summary; `how` it was opened: 'new' (or a replay), 'resumed', or 'snapshot'
+    (--resume-from: a new folder). The archive is closed at the end; a new folder goes when no sandbox can be
+    built. `mutator`: one given in Python (engine.front.api), else the config's."""
     try:
         from engine.front.agent_llm import check_agent_llm
         from engine.front.backend import build_sandbox
         from engine.front.model_access import check_model_access
 
-        if args.resume or args.resume_from:  # a new run was checked before its folder was made
+        if how != "new":  # a new run was checked before its folder was made
             check_agent_llm(config, task)
             check_model_access(config, task, llm_mock)
         box = build_sandbox(config, config.resolved_workers())
         checks = compile_check_for(config, task, box.name)
     except BaseException:
         archive.close()
-        if not args.resume:  # the folder made a moment ago holds nothing but the seed: no run to keep
+        if how != "resumed":  # the folder made a moment ago holds nothing but the seed: no run to keep
             import shutil
 
             shutil.rmtree(Path(archive.path).parent, ignore_errors=True)
@@ -241,11 +268,12 @@ def run_from_args(args, llm_mock=None) -> int:
             task,
             config,
             console,
-            resumed=bool(args.resume or args.resume_from),
-            quiet=args.quiet,
+            resumed=how != "new",
+            quiet=quiet,
             llm_mock=llm_mock,
             box=box,
             checks=checks,
+            mutator=mutator,
         )
     finally:
         close = getattr(box.sandbox, "close", None)
@@ -254,32 +282,22 @@ def run_from_args(args, llm_mock=None) -> int:
         archive.close()
 
 
-def _mutator(config: RunConfig, state, archive, llm_mock, say=None, sandbox=None):
-    """The offline mutator, or the LLM mutator, and the run's LLM client (for a replay, with the recorded
-    answers); the client also serves the agents' gateway (engine.front.agent_llm), so it exists when either calls."""
-    from engine.front.agent_llm import make_client
-
-    client = make_client(config, archive, state.task, llm_mock)
+def _mutator(config: RunConfig, state: RunState, client, say, handles: RunHandles) -> Mutator:
+    """The offline mutator, the agent improving itself (it calls --model through the gateway), or the LLM
+    mutator; `client`: the run's LLM client (for a replay, with the recorded answers)."""
     if not config.model:
         from engine.mutators import OfflineMutator
 
-        return OfflineMutator(), client
+        return OfflineMutator()
     from engine.mutators.llm import LLMMutator
     from engine.mutators.model_choice import make_chooser, parse_models
 
-    if config.mutator == "self":  # the agent improves itself; it calls --model through the gateway
+    if config.mutator == "self":
         from engine.loop.self_improve import SelfMutator
 
         model = parse_models(config.model)[0][0]
-        return SelfMutator(client, model, state, sandbox, diagnose=config.meta_steps.startswith("diagnose")), client
-
-    if config.embedding_model:  # near-duplicates by embeddings, asked in the mutator's conversation
-        from engine.mutators.novelty import ArchiveEmbeddings, EmbeddingNovelty
-
-        state.embedding_novelty = ArchiveEmbeddings(
-            EmbeddingNovelty(client, config.embedding_model, entry_file=state.task.entry_file), archive, state.files
-        )
-    mutator = LLMMutator(
+        return SelfMutator(client, model, state, handles, diagnose=config.meta_steps.startswith("diagnose"))
+    return LLMMutator(
         client,
         make_chooser(config.model, config.model_choice),
         state,
@@ -287,7 +305,16 @@ def _mutator(config: RunConfig, state, archive, llm_mock, say=None, sandbox=None
         diagnose=config.meta_steps.startswith("diagnose"),
         say=say,
     )
-    return mutator, client
+
+
+def _embedding_novelty(config: RunConfig, client, archive, task: Task) -> ArchiveEmbeddings | None:
+    """--embedding-model: near-duplicates by embeddings, asked in the LLM mutator's conversation."""
+    if not (config.embedding_model and config.model and config.mutator != "self"):
+        return None
+    from engine.mutators.novelty import ArchiveEmbeddings, EmbeddingNovelty
+
+    novelty = EmbeddingNovelty(client, config.embedding_model, entry_file=task.entry_file)
+    return ArchiveEmbeddings(novelty, archive, archive.node_files)
 
 
 def policy_label(policy, n_dev: int) -> str:
@@ -308,7 +335,7 @@ def policy_label(policy, n_dev: int) -> str:
     return policy.name + (f" ({', '.join(said)})" if said else "")
 
 
-def compile_check_for(config: RunConfig, task, sandbox_name: str) -> tuple[object | None, str]:
+def compile_check_for(config: RunConfig, task, sandbox_name: str) -> tuple[CompileCheck | None, str]:
     """--compile-check for a task in a compiled language (engine/lang/compile_check.py): the check, or None, and
     the header's line saying which checks its children go through; ('' for Python tasks)."""
     from engine.lang.registry import language_of
@@ -333,21 +360,28 @@ def _carry(
     quiet: bool,
     llm_mock,
     box,
-    checks: tuple[object | None, str] = (None, ""),
+    checks: tuple[CompileCheck | None, str] = (None, ""),
+    mutator: Mutator | None = None,
 ) -> int:
+    """`mutator`: one given in Python (engine.front.api), else the config's."""
     if config.arena:  # testers co-evolve with the code agents: rounds instead of the policy's loop
         from engine.front.arena_run import carry_arena
 
         return carry_arena(archive, task, config, console, resumed, llm_mock, box)
+    from engine.front.agent_llm import make_client
+    from engine.loop.evaluation import RunHandles
     from engine.loop.state import RunState
+    from tasks.base import JudgedTask
 
-    state = RunState.rebuild(archive, task)
-    workers = config.resolved_workers()
+    client = make_client(config, archive, task, llm_mock)  # the meta-agent's and the agents' (gateway)
+    embeddings = _embedding_novelty(config, client, archive, task)
+    state = RunState.rebuild(
+        archive, task, utility=config.make_utility(), compile_check=checks[0], embedding_novelty=embeddings
+    )
+    handles = RunHandles(box.sandbox)  # the gateway joins it once it serves (_search)
     policy = config.make_policy()
-    state.utility = config.make_utility()
-    state.compile_check = checks[0]
-    mutator, client = _mutator(config, state, archive, llm_mock, say=console.print, sandbox=box.sandbox)
-    if config.judge_model:  # a rubric task: its answers are graded by this model, outside the sandbox
+    mutator = mutator or _mutator(config, state, client, console.print, handles)
+    if config.judge_model and isinstance(task, JudgedTask):  # its answers are graded by this model, outside
         task.attach_judge(client, config.judge_model)
     return _search(
         archive,
@@ -357,7 +391,7 @@ def _carry(
         resumed,
         quiet,
         state,
-        workers,
+        handles,
         policy,
         mutator,
         client,
@@ -400,10 +434,10 @@ def _search(
     console,
     resumed: bool,
     quiet: bool,
-    state,
-    workers: int,
+    state: RunState,
+    handles: RunHandles,
     policy,
-    mutator,
+    mutator: Mutator,
     client,
     box,
     llm_mock=None,
@@ -418,9 +452,10 @@ def _search(
     from engine.loop.breaker import CircuitBreaker
     from engine.loop.finale import choose_final, holdout_plan, measure_holdout, measure_references, reference_plan
     from engine.loop.replay import make_scheduler
-    from engine.loop.scheduler import TIME_LIMIT
+    from engine.loop.scheduler import TIME_LIMIT, SchedulerSettings
     from search.cascade import first_batch
 
+    workers = config.resolved_workers()
     if resumed:
         rng = np.random.default_rng([config.seed, archive._next_seq])
         archive.add_event("resume", None, {"budget": config.budget, "done": state.dev_spent})
@@ -492,7 +527,7 @@ def _search(
         current = asyncio.current_task()
         loop.add_signal_handler(signal.SIGTERM, current.cancel)
         async with serve_gateway(config, task, client, archive) as gateway:
-            state.gateway = gateway  # agents that call a model reach it; None otherwise
+            handles.gateway = gateway  # agents that call a model reach it; None otherwise
             unanswered = await probe_models(config, task, client, llm_mock, archive)
             if unanswered:
                 return None, None, f"{unanswered}; fix it, then resume: python -m engine.search --resume {folder}"
@@ -503,20 +538,15 @@ def _search(
                     config.max_failing_time,
                     unusable=("failed", "invalid") if config.model else ("failed",),
                 )
-                scheduler = make_scheduler(
-                    config,
-                    state,
-                    policy,
-                    mutator,
-                    box.sandbox,
+                settings = SchedulerSettings(
                     budget=config.budget,
                     workers=workers,
-                    rng=rng,
                     deadline=deadline,
-                    progress=progress,
                     expansion_slots=config.llm_concurrency,
-                    breaker=breaker,
                     seed_screen=first_batch(policy, len(state.dev)),
+                )
+                scheduler = make_scheduler(
+                    config, state, policy, mutator, handles, settings, rng, progress=progress, breaker=breaker
                 )
                 if client is not None:
                     total = client.spent().total
@@ -533,8 +563,8 @@ def _search(
                 choice = choose_final(state, policy, rng, config.budget)
                 finalists = [choice.node_id] if choice else []
                 progress.extra_work(len(holdout_plan(state, finalists)) + len(reference_plan(state)))
-                await measure_holdout(state, box.sandbox, workers, finalists, progress)
-                await measure_references(state, box.sandbox, workers, progress)
+                await measure_holdout(state, handles, workers, finalists, progress)
+                await measure_references(state, handles, workers, progress)
         return stop, choice, None
 
     try:

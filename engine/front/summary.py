@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive import Archive
+from tasks.base import SCORE_NOTE
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Summary:
     holdout_done: int
     raw_metric: str
     raw_metric_note: str = ""
-    score_note: str = "scores are measured against the seed on each instance"  # a task's `score_note` overrides
+    score_note: str = SCORE_NOTE  # a task's `score_note` overrides
     extra: dict = field(default_factory=dict)
 
 
@@ -90,8 +91,8 @@ def compute_summary(
         dev_done=sum(dev.values()),
         holdout_done=int(holdout),
         raw_metric=task.raw_metric,
-        raw_metric_note=getattr(task, "raw_metric_note", ""),
-        score_note=getattr(task, "score_note", Summary.score_note),
+        raw_metric_note=task.raw_metric_note,
+        score_note=task.score_note,
         extra={
             **({"spend": spend} if spend is not None else {}),
             **noise_probe(archive),

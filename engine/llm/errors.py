@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from engine.errors import FatalStop, StopRun
+
 RETRY = "retry"  # transient: rate limit, server error, timeout, lost connection
 FATAL = "fatal"  # no later call can succeed: stop the run
 FAIL = "fail"  # this call failed; the run may go on
@@ -21,14 +23,18 @@ class LLMError(Exception):
     """A model call failed (after its retries). The message is one line."""
 
 
-class LLMFatalError(LLMError):
+class LLMFatalError(LLMError, FatalStop):
     """Stop the run: bad key, unknown model, prompt too long, a request the provider rejects,
     or a replayed run that asks something the original did not. The message is one line
-    naming the model and what to do."""
+    naming the model and what to do.
+
+    A `FatalStop` wherever it is raised (a mutator's call, a judge's, the gateway's): no later call can succeed,
+    so whoever meets it stops the run the same way, with nothing to translate."""
 
 
-class BudgetExceeded(LLMError):
-    """The dollar or token budget is reached: no new paid call is made."""
+class BudgetExceeded(LLMError, StopRun):
+    """The dollar or token budget is reached: no new paid call is made. A `StopRun`: what is in flight
+    finishes, and a resume with a larger budget goes on."""
 
 
 _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*)+")

@@ -4,14 +4,14 @@ The sandbox only produces the answer file; the task's evaluator validates
 and measures it here, in the engine, so nothing the agent prints or patches
 can raise its score (DESIGN.md, Evaluation and sandboxes).
 
-Three optional parts, all declared by the task:
-- a check step: when grading means running untrusted code (HumanEval's tests
+Three optional parts, each declared by the task's class (tasks.base):
+- a check step (`CheckedTask`): when grading means running untrusted code (HumanEval's tests
   on the function the agent wrote), `task.check_job(instance, answer)` returns
   a second SandboxJob, run in a fresh sandbox of the same backend without the
   agent's files or gateway access; `task.grade(instance, answer, check)` then
   reads how it ended, `CheckRun(job, result)` (check_job returns a Grade
   instead when the answer cannot even be checked);
-- a judge: when a model grades the answer (a rubric task, `needs_judge`),
+- a judge (`JudgedTask`): when a model grades the answer (a rubric task),
   `await task.judge_grade(instance, answer)` gives the Grade instead of
   `grade` (the engine gave the task the run's LLM client and --judge-model
   with `attach_judge` before the search; the judge's calls are booked with
@@ -23,6 +23,9 @@ Three optional parts, all declared by the task:
   `error` saying so; when the run's budget is reached (or the provider refuses
   the key) the job is stopped and the outcome carries `stop`: the caller does
   not record it and stops the run.
+
+`RunHandles` holds what runs agents (the sandbox) and what they call a model
+through (the gateway): live handles, not state, handed to what runs agents.
 """
 
 from __future__ import annotations
@@ -33,10 +36,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from archive import EvaluationRecord
 from archive.store import utcnow
+from engine.errors import FatalStop, StopRun
 from engine.sandbox import Sandbox, SandboxJob, SandboxResult
-from tasks.base import CheckRun, Grade, Instance
+from tasks.base import AgentJob, CheckedTask, CheckRun, Grade, Instance, JudgedTask
+
+if TYPE_CHECKING:
+    from engine.gateway import Gateway
 
 LLM_CLIENT_FILE = Path(__file__).resolve().parents[2] / "agents_seed" / "clade_llm.py"  # data, copied, never imported
 
@@ -58,25 +67,79 @@ class Outcome:
     trajectory: tuple = ()  # the agent's steps as it reported them (task.trajectory(answer)), for the archive
     worker: str = ""  # where the job ran, when the sandbox says (a Ray node); else the caller's slot
 
+    def stopped(self) -> StopRun | None:
+        """The run's stop this evaluation met (not the agent's result, so never stored), else None."""
+        if not self.stop:
+            return None
+        return FatalStop(self.stop) if self.fatal else StopRun(self.stop)
+
+    def record(
+        self,
+        node_id: int,
+        instance_id: str,
+        split: str,
+        score: float,
+        *,
+        repeat: int = 0,
+        metrics: dict | None = None,
+        worker: str = "",
+    ) -> EvaluationRecord:
+        """The archive's row of this outcome: `metrics` when the score's policy added to the task's (None: the
+        task's), `worker` when the sandbox did not say where it ran (a slot, 'holdout')."""
+        return EvaluationRecord(
+            node_id=node_id,
+            instance_id=instance_id,
+            split=split,
+            repeat=repeat,
+            score=score,
+            metrics=self.metrics if metrics is None else metrics,
+            status=self.status,
+            runtime_s=self.runtime_s,
+            stdout_tail=self.stdout_tail,
+            stderr_tail=self.stderr_tail,
+            feedback=self.feedback,
+            worker=self.worker or worker,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+        )
+
+
+@dataclass
+class RunHandles:
+    """The run's live handles, never stored: the sandbox agents run in, and the LLM gateway they reach a model
+    through (None: agents get no model; set once the gateway serves, inside the search's event loop)."""
+
+    sandbox: Sandbox
+    gateway: Gateway | None = None
+
+    async def run_agent(
+        self,
+        task: AgentJob,
+        files: Mapping[str, str],
+        instance: Instance,
+        *,
+        node_id: int | None = None,
+        label: str | None = None,
+        purpose: str = "agent",
+    ) -> Outcome:
+        """`run_agent` in this run's sandbox, through its gateway."""
+        return await run_agent(
+            task, self.sandbox, files, instance, gateway=self.gateway, node_id=node_id, label=label, purpose=purpose
+        )
+
 
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
 
 
-def hidden_paths(task) -> tuple[str, ...]:
-    """Host paths the task wants out of every sandbox (e.g. its installed data with tests and solutions)."""
-    hidden = getattr(task, "hidden_paths", None)
-    return tuple(hidden()) if hidden is not None else ()
-
-
 async def run_agent(
-    task,
+    task: AgentJob,
     sandbox: Sandbox,
     files: Mapping[str, str],
     instance: Instance,
     *,
-    gateway=None,
+    gateway: Gateway | None = None,
     node_id: int | None = None,
     label: str | None = None,
     purpose: str = "agent",
@@ -101,12 +164,12 @@ async def run_agent(
             command=list(task.command()),
             answer_file=task.answer_file,
             limits=task.limits,
-            llm=gateway.endpoint(session) if session else None,
-            hidden=hidden_paths(task),
+            llm=gateway.endpoint(session) if gateway is not None and session is not None else None,
+            hidden=tuple(task.hidden_paths()),
         )
         result = await _run_watched(sandbox, job, session)
     finally:
-        if session is not None:
+        if gateway is not None and session is not None:
             gateway.close_session(session)
     outcome = await _graded(task, sandbox, instance, result, session, clock, started)
     if session is None:
@@ -115,7 +178,13 @@ async def run_agent(
 
 
 async def _graded(
-    task, sandbox: Sandbox, instance: Instance, result: SandboxResult | None, session, clock: float, started: datetime
+    task: AgentJob,
+    sandbox: Sandbox,
+    instance: Instance,
+    result: SandboxResult | None,
+    session,
+    clock: float,
+    started: datetime,
 ) -> Outcome:
     if session is not None and (session.capped or session.stop_reason or session.overseer_reason):
         common = {
@@ -138,27 +207,22 @@ async def _graded(
         return _outcome(result.status, {}, _why(result), result, clock, started, steps)
     if result.answer is None:
         return _outcome("bad_output", {}, result.reason or f"no {task.answer_file} written", result, clock, started)
-    from engine.llm import BudgetExceeded, LLMFatalError
-
     try:
         grade = await _grade(task, sandbox, instance, result.answer)
-    except (BudgetExceeded, LLMFatalError) as exc:  # a judge's call (rubric tasks): the run's budget or key, not
+    except StopRun as exc:  # a judge's call (rubric tasks): the run's budget or key, not
         stop = str(exc)  # the agent's doing: not recorded, the run stops
-        return replace(
-            _outcome("error", {}, stop, result, clock, started), stop=stop, fatal=isinstance(exc, LLMFatalError)
-        )
+        return replace(_outcome("error", {}, stop, result, clock, started), stop=stop, fatal=isinstance(exc, FatalStop))
     if not grade.valid:
         return _outcome("bad_output", {}, grade.feedback, result, clock, started, steps)
     return _outcome("ok", grade.metrics, grade.feedback, result, clock, started, steps)
 
 
-def trajectory_of(task, answer: bytes | None) -> tuple:
+def trajectory_of(task: AgentJob, answer: bytes | None) -> tuple:
     """The agent's steps as the task reads them from its answer (an agent that keeps a trajectory), or ()."""
-    read = getattr(task, "trajectory", None)
-    if read is None or answer is None:
+    if answer is None:
         return ()
     try:
-        return tuple(step for step in read(answer) if isinstance(step, dict))
+        return tuple(step for step in task.trajectory(answer) if isinstance(step, dict))
     except Exception:  # noqa: BLE001 - what the agent wrote is untrusted; a bad trajectory is only lost
         return ()
 
@@ -186,15 +250,13 @@ def _outcome(
     )
 
 
-async def _grade(task, sandbox: Sandbox, instance: Instance, answer: bytes) -> Grade:
+async def _grade(task: AgentJob, sandbox: Sandbox, instance: Instance, answer: bytes) -> Grade:
     """The task's verdict; with a check step, after running it in a fresh sandbox job; by a judge model."""
-    judge_grade = getattr(task, "judge_grade", None)
-    if judge_grade is not None:  # a rubric task: its judge model grades the answer (the task's attached client)
-        return await judge_grade(instance, answer)
-    check_job = getattr(task, "check_job", None)
-    if check_job is None:
+    if isinstance(task, JudgedTask):  # a rubric task: its judge model grades the answer (the task's attached client)
+        return await task.judge_grade(instance, answer)
+    if not isinstance(task, CheckedTask):
         return task.grade(instance, answer)
-    job = check_job(instance, answer)
+    job = task.check_job(instance, answer)
     if isinstance(job, Grade):  # the answer could not even be checked
         return job
     return task.grade(instance, answer, CheckRun(job, await sandbox.run(job)))

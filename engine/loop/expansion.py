@@ -7,9 +7,10 @@ with the reason; one whose files equal an existing node's is
 agent), and so is a near-duplicate of a valid node (engine.mutators.novelty:
 the same code up to comments, formatting and names, or nearly the same
 tokens), after which the offline mutator is asked again for the same parent
-(ShinkaEvolve's code-novelty rejection sampling); a mutator that raises gives a `failed` child. Every outcome is a node,
-so the archive shows what the mutator tried. With --embedding-model the LLM mutator checks novelty itself
-(an embedding model, re-asking the model) and a proposal carries its verdict (`near_duplicate`).
+(ShinkaEvolve's code-novelty rejection sampling); a mutator that raises gives a `failed` child (its
+`ExpansionFailed`, engine.mutators.base). Every outcome is a node, so the archive shows what the mutator
+tried. With --embedding-model the LLM mutator checks novelty itself (an embedding model, re-asking the
+model) and a proposal carries its verdict (`near_duplicate`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,17 @@ import numpy as np
 
 from archive import NodeRecord
 from archive.store import files_hash
+from engine.errors import StopRun
 from engine.loop.state import RunState
-from engine.mutators import MutationContext, Proposal, check_child, new_name_problem
+from engine.mutators import (
+    ExpansionFailed,
+    MutationContext,
+    Mutator,
+    Proposal,
+    SyncMutator,
+    check_child,
+    new_name_problem,
+)
 
 DONORS = 2
 NEAR_DUPLICATE = "near-duplicate of node"  # engine.mutators.novelty's reasons start so
@@ -83,35 +93,19 @@ def mutation_context(state: RunState, parent: int, decision_detail: Mapping | No
 
 
 def store_child(
-    state: RunState, mutator, parent: int, outcome: Proposal | BaseException, decision_detail: dict
+    state: RunState, mutator: Mutator, parent: int, outcome: Proposal | ExpansionFailed, decision_detail: dict
 ) -> ExpansionResult:
-    """Check a proposal (or the mutator's error) and store it as the next node, valid or not."""
-    task = state.task
+    """Check a proposal (or the mutator's failure) and store it as the next node, valid or not."""
     parent_files = state.files(parent)
-    if isinstance(outcome, BaseException):
-        files, description = dict(parent_files), "mutation failed"
-        status, reason = "failed", f"{type(outcome).__name__}: {outcome}"[:500]
+    reason: str | None
+    if isinstance(outcome, ExpansionFailed):
+        files, description, status, reason = dict(parent_files), "mutation failed", "failed", outcome.reason
+        note = ""
     else:
-        files, description = dict(outcome.files), outcome.description
-        reason = (
-            check_child(files, task.entry_file, task.entry_function, task.entry_args)
-            or new_name_problem(parent_files, files)
-            or getattr(outcome, "invalid_reason", None)
-        )  # e.g. a self-edited agent that fails its smoke run
-        if reason is None and state.compile_check is not None and files_hash(files) not in state.code_hashes:
-            reason = state.compile_check.problem(files, task.entry_file)  # --compile-check: the compiler's word
+        files, description, note = dict(outcome.files), outcome.description, outcome.note
+        reason = child_problem(state, mutator, parent_files, outcome)
         status = "valid" if reason is None else "invalid"
     code_hash = files_hash(files)
-    if status == "valid" and code_hash in state.code_hashes:
-        status, reason = "invalid", f"duplicate of node {state.code_hashes[code_hash]}"
-    if status == "valid":
-        if state.embedding_novelty is not None:  # the LLM mutator asked the embedding model already
-            reason = getattr(outcome, "near_duplicate", None)
-        elif not getattr(mutator, "novelty_check", True):
-            reason = None  # a self-edit of a whole agent is a small change to much code: only exact duplicates count
-        else:
-            reason = state.near_duplicate(files)
-        status = "valid" if reason is None else "invalid"
     node_id = state.tree.n
     record = NodeRecord(
         id=node_id,
@@ -119,23 +113,16 @@ def store_child(
         depth=int(state.tree.depth[parent]) + 1,
         status=status,
         mutator=mutator.name,
-        model=getattr(outcome, "model", None) or mutator.model,
+        model=outcome.model or mutator.model,
         diff=unified_diff(parent_files, files),
         code_hash=code_hash,
         reason=reason or "",
         description=description,
-        note=getattr(outcome, "note", "") or "",
+        note=note,
         role=state.role,
     )
-    detail = {**decision_detail, "child": node_id, "status": status}
-    if getattr(outcome, "key", None):
-        detail["key"] = outcome.key  # the expansion's identity, for a resumed run's bookkeeping
-    if getattr(outcome, "answer_format", None):
-        detail["answer_format"] = outcome.answer_format  # what was asked for, for a replay to ask the same
-    if getattr(outcome, "novelty_below", None):
-        detail["novelty_below"] = outcome.novelty_below  # the nodes its novelty check saw, for a replay
-    event = ("expand", parent, detail)
-    state.archive.add_node(record, files, event=event, steps=getattr(outcome, "trajectory", ()))
+    detail = {**decision_detail, "child": node_id, "status": status, **_what_it_asked(outcome)}
+    state.archive.add_node(record, files, event=("expand", parent, detail), steps=outcome.trajectory)
     state.tree.add_node(parent, status == "valid", feature=float(code_size(files)))
     state.credit.child_stored(node_id, parent, description, status == "valid")
     state.code_hashes.setdefault(code_hash, node_id)
@@ -145,16 +132,53 @@ def store_child(
     return ExpansionResult(node_id, status, reason or "", description)
 
 
-def expand(state: RunState, mutator, parent: int, rng: np.random.Generator, decision_detail: dict) -> ExpansionResult:
+def child_problem(state: RunState, mutator: Mutator, parent_files: Mapping[str, str], proposal: Proposal) -> str | None:
+    """Why a proposed child is stored invalid, else None: it does not load or keep the entry point, the
+    mutator's own check failed (a self-edit's smoke run), the compiler refuses it (--compile-check), it
+    repeats a node's files, or it is a near-duplicate of a valid node's code."""
+    task, files = state.task, dict(proposal.files)
+    code_hash = files_hash(files)
+    reason = (
+        check_child(files, task.entry_file, task.entry_function, task.entry_args)
+        or new_name_problem(parent_files, files)
+        or proposal.invalid_reason
+    )
+    if reason is None and state.compile_check is not None and code_hash not in state.code_hashes:
+        reason = state.compile_check.problem(files, task.entry_file)  # --compile-check: the compiler's word
+    if reason is not None:
+        return reason
+    if code_hash in state.code_hashes:
+        return f"duplicate of node {state.code_hashes[code_hash]}"
+    if state.embedding_novelty is not None:  # the LLM mutator asked the embedding model already
+        return proposal.near_duplicate
+    if not mutator.novelty_check:
+        return None  # a self-edit of a whole agent is a small change to much code: only exact duplicates count
+    return state.near_duplicate(files)
+
+
+def _what_it_asked(outcome: Proposal | ExpansionFailed) -> dict[str, str | int]:
+    """What the expand event keeps of the expansion: its identity (a resumed run's bookkeeping), what the model
+    was asked for and the nodes its novelty check saw (for a replay to ask the same)."""
+    novelty_below = outcome.novelty_below if isinstance(outcome, Proposal) else None
+    asked = (("key", outcome.key), ("answer_format", outcome.answer_format), ("novelty_below", novelty_below))
+    return {name: value for name, value in asked if value}
+
+
+def expand(
+    state: RunState, mutator: SyncMutator, parent: int, rng: np.random.Generator, decision_detail: dict
+) -> ExpansionResult:
     """A synchronous mutator (the offline one): propose and store at once. A near-duplicate child is stored
-    invalid and the mutator asked again for the same parent, up to NEAR_DUPLICATE_RETRIES times."""
+    invalid and the mutator asked again for the same parent, up to NEAR_DUPLICATE_RETRIES times. A `StopRun`
+    the mutator raises goes to the caller, nothing stored."""
     for attempt in range(NEAR_DUPLICATE_RETRIES + 1):
         try:
-            outcome: Proposal | BaseException = mutator.propose(
+            outcome: Proposal | ExpansionFailed = mutator.propose(
                 state.files(parent), mutation_context(state, parent, decision_detail), rng
             )
+        except StopRun:
+            raise
         except Exception as exc:  # a mutator bug or a model's garbage must not end the run
-            outcome = exc
+            outcome = ExpansionFailed.of(exc)
         detail = decision_detail if attempt == 0 else {**decision_detail, "asked_again": attempt}
         result = store_child(state, mutator, parent, outcome, detail)
         if not result.reason.startswith(NEAR_DUPLICATE):

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
-from archive import EvaluationRecord, ReferenceEvaluation
-from engine.loop.evaluation import Outcome, run_agent
+from archive import ReferenceEvaluation
+from engine.loop.evaluation import Outcome, RunHandles
 from engine.loop.state import RunState
 from engine.loop.utility import scored
 from search.decisions import FinalChoice
@@ -23,19 +24,21 @@ from tasks.base import Instance
 
 
 async def _run_all(
-    state: RunState, sandbox, workers: int, jobs: list[tuple[Mapping[str, str], Instance, int | str]], progress=None
+    state: RunState,
+    handles: RunHandles,
+    workers: int,
+    jobs: list[tuple[Mapping[str, str], Instance, int | str]],
+    progress: Any = None,
 ) -> list[Outcome]:
     """Each job: (files, instance, the node id, or a reference agent's name)."""
     gate = asyncio.Semaphore(workers)
 
     async def one(files: Mapping[str, str], instance: Instance, who: int | str) -> Outcome:
         async with gate:
-            outcome = await run_agent(
+            outcome = await handles.run_agent(
                 state.task,
-                sandbox,
                 files,
                 instance,
-                gateway=state.gateway,
                 node_id=who if isinstance(who, int) else None,
                 label=None if isinstance(who, int) else f"reference {who} instance {instance.id}",
             )
@@ -85,46 +88,33 @@ def reference_plan(state: RunState) -> list[tuple[str, Instance]]:
     ]
 
 
-async def measure_holdout(state: RunState, sandbox, workers: int, nodes: Iterable[int], progress=None) -> None:
+async def measure_holdout(
+    state: RunState, handles: RunHandles, workers: int, nodes: Iterable[int], progress: Any = None
+) -> None:
     """Run each node on the holdout instances it has not run yet: the seed first, since the others are
     scored against its results. The progress bar's total is set by the caller, from the plans."""
     plan = holdout_plan(state, nodes)
     for group in ([k for k in plan if k[0] == 0], [k for k in plan if k[0] != 0]):
         jobs = [(state.files(node), inst, node) for node, inst in group]
-        outcomes = await _run_all(state, sandbox, workers, jobs, progress)
+        outcomes = await _run_all(state, handles, workers, jobs, progress)
         for (node, inst), outcome in zip(group, outcomes):
             if outcome.stop:  # the run's LLM budget, not the agent: measured by a resumed run with more
                 continue
             score, metrics = scored(state.utility, _score(state, inst, outcome, node == 0), outcome)
             state.archive.add_evaluation(
-                EvaluationRecord(
-                    node_id=node,
-                    instance_id=inst.id,
-                    split="holdout",
-                    repeat=0,
-                    score=score,
-                    metrics=metrics,
-                    status=outcome.status,
-                    runtime_s=outcome.runtime_s,
-                    stdout_tail=outcome.stdout_tail,
-                    stderr_tail=outcome.stderr_tail,
-                    feedback=outcome.feedback,
-                    worker=outcome.worker or "holdout",
-                    started_at=outcome.started_at,
-                    finished_at=outcome.finished_at,
-                ),
+                outcome.record(node, inst.id, "holdout", score, metrics=metrics, worker="holdout"),
                 steps=outcome.trajectory,
             )
             if node == 0 and outcome.status == "ok":
                 state.seed_metrics[inst.id] = outcome.metrics
 
 
-async def measure_references(state: RunState, sandbox, workers: int, progress=None) -> None:
+async def measure_references(state: RunState, handles: RunHandles, workers: int, progress: Any = None) -> None:
     """Run the task's reference agents (e.g. best fit) on every instance, once per run."""
     plan = reference_plan(state)
     agents = state.task.reference_agents()
     jobs = [(agents[name], inst, name) for name, inst in plan]
-    outcomes = await _run_all(state, sandbox, workers, jobs, progress)
+    outcomes = await _run_all(state, handles, workers, jobs, progress)
     for (name, inst), outcome in zip(plan, outcomes):
         if outcome.stop:
             continue

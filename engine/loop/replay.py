@@ -14,9 +14,10 @@ import sys
 
 from archive import Archive
 from engine.loop.breaker import CircuitBreaker
-from engine.loop.expansion import store_child
+from engine.loop.expansion import ExpansionResult, store_child
 from engine.loop.replay_plan import RecordedEvaluation, RecordedExpansion, read_plan, recorded_child, recorded_model
 from engine.loop.scheduler import Launch, Scheduler
+from engine.mutators import Pinned
 from search.decisions import Evaluate, Expand
 
 
@@ -70,9 +71,9 @@ class ReplayScheduler(Scheduler):
         super().__init__(*args, **kwargs)
         self.breaker = CircuitBreaker(max_failed_expansions=sys.maxsize, max_failing_s=math.inf)  # never trips
         self.original_path = original
-        self._stored = None  # the last ExpansionResult, to check it against the record
+        self._stored: ExpansionResult | None = None  # the last one stored, to check it against the record
 
-    def _expanded(self, result) -> str | None:
+    def _expanded(self, result: ExpansionResult) -> str | None:
         self._stored = result
         return super()._expanded(result)
 
@@ -145,13 +146,8 @@ class ReplayScheduler(Scheduler):
         self._stored = None
         decision = Expand(step.parent, step.detail)
         if not self._copies(step):
-            task, launch = self._launch_expansion(
-                decision,
-                step.key,
-                model=recorded_model(original, step.key),
-                answer_format=step.answer_format,
-                novelty_below=step.novelty_below,
-            )
+            pinned = Pinned(step.key, recorded_model(original, step.key), step.answer_format, step.novelty_below)
+            task, launch = self._launch_expansion(decision, pinned)
             try:
                 await asyncio.wait([task])
             finally:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from archive import Archive
-from engine.mutators import Proposal
+from engine.mutators import ExpansionFailed, Proposal
 
 OUTCOME_KEYS = ("instance", "score", "status")  # added to an evaluate event by recording it
 # added to an expand event by storing the child
@@ -73,7 +73,7 @@ def read_plan(original: Archive) -> list[Step]:
     return steps
 
 
-def recorded_child(original: Archive, child: int) -> Proposal | Exception:
+def recorded_child(original: Archive, child: int) -> Proposal | ExpansionFailed:
     """The original's child as its mutator gave it: its files, or (a failed child) the error it stored.
 
     The error is rebuilt under its recorded type name, so that the replay stores the same reason."""
@@ -83,7 +83,7 @@ def recorded_child(original: Archive, child: int) -> Proposal | Exception:
     status, reason, description = row[0]
     if status == "failed":
         name, _, message = (reason or "Exception: mutation failed").partition(": ")
-        return type(name if name.isidentifier() else "Exception", (Exception,), {})(message)
+        return ExpansionFailed(type(name if name.isidentifier() else "Exception", (Exception,), {})(message))
     return Proposal(files=original.node_files(child), description=description or "")
 
 

@@ -11,11 +11,11 @@ asynchronous mutator (an LLM) runs up to `expansion_slots` expansions while
 evaluations go on; the policy sees them as pending and is told when no slot
 is free, so workers keep evaluating instead of waiting on a model. With one
 worker, expansions are awaited inline too, so that a seed fixes the tree.
-An exception whose `stops_run` is true (a budget reached, a bad API key)
-stops new work; what is in flight finishes and is stored. So does an
-evaluation whose agent met the run's LLM budget (or a refused key) through the
-gateway: that evaluation is not its result, so it is not stored (a resumed run
-with more budget runs it again).
+A mutator that raises `StopRun` (engine.errors: a budget reached; its kind
+`FatalStop`, a bad API key) stops new work; what is in flight finishes and is
+stored. So does an evaluation whose agent met the run's LLM budget (or a
+refused key) through the gateway: that evaluation is not its result, so it is
+not stored (a resumed run with more budget runs it again).
 
 Three more stops, each said in one line. The time limit and the circuit
 breaker (engine/loop/breaker.py: failed expansions in a row, or model calls failing
@@ -37,21 +37,34 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from archive import EvaluationRecord
+from engine.errors import FatalStop, StopRun
 from engine.loop.breaker import CircuitBreaker
-from engine.loop.evaluation import Outcome, run_agent
-from engine.loop.expansion import expand, mutation_context, store_child
+from engine.loop.evaluation import Outcome, RunHandles
+from engine.loop.expansion import ExpansionResult, expand, mutation_context, store_child
 from engine.loop.state import RunState
 from engine.loop.utility import scored
+from engine.mutators import NOT_PINNED, AsyncMutator, ExpansionFailed, Mutator, Pinned, SyncMutator
 from search.decisions import Evaluate, Expand
 from search.remeasure import pick_repeat
 
 MAX_INVALID_STREAK = 200
 TIME_LIMIT = "time limit reached"
 POLL_S = 2.0  # the loop looks at the clock this often while waiting (a hung model call sends no event)
+
+
+@dataclass(frozen=True)
+class SchedulerSettings:
+    """How much the loop may do, and how fast."""
+
+    budget: int  # dev evaluations, the noise probe and re-measures included
+    workers: int  # evaluations in flight at once
+    deadline: float | None = None  # the `time.monotonic()` at which the run stops (--time-limit); None: none
+    expansion_slots: int = 1  # an asynchronous mutator's expansions at once (--llm-concurrency)
+    seed_screen: int | None = None  # the seed's evaluations that must not all fail (None: every dev instance)
 
 
 @dataclass(frozen=True)
@@ -72,38 +85,37 @@ class Scheduler:
     def __init__(
         self,
         state: RunState,
-        policy,
-        mutator,
-        sandbox,
-        *,
-        budget: int,
-        workers: int,
+        policy: Any,
+        mutator: Mutator,
+        handles: RunHandles,
+        settings: SchedulerSettings,
         rng: np.random.Generator,
-        deadline: float | None = None,
-        progress=None,
-        expansion_slots: int = 1,
+        *,
+        progress: Any = None,
         breaker: CircuitBreaker | None = None,
-        seed_screen: int | None = None,
     ) -> None:
-        """`seed_screen`: the seed's evaluations that must not all fail (default: every dev instance)."""
+        """`policy`: a search policy (search.decisions: `decide(view, rng)`); `progress`: the front's display
+        (engine.front.progress.SearchProgress), None for none."""
+        if not isinstance(mutator, (SyncMutator, AsyncMutator)):
+            raise TypeError(f"{type(mutator).__name__} is neither a SyncMutator nor an AsyncMutator")
         self.state = state
         self.policy = policy
         self.mutator = mutator
-        self.sandbox = sandbox
-        self.budget = budget
-        self.workers = workers
+        self.handles = handles
+        self.budget = settings.budget
+        self.workers = settings.workers
         self.rng = rng
-        self.deadline = deadline
+        self.deadline = settings.deadline
         self.progress = progress
-        self._free_workers = list(range(workers))
+        self._free_workers = list(range(settings.workers))
         self._invalid_streak = 0
-        self.asynchronous = bool(getattr(mutator, "asynchronous", False))
-        self.expansion_slots = max(1, expansion_slots)
+        self.asynchronous = isinstance(mutator, AsyncMutator)
+        self.expansion_slots = max(1, settings.expansion_slots)
         self._expanding = 0
         self.fatal: str | None = None  # a stop the user must act on (bad key, unknown model, breaker)
         self.resumable = True  # False when resuming cannot help (a seed that fails everything)
         self.breaker = breaker or CircuitBreaker()
-        self.seed_screen = seed_screen or state.tree.n_instances
+        self.seed_screen = settings.seed_screen or state.tree.n_instances
         self._seed_failures: list[tuple[str, str]] = []  # (instance, why) of the seed's failed dev evaluations
         self._seed_done = 0
         self._repeating: dict[int, int] = {}  # node -> repeats in flight (noise probe, re-measures)
@@ -192,26 +204,37 @@ class Scheduler:
         tree = self.state.tree
         return self.state.dev_spent + tree.in_flight + self._repeats_in_flight() < self.budget
 
+    def _stop(self, stop: StopRun) -> str:
+        """Why the run stops taking new work; a `FatalStop` is also the run's fatal one (the user must act)."""
+        if isinstance(stop, FatalStop):
+            self.fatal = str(stop)
+        return str(stop)
+
     def _expand(self, decision: Expand) -> str | None:
-        result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
+        """A synchronous mutator's expansion, made and stored inline."""
+        if not isinstance(self.mutator, SyncMutator):
+            raise TypeError(f"{self.mutator.name}: an asynchronous mutator's expansions are launched")
+        try:
+            result = expand(self.state, self.mutator, decision.node_id, self.rng, decision.detail)
+        except StopRun as stop:
+            return self._stop(stop)
         return self._expanded(result)
 
-    def _launch_expansion(
-        self, decision: Expand, key: str | None = None, **pinned: str | int | None
-    ) -> tuple[asyncio.Task, ExpansionLaunch]:
-        """Start an asynchronous mutation; the child is stored when it returns. `key` and `pinned` (model,
-        answer_format, novelty_below) repeat an expansion as it was first made (a resumed or replayed run)."""
+    def _launch_expansion(self, decision: Expand, pinned: Pinned = NOT_PINNED) -> tuple[asyncio.Task, ExpansionLaunch]:
+        """Start an asynchronous mutation; the child is stored when it returns. `pinned` repeats an expansion as
+        it was first made (a resumed or replayed run)."""
+        if not isinstance(self.mutator, AsyncMutator):
+            raise TypeError(f"{self.mutator.name}: a synchronous mutator's expansions are made inline")
         parent = decision.node_id
         self._expanding += 1
         child_rng = np.random.default_rng(int(self.rng.integers(2**63)))
-        extra = {name: value for name, value in {"key": key, **pinned}.items() if value}
         task = asyncio.ensure_future(
             self.mutator.propose_async(
                 self.state.files(parent),
                 mutation_context(self.state, parent, decision.detail),
                 child_rng,
                 parent=parent,
-                **extra,
+                pinned=pinned,
             )
         )
         return task, ExpansionLaunch(parent, decision.detail)
@@ -221,14 +244,12 @@ class Scheduler:
         if task.cancelled():  # the run is stopping: no child; a paid answer stays in llm_calls for a resume
             return None
         error = task.exception()
-        if error is not None and getattr(error, "stops_run", False):
-            if getattr(error, "fatal", False):
-                self.fatal = str(error)
-            return str(error)
-        outcome = error if error is not None else task.result()
+        if isinstance(error, StopRun):
+            return self._stop(error)
+        outcome = ExpansionFailed.of(error) if error is not None else task.result()
         return self._expanded(store_child(self.state, self.mutator, launch.parent, outcome, launch.detail))
 
-    def _expanded(self, result) -> str | None:
+    def _expanded(self, result: ExpansionResult) -> str | None:
         self._invalid_streak = 0 if result.status == "valid" else self._invalid_streak + 1
         self.breaker.expansion(result.status, result.reason)
         if self.progress:
@@ -248,80 +269,70 @@ class Scheduler:
         launch = Launch(decision.node_id, decision.instance, self._free_workers.pop(0), decision.detail)
         files = self.state.files(decision.node_id)
         instance = self.state.dev[decision.instance]
-        task = asyncio.ensure_future(
-            run_agent(
-                self.state.task, self.sandbox, files, instance, gateway=self.state.gateway, node_id=decision.node_id
-            )
-        )
+        task = asyncio.ensure_future(self.handles.run_agent(self.state.task, files, instance, node_id=decision.node_id))
         return task, launch
 
     def _record(self, launch: Launch, outcome: Outcome) -> str | None:
+        """A finished evaluation: stored and counted; why the run stops, when it must."""
         state = self.state
+        stopped = outcome.stopped()
+        if stopped is not None:  # the run's LLM budget ran out under the agent (or its key was refused)
+            self._release(launch)  # not its result: not stored, measured again by a resumed run
+            return self._stop(stopped)
         instance = state.dev[launch.instance]
-        if outcome.stop:  # the run's LLM budget ran out under the agent (or its key was refused): not its result
-            if launch.detail.get("repeat"):
-                self._repeat_done(launch.node)
-            else:
-                state.tree.abandon_evaluation(launch.node, launch.instance)
-            self._free_workers.append(launch.worker)
-            self._free_workers.sort()
-            if outcome.fatal:
-                self.fatal = outcome.stop
-            return outcome.stop
-        if outcome.status != "ok":
-            score = 0.0
-        elif launch.node == 0 and not launch.detail.get("repeat"):  # the seed's first run anchors the rest
-            score = state.task.score(instance, outcome.metrics, outcome.metrics)
-        else:
-            score = state.task.score(instance, outcome.metrics, state.seed_metrics.get(instance.id))
-        score, metrics = scored(state.utility, score, outcome)
+        score, metrics = scored(state.utility, self._task_score(launch, outcome), outcome)
         repeat = int(launch.detail.get("repeat", 0))
-        record = EvaluationRecord(
-            node_id=launch.node,
-            instance_id=instance.id,
-            split="dev",
-            repeat=repeat,
-            score=score,
-            metrics=metrics,
-            status=outcome.status,
-            runtime_s=outcome.runtime_s,
-            stdout_tail=outcome.stdout_tail,
-            stderr_tail=outcome.stderr_tail,
-            feedback=outcome.feedback,
-            worker=outcome.worker or f"w{launch.worker}",
-            started_at=outcome.started_at,
-            finished_at=outcome.finished_at,
+        record = outcome.record(
+            launch.node, instance.id, "dev", score, repeat=repeat, metrics=metrics, worker=f"w{launch.worker}"
         )
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail), steps=outcome.trajectory)
         if repeat:
             self._repeat_done(launch.node)
             state.repeat_measured(launch.node, score)
-            self._free_workers.append(launch.worker)
-            self._free_workers.sort()
-            if self.progress:
-                self.progress.evaluated(state, outcome, self.workers - len(self._free_workers))
-            return None
-        state.record_dev_score(launch.node, launch.instance, score)
-        measured = getattr(self.mutator, "child_measured", None)
-        if measured is not None:
-            measured(launch.node)  # e.g. credit the model that wrote it (bandit)
-        if launch.node == 0 and outcome.status == "ok":
-            state.seed_metrics[instance.id] = outcome.metrics
-        self._free_workers.append(launch.worker)
-        self._free_workers.sort()
+        else:
+            state.record_dev_score(launch.node, launch.instance, score)
+            self.mutator.child_measured(launch.node)  # e.g. credit the model that wrote it (bandit)
+            if launch.node == 0 and outcome.status == "ok":
+                state.seed_metrics[instance.id] = outcome.metrics
+        self._free(launch.worker)
         if self.progress:
             self.progress.evaluated(state, outcome, self.workers - len(self._free_workers))
-        if launch.node == 0:
-            self._seed_done += 1
-            if outcome.status != "ok":
-                why = f"{outcome.status}: {outcome.feedback}" if outcome.feedback else outcome.status
-                self._seed_failures.append((instance.id, why))
-            verdict = self._seed_verdict()
-            if verdict:
-                self.fatal = verdict
-                return verdict
+        if launch.node == 0 and not repeat:
+            return self._seed_evaluated(instance.id, outcome)
         return None
+
+    def _task_score(self, launch: Launch, outcome: Outcome) -> float:
+        """The task's score of a finished evaluation, against the seed's result on the same instance."""
+        if outcome.status != "ok":
+            return 0.0
+        instance, task = self.state.dev[launch.instance], self.state.task
+        if launch.node == 0 and not launch.detail.get("repeat"):  # the seed's first run anchors the rest
+            return task.score(instance, outcome.metrics, outcome.metrics)
+        return task.score(instance, outcome.metrics, self.state.seed_metrics.get(instance.id))
+
+    def _seed_evaluated(self, instance_id: str, outcome: Outcome) -> str | None:
+        """One more of the seed's dev evaluations: the run stops when every one of its first stage failed."""
+        self._seed_done += 1
+        if outcome.status != "ok":
+            why = f"{outcome.status}: {outcome.feedback}" if outcome.feedback else outcome.status
+            self._seed_failures.append((instance_id, why))
+        verdict = self._seed_verdict()
+        if verdict:
+            self.fatal = verdict
+        return verdict
+
+    def _release(self, launch: Launch) -> None:
+        """An evaluation that will not be recorded: the tree forgets it started, its worker is free again."""
+        if launch.detail.get("repeat"):
+            self._repeat_done(launch.node)
+        else:
+            self.state.tree.abandon_evaluation(launch.node, launch.instance)
+        self._free(launch.worker)
+
+    def _free(self, worker: int) -> None:
+        self._free_workers.append(worker)
+        self._free_workers.sort()
 
     def _repeat_done(self, node: int) -> None:
         self._repeating[node] -= 1
@@ -338,9 +349,10 @@ class Scheduler:
             if stop:
                 self.fatal = stop
                 return stop
-            for parent, key in getattr(self.mutator, "orphans", list)():
+            for parent, key in self.mutator.orphans():
                 # answered before a crash, never stored: finish them first, from the recorded answers
-                task, expansion = self._launch_expansion(Expand(parent, {"rule": "adopted after resume"}), key)
+                adopted = Expand(parent, {"rule": "adopted after resume"})
+                task, expansion = self._launch_expansion(adopted, Pinned(key=key))
                 await asyncio.wait([task])
                 stop = self._finish_expansion(expansion, task) or stop
             while True:
@@ -410,10 +422,6 @@ class Scheduler:
         for launch in pending.values():
             if isinstance(launch, ExpansionLaunch):
                 self._expanding -= 1
-                continue
-            if launch.detail.get("repeat"):
-                self._repeat_done(launch.node)
             else:
-                self.state.tree.abandon_evaluation(launch.node, launch.instance)
-            self._free_workers.append(launch.worker)
+                self._release(launch)
         pending.clear()

@@ -26,17 +26,22 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.loop.evaluation import LLM_CLIENT_FILE, hidden_paths, run_agent
-from engine.mutators.base import MutationContext, MutationError, Proposal
+from engine.errors import StopRun
+from engine.loop.evaluation import LLM_CLIENT_FILE, Outcome, RunHandles
+from engine.loop.state import RunState
+from engine.mutators import NOT_PINNED, AsyncMutator, ExpansionFailed, MutationContext, MutationError, Pinned, Proposal
 from engine.mutators.llm import lineage_notes
 from engine.mutators.self_problem import EvaluationLog, choose_weakness, diagnosis_messages, self_improvement_statement
 from engine.mutators.validate import check_child
-from tasks.base import Grade, Instance
+from tasks.base import AgentJob, Grade, Instance, Task
+
+if TYPE_CHECKING:
+    from engine.llm import LLMClient
 
 RUNNER = Path(__file__).resolve().parent / "self_runner.py"
 WORKSPACE = "workspace"
@@ -58,34 +63,21 @@ sys.exit(1 if problems else 0)
 """
 
 
-@dataclass(frozen=True)
-class SelfProposal(Proposal):
-    model: str | None = None
-    key: str = ""
-    trajectory: tuple = ()  # the parent's steps while it edited itself: stored with the child
-    invalid_reason: str | None = None  # the smoke run failed: store_child stores the child invalid with this
-    note: str = ""  # with diagnose: the review that planned it (the node's improvement note)
-
-
-def _failed(reason: str, outcome) -> MutationError:
-    """A failed expansion that still keeps the parent's steps (stored with the failed child)."""
-    error = MutationError(reason)
-    error.trajectory = outcome.trajectory
-    return error
-
-
-class SelfImprovementJob:
-    """The self-improvement run, shaped as a task so that run_agent gives it the gateway, cap and overseer."""
+class SelfImprovementJob(AgentJob):
+    """The self-improvement run, shaped as an agent's job so that run_agent gives it the gateway, cap and
+    overseer."""
 
     answer_file = "answer.json"
 
-    def __init__(self, task, statement: str) -> None:
+    def __init__(self, task: Task, statement: str) -> None:
         self.task = task
+        self.name = f"{task.name} (self-improvement)"
         self.statement = statement
         self.limits = task.limits
+        self.python = task.python
 
     def hidden_paths(self) -> tuple[str, ...]:
-        return hidden_paths(self.task)
+        return self.task.hidden_paths()
 
     def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
         files = {f"{WORKSPACE}/{path}": text.encode() for path, text in instance.data["files"].items()}
@@ -109,7 +101,7 @@ class SelfImprovementJob:
         return files
 
     def command(self) -> list[str]:
-        return [getattr(self.task, "python", None) or sys.executable, "self_runner.py"]
+        return [self.python or sys.executable, "self_runner.py"]
 
     def grade(self, instance: Instance, answer: bytes) -> Grade:
         try:
@@ -126,18 +118,19 @@ class SelfImprovementJob:
         return steps if isinstance(steps, list) else []
 
 
-class SelfMutator:
+class SelfMutator(AsyncMutator):
     name = "self"
-    asynchronous = True
-    novelty_check = (
-        False  # a focused self-edit of a whole agent is near its parent by design; exact duplicates still count
-    )
+    novelty_check = False  # a focused self-edit of a whole agent is near its parent by design; exact duplicates count
 
-    def __init__(self, client, model: str, state, sandbox, *, diagnose: bool = False) -> None:
+    def __init__(
+        self, client: LLMClient, model: str, state: RunState, handles: RunHandles, *, diagnose: bool = False
+    ) -> None:
+        """`handles`: where the parent runs on its own code (the run's sandbox) and the gateway it calls `model`
+        through (set once the search's gateway serves)."""
         self.client = client
-        self.model = model
+        self.model: str = model
         self.state = state
-        self.sandbox = sandbox
+        self.handles = handles
         self.diagnose = diagnose
         self._launched: dict[int, int] = {}
 
@@ -191,9 +184,9 @@ class SelfMutator:
         ]
 
     def _smoke_instance(self, parent: int) -> Instance | None:
-        smoke = getattr(self.state.task, "smoke_instance", None)
+        smoke = self.state.task.smoke_instance()
         if smoke is not None:
-            return smoke()
+            return smoke
         row = self.state.archive.query(
             "SELECT instance_id FROM evaluations WHERE node_id = ? AND split = 'dev' AND status = 'ok' "
             "ORDER BY score DESC, instance_id LIMIT 1",
@@ -205,35 +198,31 @@ class SelfMutator:
     # ----- the expansion ---------------------------------------------------------
     async def propose_async(
         self,
-        files: Mapping[str, str],
+        parent_files: Mapping[str, str],
         context: MutationContext,
         rng: np.random.Generator,
+        *,
         parent: int,
-        key: str | None = None,
-        **_pinned,
-    ) -> SelfProposal:
-        from engine.llm import BudgetExceeded, LLMFatalError
-
-        key = key or self._key(parent)
+        pinned: Pinned = NOT_PINNED,
+    ) -> Proposal:
+        """Only `pinned.key` counts: the model is the run's one, and a self-edit asks for no answer format."""
+        key = pinned.key or self._key(parent)
         try:
-            return await self._improve(dict(files), context, rng, parent, key)
-        except BudgetExceeded as exc:
-            exc.stops_run = True
+            return await self._improve(dict(parent_files), context, rng, parent, key)
+        except (StopRun, ExpansionFailed):  # a stop; a failure that already says what it was
             raise
-        except LLMFatalError as exc:
-            exc.stops_run = exc.fatal = True
-            raise
-        except Exception as exc:
-            exc.key, exc.model = key, self.model
-            raise
+        except Exception as exc:  # stored with the key (a resume does not adopt its calls again) and the model
+            raise ExpansionFailed(exc, key=key, model=self.model) from exc
+
+    def _failed(self, reason: str, key: str, outcome: Outcome) -> ExpansionFailed:
+        """A failed expansion that still keeps the parent's steps (stored with the failed child)."""
+        return ExpansionFailed(MutationError(reason), key=key, model=self.model, trajectory=outcome.trajectory)
 
     async def _improve(
         self, files: dict[str, str], context: MutationContext, rng: np.random.Generator, parent: int, key: str
-    ) -> SelfProposal:
-        from engine.llm import BudgetExceeded
-
-        task, gateway = self.state.task, self.state.gateway
-        if gateway is None:
+    ) -> Proposal:
+        task = self.state.task
+        if self.handles.gateway is None:
             raise MutationError("--mutator self needs the run's LLM gateway (a model for the agents)")
         parent_of = int(self.state.tree.parent[parent])
         weakness = choose_weakness(self._logs(parent), self._solved_by(parent_of), rng)
@@ -256,27 +245,22 @@ class SelfMutator:
                 weakness, sorted(files), context.entry_file, context.entry_function, task.description, note
             )
         job = SelfImprovementJob(task, statement)
-        outcome = await run_agent(
-            job,
-            self.sandbox,
-            files,
-            Instance(key, "dev", {"files": files}),
-            gateway=gateway,
-            node_id=parent,
-            label=key,
-            purpose="self_improve",
+        outcome = await self.handles.run_agent(
+            job, files, Instance(key, "dev", {"files": files}), node_id=parent, label=key, purpose="self_improve"
         )
-        if outcome.stop:
-            raise BudgetExceeded(outcome.stop) if not outcome.fatal else MutationError(outcome.stop)
+        if outcome.stop:  # the run's budget stops the run; a refused key only fails this child
+            raise StopRun(outcome.stop) if not outcome.fatal else MutationError(outcome.stop)
         if outcome.status != "ok":
-            raise _failed(f"the self-improvement run ended {outcome.status}: {outcome.feedback}"[:400], outcome)
+            why = f"the self-improvement run ended {outcome.status}: {outcome.feedback}"[:400]
+            raise self._failed(why, key, outcome)
         child = outcome.metrics["files"]
         about = f"self-edit ({weakness.kind}{' on ' + weakness.log.instance_id if weakness.log else ''})"
         summary = outcome.metrics.get("summary") or outcome.metrics.get("error") or ""
         description = f"{about}: {' '.join(summary.split())}"[:240] if summary else about
         if child == files:
-            raise _failed(f"the agent left its own code unchanged (an empty patch); it said: {summary[:200]}", outcome)
-        proposal = SelfProposal(
+            why = f"the agent left its own code unchanged (an empty patch); it said: {summary[:200]}"
+            raise self._failed(why, key, outcome)
+        proposal = Proposal(
             files=child, description=description, model=self.model, key=key, trajectory=outcome.trajectory, note=note
         )
         if check_child(child, task.entry_file, task.entry_function, task.entry_args):
@@ -287,27 +271,18 @@ class SelfMutator:
             return proposal  # a duplicate: store_child says so
         return await self._smoke(proposal, parent, key)
 
-    async def _smoke(self, proposal: SelfProposal, parent: int, key: str) -> SelfProposal:
+    async def _smoke(self, proposal: Proposal, parent: int, key: str) -> Proposal:
         from dataclasses import replace
-
-        from engine.llm import BudgetExceeded
 
         task = self.state.task
         smoke = self._smoke_instance(parent)
         if smoke is None:
             return proposal
-        outcome = await run_agent(
-            task,
-            self.sandbox,
-            proposal.files,
-            smoke,
-            gateway=self.state.gateway,
-            node_id=parent,
-            label=f"{key} smoke",
-            purpose="smoke",
+        outcome = await self.handles.run_agent(
+            task, proposal.files, smoke, node_id=parent, label=f"{key} smoke", purpose="smoke"
         )
         if outcome.stop:
-            raise BudgetExceeded(outcome.stop) if not outcome.fatal else MutationError(outcome.stop)
+            raise StopRun(outcome.stop) if not outcome.fatal else MutationError(outcome.stop)
         score = task.score(smoke, outcome.metrics, None) if outcome.status == "ok" else 0.0
         if score >= 1.0:
             return proposal

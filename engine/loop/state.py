@@ -9,19 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from archive import Archive
 from engine.loop.credit import OperatorCredit
+from engine.loop.utility import Utility
 from search.evidence import evidence_weight
 from search.remeasure import PROBE_RUNS, pooled_variance, remeasure_reserve
 from search.tree import TreeStats
-from tasks.base import Instance
+from tasks.base import Instance, Task
+
+if TYPE_CHECKING:
+    from engine.lang.compile_check import CompileCheck
+    from engine.mutators.novelty import ArchiveEmbeddings, NoveltyIndex
 
 
 @dataclass
 class RunState:
+    """The run's data and the rules it is scored and checked by; live handles (the sandbox, the gateway) are not
+    state: they are `engine.loop.evaluation.RunHandles`."""
+
     archive: Archive
-    task: object
+    task: Task
     dev: list[Instance]
     holdout: list[Instance]
     tree: TreeStats
@@ -29,16 +38,15 @@ class RunState:
     seed_metrics: dict[str, dict] = field(default_factory=dict)  # instance id -> the root's raw metrics
     _files: dict[int, dict[str, str]] = field(default_factory=dict)
     credit: OperatorCredit = field(default_factory=OperatorCredit)  # what the offline operators achieved
-    novelty: object | None = None  # NoveltyIndex of the valid nodes' code, built on first use
-    # --embedding-model: ArchiveEmbeddings (engine.mutators.novelty), asked by the LLM mutator instead of `novelty`
-    embedding_novelty: object | None = None
+    novelty: NoveltyIndex | None = None  # of the valid nodes' code, built on first use
+    # --embedding-model: asked by the LLM mutator instead of `novelty`
+    embedding_novelty: ArchiveEmbeddings | None = None
     noise_var: float | None = None  # one evaluation's noise, from the noise probe (search.evidence)
     runs: dict[int, list[float]] = field(default_factory=dict)  # one dev instance: node -> its scores, repeats too
     repeats_done: int = 0  # dev evaluations with `repeat` > 0 (noise probe, re-measures): in the budget
-    gateway: object | None = None  # a live handle, not state: the run's LLM gateway, while the search runs
-    utility: object | None = None  # --utility: engine.loop.utility.Utility, the score policies see
+    utility: Utility | None = None  # --utility: the score policies see
     role: str = "agent"  # the population whose children this state's expansions make (the arena: 'tester')
-    compile_check: object | None = None  # engine.lang.compile_check.CompileCheck: a compiled language's children
+    compile_check: CompileCheck | None = None  # --compile-check: a compiled language's children
 
     @property
     def dev_index(self) -> dict[str, int]:
@@ -82,7 +90,7 @@ class RunState:
             return
         self._novelty().add(node, files)
 
-    def _novelty(self):
+    def _novelty(self) -> NoveltyIndex:
         if self.novelty is None:
             from engine.mutators.novelty import NoveltyIndex
 
@@ -119,11 +127,30 @@ class RunState:
         return evidence_weight(float(self.tree.s[0]), self.noise_var)
 
     @classmethod
-    def rebuild(cls, archive: Archive, task: object) -> RunState:
+    def rebuild(
+        cls,
+        archive: Archive,
+        task: Task,
+        *,
+        utility: Utility | None = None,
+        compile_check: CompileCheck | None = None,
+        embedding_novelty: ArchiveEmbeddings | None = None,
+    ) -> RunState:
+        """The run's state from its archive, under the run's rules (--utility, --compile-check,
+        --embedding-model)."""
         instances = [Instance(i, s, d) for i, s, d in archive.instances()]
         dev = [x for x in instances if x.split == "dev"]
         holdout = [x for x in instances if x.split == "holdout"]
-        state = cls(archive, task, dev, holdout, TreeStats(len(dev)))
+        state = cls(
+            archive,
+            task,
+            dev,
+            holdout,
+            TreeStats(len(dev)),
+            embedding_novelty=embedding_novelty,
+            utility=utility,
+            compile_check=compile_check,
+        )
         sizes = archive.code_sizes()
         for node in archive.nodes():
             state.tree.add_node(node.parent_id, node.status == "valid", feature=float(sizes.get(node.id, 0)))

@@ -32,9 +32,18 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from engine.errors import StopRun
 from engine.mutators.answers import AnswerFormatError, extract_description, parse_answer, parse_diagnosis
-from engine.mutators.base import MutationContext, MutationError, Proposal
-from engine.mutators.edits import apply_blocks, apply_rewrite, find_editable
+from engine.mutators.base import (
+    NOT_PINNED,
+    AsyncMutator,
+    ExpansionFailed,
+    MutationContext,
+    MutationError,
+    Pinned,
+    Proposal,
+)
+from engine.mutators.edits import EditableRegion, apply_blocks, apply_rewrite, find_editable
 from engine.mutators.prompt import (
     Inspiration,
     InstanceFeedback,
@@ -54,16 +63,6 @@ SWITCH_AFTER = 3  # malformed diff answers in a row after which --answer-format 
 NEAR_DUPLICATE_ASKS = 2  # with --embedding-model: a near-duplicate child is sent back this many times at most
 
 
-@dataclass(frozen=True)
-class LLMProposal(Proposal):
-    model: str | None = None
-    key: str = ""  # which expansion this is ("parent 3 child 2"): a resumed run adopts answered ones
-    answer_format: str = ""  # what the model was asked for ("diff", "rewrite"), kept in the expand event
-    near_duplicate: str | None = None  # with --embedding-model: why the child is a near-duplicate (store_child)
-    novelty_below: int | None = None  # with --embedding-model: compared with nodes of smaller ids (the replay's)
-    note: str = ""  # with diagnose: the review that planned this child, stored as the node's improvement note
-
-
 def lineage_notes(state, parent: int) -> list[tuple[int, str]]:
     """(node, note) of the nodes on the path root -> parent that have an improvement note, root first."""
     path, node = [], parent
@@ -75,6 +74,15 @@ def lineage_notes(state, parent: int) -> list[tuple[int, str]]:
     return sorted((int(n), text) for n, text in rows)
 
 
+def _sent_back_as_near_duplicate(reason: str) -> dict[str, str]:
+    return {
+        "role": "user",
+        "content": f"Your edits were applied, but the child is a {reason}: it "
+        "would only measure that agent again. Make a substantive change to the code as it "
+        "now stands (its behaviour, not its names, comments or layout).",
+    }
+
+
 @dataclass(frozen=True)
 class _Recorded:
     """An answer this run already paid for, found by its expansion key."""
@@ -82,9 +90,8 @@ class _Recorded:
     text: str
 
 
-class LLMMutator:
+class LLMMutator(AsyncMutator):
     name = "llm"
-    asynchronous = True
 
     def __init__(
         self,
@@ -107,7 +114,7 @@ class LLMMutator:
         self.max_attempts = max_attempts
         self.params = {} if temperature is None else {"temperature": temperature}
         first = chooser.models[0]
-        self.model = first[0] if isinstance(first, tuple) else first  # named on children that failed
+        self.model: str = first[0] if isinstance(first, tuple) else first  # named on children that failed
         self._launched: dict[int, int] = {}
         self._say = say
         self._malformed: dict[str, int] = {}  # model -> malformed diff answers in a row
@@ -244,36 +251,72 @@ class LLMMutator:
     # ----- the conversation ------------------------------------------------
     async def propose_async(
         self,
-        files: Mapping[str, str],
+        parent_files: Mapping[str, str],
         context: MutationContext,
         rng: np.random.Generator,
+        *,
         parent: int,
-        key: str | None = None,
-        model: str | None = None,
-        answer_format: str | None = None,
-        novelty_below: int | None = None,
-    ) -> LLMProposal:
-        """`key`, `model`, `answer_format` and `novelty_below` given (a resumed or replayed expansion) replace
-        the run's own choices: the expansion asks what it asked when it was first made."""
-        from engine.llm import BudgetExceeded, LLMFatalError
-
-        key = key or self._key(parent)
-        model = model or self.chooser.pick(rng)
-        answer_format = answer_format or self.format_for(model)
+        pinned: Pinned = NOT_PINNED,
+    ) -> Proposal:
+        """What `pinned` gives (a resumed or replayed expansion) replaces the run's own choices: the expansion
+        asks what it asked when it was first made."""
+        key = pinned.key or self._key(parent)
+        model = pinned.model or self.chooser.pick(rng)
+        answer_format = pinned.answer_format or self.format_for(model)
         # the nodes stored when the expansion began: what its novelty check compares with, here and in a replay
-        novelty_below = novelty_below or int(self.state.tree.n)
+        novelty_below = pinned.novelty_below or int(self.state.tree.n)
         try:
-            return await self._converse(files, context, parent, key, model, answer_format, novelty_below)
-        except BudgetExceeded as exc:
-            exc.stops_run = True  # the scheduler stops new work; what is in flight finishes
-            raise
-        except LLMFatalError as exc:
-            exc.stops_run = exc.fatal = True  # a bad key or model: stop, say it in one line
+            return await self._converse(parent_files, context, parent, key, model, answer_format, novelty_below)
+        except StopRun:  # a spent budget (BudgetExceeded), a bad key or model (LLMFatalError): the run stops
             raise
         except Exception as exc:  # a failed child (MutationError, a call failed after its retries)
             # stored with it: a resume does not adopt its answered calls again, the node names its model
-            exc.key, exc.model, exc.answer_format = key, model, answer_format
-            raise
+            raise ExpansionFailed(exc, key=key, model=model, answer_format=answer_format) from exc
+
+    async def _plan(self, ctx: PromptContext, parent: int, key: str, model: str) -> tuple[PromptContext, str]:
+        """With diagnose: a first call reads the failures and plans the change; the prompt carries the plan,
+        and the note (the plan, or the answer as written when it is no plan) is stored with the child."""
+        if not self.diagnose:
+            return ctx, ""
+        answer = await self._ask(
+            build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent, key=f"{key} diagnose"
+        )
+        try:
+            ctx = replace(ctx, diagnosis=parse_diagnosis(answer.text))
+            return ctx, note_markdown(ctx.diagnosis)
+        except AnswerFormatError:
+            return ctx, answer.text.strip()[:4000]  # kept as written; implement without a plan rather than lose it
+
+    def _edited(
+        self,
+        text: str,
+        model: str,
+        answer_format: str,
+        entry_file: str,
+        current: dict[str, str],
+        parent_files: Mapping[str, str],
+        editable: EditableRegion | None,
+    ) -> tuple[dict[str, str], str, dict | None]:
+        """(the files after the answer's edits, why they are no child yet, the message that sends the model
+        back), the last two '' and None when they are a child. Edits that applied stay for the next answer."""
+        try:
+            parsed = parse_answer(text, answer_format, entry_file)
+        except AnswerFormatError as exc:
+            self._read(model, answer_format, False, str(exc))
+            again = f"Your answer could not be used ({exc}). Answer again, exactly in the format asked for."
+            return current, f"malformed answer: {exc}", {"role": "user", "content": again}
+        self._read(model, answer_format, True)
+        if answer_format == "rewrite":
+            result = apply_rewrite(current, parsed, editable)
+        else:
+            result = apply_blocks(current, parsed, editable)
+        if result.failures:
+            why = f"{len(result.failures)} edit(s) did not apply: {result.failures[0].reason}"
+            return result.files, why, build_retry_message(result.failures, answer_format=answer_format)
+        if result.files == dict(parent_files):
+            unchanged = {"role": "user", "content": "Your edits leave the code unchanged. Propose a change."}
+            return result.files, "the answer changed nothing", unchanged
+        return result.files, "", None
 
     async def _converse(
         self,
@@ -284,24 +327,14 @@ class LLMMutator:
         model: str,
         answer_format: str,
         novelty_below: int | None = None,
-    ) -> LLMProposal:
-        ctx = self.prompt_context(files, context, parent, answer_format)
-        note = ""
-        if self.diagnose:
-            answer = await self._ask(
-                build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent, key=f"{key} diagnose"
-            )
-            try:
-                ctx = replace(ctx, diagnosis=parse_diagnosis(answer.text))
-                note = note_markdown(ctx.diagnosis)
-            except AnswerFormatError:
-                note = answer.text.strip()[:4000]  # kept as written; implement without a plan rather than lose it
+    ) -> Proposal:
+        ctx, note = await self._plan(self.prompt_context(files, context, parent, answer_format), parent, key, model)
         editable = find_editable(files, context.entry_file)
         messages = build_mutation_prompt(ctx)
         current = dict(files)
         last = "no answer"
-        novelty = getattr(self.state, "embedding_novelty", None)  # --embedding-model: ArchiveEmbeddings
-        rejected: LLMProposal | None = None  # the last near-duplicate, stored as such when no better comes
+        novelty = self.state.embedding_novelty  # --embedding-model: ArchiveEmbeddings
+        rejected: Proposal | None = None  # the last near-duplicate, stored as such when no better comes
         sent_back = 0
         for attempt in range(self.max_attempts):
             answer = await self._ask(
@@ -312,34 +345,14 @@ class LLMMutator:
                 key=f"{key} attempt {attempt}",
             )
             messages = messages + [{"role": "assistant", "content": answer.text}]
-            try:
-                parsed = parse_answer(answer.text, answer_format, context.entry_file)
-            except AnswerFormatError as exc:
-                self._read(model, answer_format, False, str(exc))
-                last = f"malformed answer: {exc}"
-                messages.append(
-                    {
-                        "role": "user",
-                        "content": f"Your answer could not be used ({exc}). "
-                        "Answer again, exactly in the format asked for.",
-                    }
-                )
+            current, why, send_back = self._edited(
+                answer.text, model, answer_format, context.entry_file, current, files, editable
+            )
+            if send_back is not None:
+                last = why
+                messages.append(send_back)
                 continue
-            self._read(model, answer_format, True)
-            if answer_format == "rewrite":
-                result = apply_rewrite(current, parsed, editable)
-            else:
-                result = apply_blocks(current, parsed, editable)
-            current = result.files
-            if result.failures:
-                last = f"{len(result.failures)} edit(s) did not apply: {result.failures[0].reason}"
-                messages.append(build_retry_message(result.failures, answer_format=answer_format))
-                continue
-            if current == dict(files):
-                last = "the answer changed nothing"
-                messages.append({"role": "user", "content": "Your edits leave the code unchanged. Propose a change."})
-                continue
-            proposal = LLMProposal(
+            proposal = Proposal(
                 files=current,
                 description=extract_description(answer.text),
                 model=model,
@@ -358,20 +371,10 @@ class LLMMutator:
                 return rejected
             sent_back += 1
             last = reason
-            messages.append(
-                {
-                    "role": "user",
-                    "content": f"Your edits were applied, but the child is a {reason}: it "
-                    "would only measure that agent again. Make a substantive change to the code as it "
-                    "now stands (its behaviour, not its names, comments or layout).",
-                }
-            )
+            messages.append(_sent_back_as_near_duplicate(reason))
         if rejected is not None:
             return rejected
         raise MutationError(f"no usable answer from {model} after {self.max_attempts} calls: {last}")
-
-    def propose(self, parent_files, context, rng):  # the synchronous protocol, for completeness
-        raise MutationError("the llm mutator is asynchronous: use propose_async")
 
     # ----- learning which model helps --------------------------------------
     def child_measured(self, node: int) -> None:

@@ -38,7 +38,7 @@ import numpy as np
 
 from engine import pyast
 from engine.mutators.ast_ops import op_const, op_insert, op_prune, op_swap, op_wrap
-from engine.mutators.base import MutationContext, MutationError, Proposal
+from engine.mutators.base import MutationContext, MutationError, Proposal, SyncMutator
 from engine.mutators.crossover import donor_grafts, op_crossover
 from engine.mutators.flakes import new_name_problem
 from engine.mutators.numeric import op_numeric
@@ -103,7 +103,7 @@ def credited_weights(prior: Mapping[str, float], credit: Mapping[str, tuple[floa
 
 
 @dataclass
-class OfflineMutator:
+class OfflineMutator(SyncMutator):
     """Genetic-programming mutator; `name` "offline", `model` None.
 
     Knobs: a child gets 1 + k operators, P(k >= j) = `p_more`**j, at most

@@ -28,7 +28,7 @@ from engine import pyast
 from engine.errors import UserError
 from engine.sandbox.base import SandboxLimits
 from tasks.adapters.scoring import anchored_score
-from tasks.base import Instance
+from tasks.base import Instance, Task
 
 MAX_FOLDER_BYTES = 64 * 2**20
 SKIPPED_DIRS = {"__pycache__", "runs", "results", "openevolve_output", "node_modules"}
@@ -117,7 +117,7 @@ def read_text(path: Path, limit: int = 6000) -> str:
 RUNNERS = Path(__file__).resolve().parent / "runners"
 
 
-class FolderTask:
+class FolderTask(Task):
     """Shared machinery; a format sets the fields and implements `grade` (and `sandbox_files`, `command`
     unless it runs one of `runners/` beside the folder's files: `runner` names it, `runner_settings`
     travels as clade_task.json)."""
@@ -129,7 +129,6 @@ class FolderTask:
     answer_file = "answer.json"
     runner = ""  # a file of runners/, copied into the sandbox as clade_<runner>
     runner_settings: dict = {}
-    python: str | None = None  # the interpreter of its sandbox jobs (--task-python, or the folder's `python`)
     _files: dict[str, bytes] = {}
 
     def sandbox_files(self, instance: object) -> dict[str, bytes]:

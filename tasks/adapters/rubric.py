@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tasks.adapters.folder import FolderTask, read_text, short
-from tasks.base import Grade, Instance
+from tasks.base import Grade, Instance, JudgedTask
 
 SEED_CLIENT = Path(__file__).resolve().parents[2] / "agents_seed" / "clade_llm.py"
 JUDGE_TRIES = 3
@@ -162,11 +162,10 @@ def rubric_score(verdicts: Sequence[bool], weights: Sequence[float]) -> float:
     return sum(w for v, w in zip(verdicts, weights) if v) / total if total else 0.0
 
 
-class RubricTask(FolderTask):
+class RubricTask(FolderTask, JudgedTask):
     format = "rubric"
     runner = "rubric_runner.py"
     metric_name = "rubric"
-    needs_judge = True  # graded by a model: the run needs --judge-model
     agent_llm = "optional"  # the agent may call a model through the gateway (clade_llm), or be plain code
     agent_max_tokens = 20_000  # per evaluation (one question), in + out
 

@@ -25,7 +25,7 @@ from functools import cached_property
 from pathlib import Path
 
 from engine.sandbox.base import SandboxLimits
-from tasks.base import Grade, Instance
+from tasks.base import Grade, Instance, Task
 from tasks.packaged import choose, package_dir, read_subset
 
 HERE = Path(__file__).resolve().parent
@@ -48,8 +48,7 @@ one, `clade_llm.chat(messages, ...)` returns the answer's text. Calls are
 limited per puzzle in tokens; there is no network and no API key."""
 
 
-class ArcTask:
-    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
+class ArcTask(Task):
     name = "arc"
     description = DESCRIPTION
     entry_file = "agent.py"

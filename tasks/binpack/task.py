@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.sandbox.base import SandboxLimits
-from tasks.base import Grade, Instance
+from tasks.base import Grade, Instance, Task
 from tasks.binpack import instances as instance_sets
 from tasks.binpack.packing import first_fit, lower_bound, pack_online
 
@@ -54,8 +54,7 @@ def _first_fit_bins(capacity: float, items: tuple[float, ...]) -> int:
     return len(set(pack_online(first_fit, capacity, np.asarray(items)).tolist()))
 
 
-class BinPackTask:
-    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
+class BinPackTask(Task):
     name = "binpack"
     description = DESCRIPTION
     entry_file = "agent.py"

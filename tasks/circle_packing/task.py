@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from engine.sandbox.base import SandboxLimits
-from tasks.base import Grade, Instance
+from tasks.base import Grade, Instance, Task
 from tasks.binpack.instances import InstanceFileError
 from tasks.circle_packing.geometry import TOL, check_packing
 
@@ -49,8 +49,7 @@ invalid packing scores 0; a valid one scores sum of radii / {BEST_KNOWN} (capped
 known sum to about 2.635. The program must finish within the time limit (20 s)."""
 
 
-class CirclePackingTask:
-    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
+class CirclePackingTask(Task):
     name = "circle_packing"
     description = DESCRIPTION
     entry_file = "agent.py"

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from engine.errors import UserError
 from engine.sandbox.base import SandboxLimits
-from tasks.base import Grade, Instance
+from tasks.base import ArenaTask, Grade, Instance
 from tasks.packaged import choose, read_subset
 
 HERE = Path(__file__).resolve().parent
@@ -124,8 +124,7 @@ def load_batches(path: Path) -> list[dict]:
     return batches
 
 
-class EmailValidationTask:
-    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
+class EmailValidationTask(ArenaTask):
     name = "email_validation"
     description = DESCRIPTION
     entry_file = "agent.py"

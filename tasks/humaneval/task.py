@@ -36,7 +36,7 @@ from functools import cached_property
 from pathlib import Path
 
 from engine.sandbox.base import SandboxJob, SandboxLimits
-from tasks.base import CheckRun, Grade, Instance
+from tasks.base import CheckedTask, CheckRun, Grade, Instance
 from tasks.packaged import choose, package_dir, read_subset
 
 HERE = Path(__file__).resolve().parent
@@ -62,8 +62,7 @@ def _number(task_id: str) -> int:
     return int(task_id.rsplit("/", 1)[1])
 
 
-class HumanEvalTask:
-    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
+class HumanEvalTask(CheckedTask):
     name = "humaneval"
     description = DESCRIPTION
     entry_file = "agent.py"

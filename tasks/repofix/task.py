@@ -38,7 +38,7 @@ from pathlib import Path
 
 from engine.errors import UserError
 from engine.sandbox.base import SandboxJob, SandboxLimits
-from tasks.base import CheckRun, Grade, Instance
+from tasks.base import CheckedTask, CheckRun, Grade, Instance
 from tasks.packaged import choose, read_subset
 
 HERE = Path(__file__).resolve().parent
@@ -126,8 +126,7 @@ def candidate_files(original: Mapping[str, str], answer_files: Mapping[str, str]
     return files
 
 
-class RepoFixTask:
-    python: str | None = None  # the interpreter of its sandbox jobs (--task-python); None: the engine's
+class RepoFixTask(CheckedTask):
     name = "repofix"
     description = DESCRIPTION
     entry_file = "agent.py"

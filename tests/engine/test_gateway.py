@@ -24,7 +24,7 @@ from engine.loop.evaluation import run_agent
 from engine.sandbox import ProcessSandbox, SandboxJob
 from engine.sandbox.base import JOB_LLM_SOCKET, LLMEndpoint, SandboxLimits
 from engine.sandbox.bwrap import bwrap_available
-from tasks.base import Grade, Instance
+from tasks.base import AgentJob, Grade, Instance
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = (REPO / "agents_seed" / "clade_llm.py").read_bytes()
@@ -155,7 +155,7 @@ def test_the_openai_sdk_talks_to_the_gateway_over_its_socket(tmp_path):
 # ----- through run_agent: a job in a sandbox calls the gateway ------------------------------------
 
 
-class ToyTask:
+class ToyTask(AgentJob):
     """A task whose runner runs the agent's `main()`; the answer is whatever it returns."""
 
     name = "toy"

@@ -9,10 +9,15 @@ from rich.console import Console
 from archive import Archive
 from archive.records import EvaluationRecord, NodeRecord
 from engine.front.summary import compute_summary, render_summary, seed_at_zero
+from tasks.base import SCORE_NOTE
 
 
 class OneInstance:
+    """What the summary reads of a task (tasks.base.Task), its notes at the declared defaults."""
+
     raw_metric = "combined_score"
+    raw_metric_note = ""
+    score_note = SCORE_NOTE
 
     @staticmethod
     def raw_value(metrics):

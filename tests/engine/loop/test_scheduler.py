@@ -7,20 +7,21 @@ import asyncio
 import numpy as np
 
 from engine.config import RunConfig
+from engine.errors import StopRun
 from engine.front.run import _create
-from engine.loop.scheduler import Scheduler
+from engine.loop.evaluation import RunHandles
+from engine.loop.scheduler import Scheduler, SchedulerSettings
 from engine.loop.state import RunState
-from engine.mutators import OfflineMutator
+from engine.mutators import NOT_PINNED, AsyncMutator, OfflineMutator
 from engine.sandbox import make_sandbox
 from search import make_policy
 
 
-class SlowAsyncMutator:
+class SlowAsyncMutator(AsyncMutator):
     """The offline mutator behind an await, as an LLM would be; records how many evaluations overlap it."""
 
     name = "slow-async"
     model = "test/none"
-    asynchronous = True
 
     def __init__(self, scheduler_ref: list, stop_after: int | None = None) -> None:
         self._offline = OfflineMutator()
@@ -29,12 +30,10 @@ class SlowAsyncMutator:
         self.scheduler_ref = scheduler_ref
         self.stop_after = stop_after
 
-    async def propose_async(self, files, context, rng, parent):
+    async def propose_async(self, files, context, rng, *, parent, pinned=NOT_PINNED):
         self.calls += 1
         if self.stop_after is not None and self.calls > self.stop_after:
-            error = RuntimeError("spend budget reached")
-            error.stops_run = True
-            raise error
+            raise StopRun("spend budget reached")
         # Look at the workers all through the "thinking", not only at its end: evaluations are short and
         # may all have finished by then.
         scheduler = self.scheduler_ref[0]
@@ -56,11 +55,9 @@ def run_scheduler(state, mutator, budget, workers=2):
         state,
         make_policy("hgm"),
         mutator,
-        make_sandbox("process"),
-        budget=budget,
-        workers=workers,
-        rng=np.random.default_rng(0),
-        expansion_slots=1,
+        RunHandles(make_sandbox("process")),
+        SchedulerSettings(budget=budget, workers=workers, expansion_slots=1),
+        np.random.default_rng(0),
     )
     ref.append(scheduler)
     mutator.scheduler_ref = ref
