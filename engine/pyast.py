@@ -21,8 +21,21 @@ _MISMATCH = "recursion depth mismatch"
 TRIES = 20
 
 
-def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
-    """`ast.parse(source, filename, mode)`, done again when CPython's shared counter was disturbed."""
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse(source, filename)`, done again when CPython's shared counter was disturbed."""
+    tree = _parse(source, filename, "exec")
+    assert isinstance(tree, ast.Module)
+    return tree
+
+
+def parse_expression(source: str) -> ast.expr:
+    """One expression (`ast.parse(source, mode="eval").body`), with the same protection."""
+    tree = _parse(source, "<unknown>", "eval")
+    assert isinstance(tree, ast.Expression)
+    return tree.body
+
+
+def _parse(source: str, filename: str, mode: str) -> ast.AST:
     for attempt in range(TRIES):
         try:
             with _PARSE_LOCK:

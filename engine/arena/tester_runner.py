@@ -14,6 +14,7 @@ def main() -> int:
     with open("arena_round.json", encoding="utf-8") as fh:
         asked = json.load(fh)
     spec = importlib.util.spec_from_file_location("tester", "tester.py")
+    assert spec is not None and spec.loader is not None  # a .py file always has one
     tester = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tester)
     proposals = list(tester.propose(asked["n"], asked["seed"]))[: asked["n"]]

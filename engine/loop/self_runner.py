@@ -73,6 +73,7 @@ def main():
     summary, error = "", ""
     try:
         spec = importlib.util.spec_from_file_location("agent", problem.pop("entry_file", "agent.py"))
+        assert spec is not None and spec.loader is not None  # a .py file always has one
         agent = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(agent)
         entry = problem.pop("entry_function", "solve")

@@ -94,7 +94,7 @@ class Workspace:
 
 def fresh(node: ast.expr) -> ast.expr:
     """A new, unshared copy of an expression, exactly as it will read once unparsed."""
-    return pyast.parse(ast.unparse(node), mode="eval").body
+    return pyast.parse_expression(ast.unparse(node))
 
 
 def short(node: ast.AST, limit: int = 40) -> str:

@@ -38,6 +38,7 @@ from tasks.base import Grade, Instance
 def load_grader(path: Path):
     """Import grade.py from its folder (its folder first on sys.path while it loads)."""
     spec = importlib.util.spec_from_file_location(f"clade_grader_{abs(hash(str(path)))}", path)
+    assert spec is not None and spec.loader is not None  # a .py file always has one
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
     bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # leave the user's folder as it was

@@ -21,6 +21,7 @@ def main() -> int:
     with open("task.json", encoding="utf-8") as fh:
         task = json.load(fh)
     spec = importlib.util.spec_from_file_location("agent", "agent.py")
+    assert spec is not None and spec.loader is not None  # a .py file always has one
     agent = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(agent)
     train_pairs = [(pair["input"], pair["output"]) for pair in task["train"]]

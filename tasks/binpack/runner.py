@@ -17,6 +17,7 @@ def main() -> int:
     with open("instance.json") as fh:
         instance = json.load(fh)
     spec = importlib.util.spec_from_file_location("agent", "agent.py")
+    assert spec is not None and spec.loader is not None  # a .py file always has one
     agent = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(agent)
     with np.errstate(all="ignore"):

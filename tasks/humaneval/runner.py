@@ -15,6 +15,7 @@ def main() -> int:
     with open("problem.json", encoding="utf-8") as fh:
         problem = json.load(fh)
     spec = importlib.util.spec_from_file_location("agent", "agent.py")
+    assert spec is not None and spec.loader is not None  # a .py file always has one
     agent = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(agent)
     code = agent.solve(dict(problem))

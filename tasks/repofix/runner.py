@@ -25,6 +25,7 @@ def run_agent(here, problem):
         if here not in sys.path:
             sys.path.insert(0, here)  # a multi-file agent imports its own modules
         spec = importlib.util.spec_from_file_location("agent", os.path.join(here, "agent.py"))
+        assert spec is not None and spec.loader is not None  # a .py file always has one
         agent = importlib.util.module_from_spec(spec)
         sys.modules["agent"] = agent
         spec.loader.exec_module(agent)

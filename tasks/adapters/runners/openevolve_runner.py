@@ -114,6 +114,7 @@ def main():
     answer = {}
     try:
         spec = importlib.util.spec_from_file_location("evaluation_module", os.path.join(here, "evaluator.py"))
+        assert spec is not None and spec.loader is not None  # a .py file always has one
         module = importlib.util.module_from_spec(spec)
         sys.modules["evaluation_module"] = module
         spec.loader.exec_module(module)
