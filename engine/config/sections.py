@@ -137,16 +137,6 @@ class SearchSection(Section):
         on_resume="keep",
         on_replay="refuse",
     )
-    live_interval: float = setting(
-        2.0,
-        help="while the search runs, refresh every SEC seconds a read-only copy of its archive "
-        "(archive.live.duckdb) that `python -m engine.runs`, the plots, the report and the live page read "
-        "(0: no copy, readers wait for the end)",
-        type=float,
-        metavar="SEC",
-        on_resume="change",
-        on_replay="change",
-    )
 
     def make_policy(self) -> Any:
         """The search policy this section names, with its stages and final rule."""
@@ -173,8 +163,6 @@ class SearchSection(Section):
             raise UserError(f"--workers must be 1 or more (0 means one per core), not {self.workers}")
         if self.time_limit is not None and self.time_limit <= 0:
             raise UserError(f"--time-limit must be a positive number of seconds, not {self.time_limit}")
-        if not self.live_interval >= 0:
-            raise UserError(f"--live-interval must be 0 (no live copy) or more seconds, not {self.live_interval:g}")
 
     def _check_task(self) -> None:
         from tasks import TASKS
@@ -359,3 +347,17 @@ class OutputSection(Section):
     run_dir: str = setting(
         "runs", help="folder that holds run folders", metavar="DIR", on_resume="keep", on_replay="change"
     )
+    live_interval: float = setting(
+        2.0,
+        help="while the search runs, refresh every SEC seconds a read-only copy of its archive "
+        "(archive.live.duckdb) that `python -m engine.runs`, the plots, the report and the live page read "
+        "(0: no copy, readers wait for the end)",
+        type=float,
+        metavar="SEC",
+        on_resume="change",
+        on_replay="change",
+    )
+
+    def check(self) -> None:
+        if not self.live_interval >= 0:
+            raise UserError(f"--live-interval must be 0 (no live copy) or more seconds, not {self.live_interval:g}")

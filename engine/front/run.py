@@ -30,8 +30,8 @@ def run_from_args(args: argparse.Namespace, llm_mock: Any = None) -> int:
 
     console = make_console()
     run = _ready(args, *_open(args, llm_mock), llm_mock)
-    if run.config.search.live_interval > 0:  # readers (runs, plots, report, the live page) see the search as it runs
-        run.archive.start_live_copy(run.config.search.live_interval)
+    if run.config.output.live_interval > 0:  # readers (runs, plots, report, the live page) see the search as it runs
+        run.archive.start_live_copy(run.config.output.live_interval)
     try:
         return carry(run, Front(console, quiet=args.quiet, llm_mock=llm_mock))
     finally:
