@@ -306,6 +306,22 @@ def test_the_readme_queries_archives_with_engine_runs_sql():
 # ----- the rules themselves, on made-up lines -----------------------------------------------------------
 
 
+def test_the_cli_tables_name_every_flag_and_what_a_resume_may_change():
+    """The README's Command line section names every flag of `python -m engine.search`, and its `--resume` row
+    lists exactly the settings declared as changeable on a resume (engine/config)."""
+    from engine.config import RunConfig
+    from engine.front.cli import build_parser
+
+    text = README.read_text()
+    section = text[text.index("## Command line") : text.index("## The task: online bin packing")]
+    named = set(re.findall(r"`(--[a-z][a-z-]*)", section))
+    flags = {a.option_strings[-1] for a in build_parser()._actions if a.option_strings} - {"--help"}
+    assert flags - named == set()
+    resume_row = next(line for line in section.splitlines() if line.startswith("| `--resume RUN`"))
+    may_change = set(re.findall(r"`(--[a-z][a-z-]*)`", resume_row.split("|")[2]))
+    assert may_change == {item.flag for _, item in RunConfig.settings() if item.meta.on_resume == "change"}
+
+
 def test_extraction_splits_drops_comments_and_skips_model_lines():
     text = (
         "```\npip install -e . && python -m engine.search --budget 200   # the default\n"

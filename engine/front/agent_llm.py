@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
-from tasks.base import Task
 
 if TYPE_CHECKING:
     from engine.gateway import Gateway
+    from tasks.base import Task
 
 
 def agent_llm_mode(task: Task) -> str:
@@ -32,10 +32,10 @@ def agent_models(config: RunConfig, task) -> tuple[str, ...]:
     """The models agents may call in this run (the first is their default); () when agents get no gateway."""
     from engine.mutators.model_choice import parse_models
 
-    if config.agent_model:
-        return tuple(dict.fromkeys(name for name, _ in parse_models(config.agent_model)))
-    if (agent_llm_mode(task) != "none" or config.mutator == "self") and config.model:
-        return tuple(dict.fromkeys(name for name, _ in parse_models(config.model)))
+    if config.llm.agent_model:
+        return tuple(dict.fromkeys(name for name, _ in parse_models(config.llm.agent_model)))
+    if (agent_llm_mode(task) != "none" or config.improvement.mutator == "self") and config.llm.model:
+        return tuple(dict.fromkeys(name for name, _ in parse_models(config.llm.model)))
     return ()
 
 
@@ -43,14 +43,14 @@ def run_models(config: RunConfig, task) -> list[str]:
     """Every model the run may call: the meta-agent's, then the agents' (each once)."""
     from engine.mutators.model_choice import parse_models
 
-    models = [name for name, _ in parse_models(config.model)] if config.model else []
-    extra = [m for m in (config.overseer, config.judge_model) if m]
+    models = [name for name, _ in parse_models(config.llm.model)] if config.llm.model else []
+    extra = [m for m in (config.improvement.overseer, config.benchmark.judge_model) if m]
     return list(dict.fromkeys([*models, *agent_models(config, task), *extra]))
 
 
 def agent_cap(config: RunConfig, task) -> int | None:
-    if config.agent_max_tokens is not None:
-        return config.agent_max_tokens
+    if config.llm.agent_max_tokens is not None:
+        return config.llm.agent_max_tokens
     return task.agent_max_tokens
 
 
@@ -62,31 +62,32 @@ def check_agent_llm(config: RunConfig, task) -> None:
             f"the {task.name} agent calls a model: give --agent-model (or --model), e.g. "
             "--agent-model openai/gpt-4o-mini"
         )
-    if config.mutator == "self" and agent_llm_mode(task) == "none":
+    if config.improvement.mutator == "self" and agent_llm_mode(task) == "none":
         raise UserError(
             f"--mutator self runs the agent on its own code, so it must be an agent that calls a model "
             f"and edits files; the {task.name} agent is a function the task calls (use --task repofix, or "
             "--task humaneval --agent agents_seed/coding_agent)"
         )
-    if task.needs_judge and not config.judge_model:
+    if task.needs_judge and not config.benchmark.judge_model:
         raise UserError(
             f"the {task.name} task is graded by a model against its rubric: give --judge-model, e.g. "
             "--judge-model openai/gpt-4o-mini"
         )
-    if config.judge_model and not task.needs_judge:
+    if config.benchmark.judge_model and not task.needs_judge:
         raise UserError(f"--judge-model grades rubric tasks; the {task.name} task grades its answers itself")
-    if config.overseer and not models:
+    if config.improvement.overseer and not models:
         raise UserError(
             "--overseer watches agents that call a model through the run's gateway; this run's agents "
             "call none (give --agent-model, or use a task whose agent calls a model)"
         )
-    if models and config.executor == "ray" and config.ray_address and not config.gateway_listen:
+    where = config.evaluation
+    if models and where.executor == "ray" and where.ray_address and not where.gateway_listen:
         raise UserError(
             "--ray-address: these agents call a model through the run's LLM gateway, which Ray workers "
             "on other machines reach over TCP: give --gateway-listen HOST:PORT (an address of this "
             "machine they can reach, e.g. 0.0.0.0:8765; --gateway-tls CERT KEY to encrypt it)"
         )
-    if config.gateway_listen and not models:
+    if config.evaluation.gateway_listen and not models:
         raise UserError(
             "--gateway-listen serves the agents' model calls; this run's agents call none (give "
             "--agent-model, or use a task whose agent calls a model)"
@@ -95,27 +96,27 @@ def check_agent_llm(config: RunConfig, task) -> None:
 
 def make_client(config: RunConfig, archive, task, llm_mock):
     """The run's LLM client, shared by the meta-agent and the agents; None when neither calls a model."""
-    if not config.model and not agent_models(config, task) and not config.judge_model:
+    if not config.llm.model and not agent_models(config, task) and not config.benchmark.judge_model:
         return None
     from engine.llm import LLMClient, LLMSettings
 
     source = archive
-    if config.replay:
+    if config.llm.replay:
         from engine.loop.replay import ReplaySource
 
-        source = ReplaySource(archive, config.replay)
-    api_key = None
-    if config.api_base and llm_mock is None and not config.replay:  # a local server needs no key of the provider's
+        source = ReplaySource(archive, config.llm.replay)
+    llm, api_key = config.llm, None
+    if llm.api_base and llm_mock is None and not llm.replay:  # a local server needs no key of the provider's
         from engine.llm.preflight import placeholder_key
 
-        embedding = [config.embedding_model] if config.embedding_model else []
-        api_key = placeholder_key([*run_models(config, task), *embedding], config.api_base)
+        embedding = [llm.embedding_model] if llm.embedding_model else []
+        api_key = placeholder_key([*run_models(config, task), *embedding], llm.api_base)
     settings = LLMSettings(
-        api_base=config.api_base,
+        api_base=llm.api_base,
         api_key=api_key,
-        max_cost_usd=config.max_cost,
-        max_tokens_total=config.max_tokens,
-        replay_only=bool(config.replay),
+        max_cost_usd=llm.max_cost,
+        max_tokens_total=llm.max_tokens,
+        replay_only=bool(llm.replay),
     )
     return LLMClient(source, settings, mock=llm_mock)
 
@@ -131,11 +132,11 @@ async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncI
     from engine.gateway import Gateway, GatewaySettings
 
     overseer = None
-    if config.overseer:
+    if config.improvement.overseer:
         from engine.gateway.overseer import Overseer
 
-        overseer = Overseer(client, config.overseer, archive if archive is not None else client.archive)
-    listen = config.gateway_address()
+        overseer = Overseer(client, config.improvement.overseer, archive if archive is not None else client.archive)
+    listen = config.evaluation.gateway_address()
 
     def refused(detail: dict) -> None:  # who knocked with a token that is not an open evaluation's
         if archive is not None:
@@ -146,7 +147,7 @@ async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncI
         GatewaySettings(models, agent_cap(config, task)),
         overseer=overseer,
         listen=listen,
-        tls=tuple(config.gateway_tls) if config.gateway_tls else None,
+        tls=tuple(config.evaluation.gateway_tls) if config.evaluation.gateway_tls else None,
         on_refused=refused,
     )
     try:
@@ -154,7 +155,7 @@ async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncI
     except (OSError, ValueError) as exc:  # a port in use, an address not of this machine, a bad certificate
         await gateway.close()
         why = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
-        raise UserError(f"--gateway-listen {config.gateway_listen}: cannot serve there: {why}") from None
+        raise UserError(f"--gateway-listen {config.evaluation.gateway_listen}: cannot serve there: {why}") from None
     try:
         yield gateway
     finally:
@@ -168,10 +169,10 @@ def describe(config: RunConfig, task) -> str:
         return ""
     cap = agent_cap(config, task)
     tcp = ""
-    if config.gateway_listen:
+    if config.evaluation.gateway_listen:
         tcp = (
-            f"; also on TCP at {config.gateway_listen}"
-            + (" (TLS)" if config.gateway_tls else "")
+            f"; also on TCP at {config.evaluation.gateway_listen}"
+            + (" (TLS)" if config.evaluation.gateway_tls else "")
             + " for Ray workers, who relay it to their jobs as a local socket"
         )
     return (

@@ -3,7 +3,7 @@
     from engine.config import RunConfig
     from engine.front.api import run_search
 
-    run_search(RunConfig(budget=40, run_dir="runs"), MyTask(), MyMutator())
+    run_search(RunConfig.of(budget=40, run_dir="runs"), MyTask(), MyMutator())
 
 `task` is a `tasks.base.Task` and `mutator` an `engine.mutators.SyncMutator` or `AsyncMutator`, each
 written from those declarations alone; either may be None for the one the configuration names. The run
@@ -29,9 +29,11 @@ def run_search(
     """Create the run, search, print its summary; 0, or a `UserError` (one line) as the command would exit 2.
     `quiet`: no progress bar. The stored configuration names the task and the mutator by their `name`."""
     from engine.front.console import make_console
-    from engine.front.run import _create, run_opened
+    from engine.front.creating import create_run
+    from engine.front.opened_run import Front
+    from engine.front.run import run_opened
 
     config = config.validate()  # what is given replaces the configuration's names after the flags are checked
     config = config.with_overrides(task=task and task.name, mutator=mutator and mutator.name)
-    archive, task, config = _create(config, task=task)
-    return run_opened(archive, task, config, make_console(), "new", quiet=quiet, mutator=mutator)
+    archive, task, config = create_run(config, task=task)
+    return run_opened(archive, task, config, Front(make_console(), quiet=quiet), "new", mutator)

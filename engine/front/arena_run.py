@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
+from engine.front.opened_run import Front, OpenedRun
 
 if TYPE_CHECKING:
     from tasks.base import ArenaTask, Task
@@ -33,116 +34,105 @@ def check_arena(config: RunConfig, task: Task) -> ArenaTask:
 def _mutator_factory(config: RunConfig, archive, task, llm_mock, say):
     """(make_mutator(view), client): the offline mutator, or an LLM mutator over each population's view."""
     from engine.front.agent_llm import make_client
+    from engine.front.mutator_choice import llm_mutator
 
     client = make_client(config, archive, task, llm_mock)
-    if not config.model:
+    if not config.llm.model:
         from engine.mutators import OfflineMutator
 
         offline = OfflineMutator()
         return (lambda view: offline), client
-    from engine.mutators.llm import LLMMutator
-    from engine.mutators.model_choice import make_chooser
-
-    def make(view):
-        return LLMMutator(
-            client,
-            make_chooser(config.model, config.model_choice),
-            view,
-            answer_format=config.answer_format,
-            diagnose=config.meta_steps.startswith("diagnose"),
-            say=say,
-        )
-
-    return make, client
+    return (lambda view: llm_mutator(config, client, view, say)), client
 
 
-def carry_arena(archive, task: Task, config: RunConfig, console, resumed: bool, llm_mock, box) -> int:
+def carry_arena(run: OpenedRun, front: Front) -> int:
+    """The arena's rounds from the header to the summary; the exit code."""
     from engine.arena import ledger
-    from engine.arena.rounds import TIME_LIMIT, Arena, ArenaSettings
-    from engine.front.agent_llm import serve_gateway
-    from engine.front.endings import Interrupted, end_session, exposed_note, run_session
-    from engine.front.model_access import probe_models
-    from engine.loop.breaker import CircuitBreaker
-    from engine.loop.evaluation import RunHandles
+    from engine.arena.rounds import TIME_LIMIT, ArenaSettings
+    from engine.front.endings import Interrupted, begin_session, end_session, run_session
 
-    arena_task = check_arena(config, task)
-    workers = config.resolved_workers()
-    if resumed:
-        archive.add_event("resume", None, {"budget": config.budget, "done": ledger.spent(archive)})
-        archive.set_config({**archive.config(), **config.to_dict()})
-    archive.add_event(
-        "session",
-        None,
-        {
-            "workers": workers,
-            "sandbox": box.name,
-            "said": box.said,
-            "executor": config.executor,
-            "budget": config.budget,
-        },
-    )
-    archive.set_status("running")
-    make_mutator, client = _mutator_factory(config, archive, task, llm_mock, console.print)
-    deadline = time.monotonic() + config.time_limit if config.time_limit else None
+    config, archive = run.config, run.archive
+    workers = config.search.resolved_workers()
+    begin_session(run, workers, ledger.spent(archive) if run.resumed else 0)
+    make_mutator, client = _mutator_factory(config, archive, run.task, front.llm_mock, front.console.print)
+    bench = config.benchmark
+    limit = config.search.time_limit
     settings = ArenaSettings(
-        config.arena,
-        config.arena_round,
-        config.arena_population,
-        config.arena_proposals,
-        budget=config.budget,
+        str(bench.arena),
+        bench.arena_round,
+        bench.arena_population,
+        bench.arena_proposals,
+        budget=config.search.budget,
         workers=workers,
-        seed=config.seed,
-        deadline=deadline,
+        seed=config.search.seed,
+        deadline=time.monotonic() + limit if limit else None,
     )
-    folder = Path(archive.path).parent
-    console.print(f"Run [bold]{archive.run_id}[/bold] -> {archive.path}")
-    console.print(
-        f"Task {task.name}, arena ({_mode_said(settings)}), budget {config.budget} evaluations (code agents' "
-        f"dev runs + testers' runs), {workers} workers, {box.said}, seed {config.seed}"
-        + (f" (resumed at {ledger.spent(archive)})" if resumed else "")
-    )
-    console.print(
-        "Testers propose tests; the task's oracle confirms each outside any sandbox, and the confirmed "
-        "ones join the dev set. At the end every code agent is measured on the whole evolved set and on "
-        "holdout (outside the budget)." + ("" if config.model else " Mutator: the built-in offline one.")
-    )
-    note = exposed_note(task, box.name)
-    if note:
-        console.print(note)
-
-    async def main() -> str:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)
-        async with serve_gateway(config, task, client, archive) as gateway:
-            unanswered = await probe_models(config, task, client, llm_mock, archive)
-            if unanswered:
-                return f"{unanswered}; fix it"
-            breaker = CircuitBreaker(
-                config.max_failed_expansions,
-                config.max_failing_time,
-                unusable=("failed", "invalid") if config.model else ("failed",),
-            )
-            if client is not None:
-                client.observer = lambda ok, error: breaker.call(ok, error)
-            handles = RunHandles(box.sandbox, gateway)
-            arena = Arena(
-                archive, arena_task, settings, handles, make_mutator=make_mutator, say=console.print, breaker=breaker
-            )
-            stop = await arena.run()
-            if stop not in ("budget spent", TIME_LIMIT):
-                return stop
-            await arena.finale()
-            return stop
-
+    for line in _header(run, settings, workers):
+        front.console.print(line)
     try:
-        stop = run_session(main, archive, console)
+        stop = run_session(lambda: _rounds(run, front, (settings, make_mutator, client)), archive, front.console)
     except Interrupted as cut:
         return cut.code
     if stop not in ("budget spent", TIME_LIMIT):
         end_session(archive, "interrupted", stop)
-        raise UserError(f"{stop}; fix the cause, then resume: python -m engine.search --resume {folder}")
+        raise UserError(f"{stop}; fix the cause, then resume: python -m engine.search --resume {run.folder}")
     end_session(archive, "time_limit" if stop == TIME_LIMIT else "finished", stop)
-    render_arena_summary(archive, console, stop)
+    render_arena_summary(archive, front.console, stop)
     return 0
+
+
+def _header(run: OpenedRun, settings, workers: int) -> list[str]:
+    """What an arena says before its first round."""
+    from engine.arena import ledger
+    from engine.front.endings import exposed_note
+
+    archive, search = run.archive, run.config.search
+    resumed = f" (resumed at {ledger.spent(archive)})" if run.resumed else ""
+    lines = [
+        f"Run [bold]{archive.run_id}[/bold] -> {archive.path}",
+        f"Task {run.task.name}, arena ({_mode_said(settings)}), budget {search.budget} evaluations (code agents' "
+        f"dev runs + testers' runs), {workers} workers, {run.box.said}, seed {search.seed}{resumed}",
+        "Testers propose tests; the task's oracle confirms each outside any sandbox, and the confirmed "
+        "ones join the dev set. At the end every code agent is measured on the whole evolved set and on "
+        "holdout (outside the budget)." + ("" if run.config.llm.model else " Mutator: the built-in offline one."),
+        exposed_note(run.task, run.box.name),
+    ]
+    return [line for line in lines if line]
+
+
+async def _rounds(run: OpenedRun, front: Front, made: tuple) -> str:
+    """The rounds, then the finale when they ended by the budget or the time limit; why they stopped.
+    `made`: (the arena's settings, make_mutator(view), the LLM client)."""
+    from engine.arena.rounds import TIME_LIMIT, Arena
+    from engine.front.agent_llm import serve_gateway
+    from engine.front.model_access import probe_models
+    from engine.loop.breaker import CircuitBreaker
+    from engine.loop.evaluation import RunHandles
+
+    settings, make_mutator, client = made
+    arena_task = check_arena(run.config, run.task)
+    config, archive = run.config, run.archive
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)  # type: ignore[union-attr]
+    async with serve_gateway(config, run.task, client, archive) as gateway:
+        unanswered = await probe_models(config, run.task, client, front.llm_mock, archive)
+        if unanswered:
+            return f"{unanswered}; fix it"
+        breaker = CircuitBreaker(
+            config.llm.max_failed_expansions,
+            config.llm.max_failing_time,
+            unusable=("failed", "invalid") if config.llm.model else ("failed",),
+        )
+        if client is not None:
+            client.observer = lambda ok, error: breaker.call(ok, error)
+        handles = RunHandles(run.box.sandbox, gateway)
+        arena = Arena(
+            archive, arena_task, settings, handles, make_mutator=make_mutator, say=front.console.print, breaker=breaker
+        )
+        stop = await arena.run()
+        if stop not in ("budget spent", TIME_LIMIT):
+            return stop
+        await arena.finale()
+        return stop
 
 
 def _mode_said(settings) -> str:

@@ -30,19 +30,20 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
     """
     from engine.sandbox import make_sandbox, resolve_sandbox
 
-    name, why = resolve_sandbox(config.sandbox, config.image, docker=config.task_python is None)
-    options = {"image": config.image} if name == "docker" and config.image else {}
-    if config.task_python is not None:  # bwrap binds its prefixes; both put it first on PATH
-        options["python"] = config.task_python
-    if config.executor == "ray":
+    ev = config.evaluation
+    name, why = resolve_sandbox(ev.sandbox, ev.image, docker=ev.task_python is None)
+    options = {"image": ev.image} if name == "docker" and ev.image else {}
+    if ev.task_python is not None:  # bwrap binds its prefixes; both put it first on PATH
+        options["python"] = ev.task_python
+    if ev.executor == "ray":
         from engine.sandbox.ray_executor import RaySandbox, ray_available
 
         ok, missing = ray_available()
         if not ok:
             raise UserError(f"--executor ray cannot run here: {missing}")
-        inner = "auto" if config.sandbox == "auto" else name  # each node picks what works there
+        inner = "auto" if ev.sandbox == "auto" else name  # each node picks what works there
         try:
-            sandbox = RaySandbox(inner, address=config.ray_address, workers=workers, inner_options=options)
+            sandbox = RaySandbox(inner, address=ev.ray_address, workers=workers, inner_options=options)
         except RuntimeError as exc:
             raise UserError(f"--executor ray: {exc}") from None
     else:
@@ -50,23 +51,19 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
             sandbox = make_sandbox(name, **options)
         except RuntimeError as exc:
             raise UserError(f"--sandbox {name}: {exc} ({_HINTS.get(name, 'or another --sandbox')})") from None
-    where = (
-        " on Ray" + (f" at {config.ray_address}" if config.ray_address else " (local)")
-        if config.executor == "ray"
-        else ""
-    )
-    said = f"sandbox {name}{where}" + (f" (auto: {why})" if config.sandbox == "auto" else "")
-    if config.executor == "ray" and config.ray_address:
+    where = " on Ray" + (f" at {ev.ray_address}" if ev.ray_address else " (local)") if ev.executor == "ray" else ""
+    said = f"sandbox {name}{where}" + (f" (auto: {why})" if ev.sandbox == "auto" else "")
+    if ev.executor == "ray" and ev.ray_address:
         said += (
             "; "
             + sandbox.cluster_said()
             + (
                 ", each node choosing its own sandbox (bwrap where it works, else process; evaluations.worker names "
                 "the node and the sandbox)"
-                if config.sandbox == "auto"
+                if ev.sandbox == "auto"
                 else ""
             )
         )
-    if config.task_python is not None:
-        said += f", task Python {config.task_python}"
+    if ev.task_python is not None:
+        said += f", task Python {ev.task_python}"
     return SandboxChoice(sandbox, said, name)

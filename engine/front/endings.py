@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from engine.errors import EXIT_INTERRUPTED, UserError
 
 if TYPE_CHECKING:
+    from engine.front.opened_run import OpenedRun
     from tasks.base import Task
 
 
@@ -34,6 +35,29 @@ def run_session(main, archive, console):
             f"\nInterrupted. Nothing finished is lost; continue with:\n  python -m engine.search --resume {folder}"
         )
         raise Interrupted from None
+
+
+def begin_session(run: OpenedRun, workers: int, done: int) -> None:
+    """Record the session: a resume (and the settings it changed, which hold for later resumes), what it uses."""
+    archive, config = run.archive, run.config
+    if run.resumed:
+        archive.add_event("resume", None, {"budget": config.search.budget, "done": done})
+        # a raised budget (or any resume flag) holds for later resumes; keys RunConfig does not know stay
+        archive.set_config({**archive.config(), **config.to_dict()})
+    said = run.checks[1]
+    archive.add_event(
+        "session",
+        None,
+        {
+            "workers": workers,
+            "sandbox": run.box.name,
+            "said": run.box.said,
+            "executor": config.evaluation.executor,
+            "budget": config.search.budget,
+            **({"checks": said} if said else {}),
+        },
+    )  # what was used
+    archive.set_status("running")
 
 
 def end_session(archive, status: str, reason: str) -> None:

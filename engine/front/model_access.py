@@ -17,7 +17,7 @@ from engine.front.agent_llm import run_models
 
 
 def checks_apply(config: RunConfig, llm_mock) -> bool:
-    return llm_mock is None and not config.replay
+    return llm_mock is None and not config.llm.replay
 
 
 def check_model_access(config: RunConfig, task, llm_mock) -> None:
@@ -27,9 +27,9 @@ def check_model_access(config: RunConfig, task, llm_mock) -> None:
         return
     from engine.llm.preflight import check_models
 
-    why = check_models(models, config.api_base)
-    if not why and config.embedding_model:  # its provider's key too (none with --api-base)
-        why = check_models([config.embedding_model], config.api_base)
+    why = check_models(models, config.llm.api_base)
+    if not why and config.llm.embedding_model:  # its provider's key too (none with --api-base)
+        why = check_models([config.llm.embedding_model], config.llm.api_base)
         why = why and why.replace("--model ", "--embedding-model ", 1)
     if why:
         raise UserError(why)
@@ -37,7 +37,7 @@ def check_model_access(config: RunConfig, task, llm_mock) -> None:
 
 async def probe_models(config: RunConfig, task, client, llm_mock, archive) -> str | None:
     """With --api-base: why the server did not answer a probe (one line), or None when every model did."""
-    if client is None or not config.api_base or not checks_apply(config, llm_mock):
+    if client is None or not config.llm.api_base or not checks_apply(config, llm_mock):
         return None
     from engine.llm import LLMError
     from engine.llm.preflight import probe
@@ -47,5 +47,5 @@ async def probe_models(config: RunConfig, task, client, llm_mock, archive) -> st
         try:
             await probe(client, model, number + k)
         except LLMError as exc:
-            return f"the probe call to {model} at {config.api_base} failed: {exc}"
+            return f"the probe call to {model} at {config.llm.api_base} failed: {exc}"
     return None

@@ -1,10 +1,15 @@
-"""What opening a run (new, resumed or from a snapshot) shares: which flags a run keeps, its folder, its task."""
+"""Opening a run: what a new, resumed, replayed or restored run shares (its folder, its task), and reopening one.
+
+Which flags a resume or a replay may change is declared with each setting
+(engine/config); `open_resumed` and `replay_config` apply those rules.
+"""
 
 from __future__ import annotations
 
+import argparse
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.config import RunConfig
 from engine.errors import UserError
@@ -13,89 +18,14 @@ if TYPE_CHECKING:
     from archive import Archive
     from tasks.base import Task
 
-# Flags that define what a run is; a resumed run keeps its own.
-LIMIT_FLAGS = ("eval_timeout", "memory_mb", "cpu_time", "max_procs", "output_bytes", "cpus")
-FIXED_ON_RESUME = (
-    "task",
-    "target",
-    "policy",
-    "stages",
-    "final",
-    "final_k",
-    "seed",
-    "agent",
-    "instances",
-    "sandbox",
-    "image",
-    "task_python",
-    "run_dir",
-    *LIMIT_FLAGS,
-    "model",
-    "api_base",
-    "embedding_model",
-    "meta_steps",
-    "answer_format",
-    "model_choice",
-    "replay",
-    "agent_model",
-    "agent_max_tokens",
-    "mutator",
-    "utility",
-    "cost_cap",
-    "time_cap",
-    "overseer",
-    "judge_model",
-    "bootstrap",
-    "arena",
-    "arena_round",
-    "arena_population",
-    "arena_proposals",
-)
-LLM_FLAGS = (
-    "model",
-    "api_base",
-    "embedding_model",
-    "max_cost",
-    "max_tokens",
-    "llm_concurrency",
-    "meta_steps",
-    "answer_format",
-    "model_choice",
-    "agent_model",
-    "agent_max_tokens",
-    "mutator",
-    "utility",
-    "cost_cap",
-    "time_cap",
-    "overseer",
-    "judge_model",
-    "bootstrap",
-)
-BREAKER_FLAGS = ("max_failed_expansions", "max_failing_time")
-ARENA_FLAGS = ("arena", "arena_round", "arena_population", "arena_proposals")
-# What may change when a stopped run goes on: how much to spend, how fast, how much failure to bear.
-RESUME_OVERRIDES = (
-    "budget",
-    "workers",
-    "time_limit",
-    "max_cost",
-    "max_tokens",
-    "llm_concurrency",
-    "executor",
-    "ray_address",
-    "gateway_listen",
-    "gateway_tls",
-    "live_interval",
-    *BREAKER_FLAGS,
-)
-
 
 def new_run_folder(config: RunConfig) -> tuple[str, Path]:
     """(run id, its folder under --run-dir): the task, policy, seed and time, never an existing folder."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    how = f"arena-{config.arena}" if config.arena else config.policy
-    base = f"{Path(config.task).name}-{how}-s{config.seed}-{stamp}"  # a task folder: its name
-    root = Path(config.run_dir)
+    search = config.search
+    how = f"arena-{config.benchmark.arena}" if config.benchmark.arena else search.policy
+    base = f"{Path(search.task).name}-{how}-s{search.seed}-{stamp}"  # a task folder: its name
+    root = Path(config.output.run_dir)
     run_id, k = base, 1
     while (root / run_id).exists():
         k += 1
@@ -103,7 +33,7 @@ def new_run_folder(config: RunConfig) -> tuple[str, Path]:
     return run_id, root / run_id
 
 
-def make_run_task(config: RunConfig) -> Task:
+def make_run_task(config: RunConfig):
     """The run's task, with the run's overrides of its sandbox limits and its interpreter (`task.python`:
     --task-python, else the task folder's `python` file; checked here, a UserError when unusable)."""
     import math
@@ -113,21 +43,23 @@ def make_run_task(config: RunConfig) -> Task:
     from tasks import make_task
 
     python = choose_task_python(config)
+    search, evaluation = config.search, config.evaluation
     try:
-        task = make_task(config.task, config.instances, target=config.target)
+        task = make_task(search.task, search.instances, target=search.target)
     except ValueError as exc:  # a task folder that cannot be read as its format says
         raise UserError(str(exc)) from None
     if python is not None:
         task.python = python
     limits = task.limits
-    if config.eval_timeout:  # CPU time follows the wall limit unless given too
-        limits = replace(limits, timeout_s=config.eval_timeout, cpu_s=max(1, math.ceil(config.eval_timeout)))
+    if evaluation.eval_timeout:  # CPU time follows the wall limit unless given too
+        timeout = evaluation.eval_timeout
+        limits = replace(limits, timeout_s=timeout, cpu_s=max(1, math.ceil(timeout)))
     overrides = {
-        "memory_mb": config.memory_mb,
-        "cpu_s": config.cpu_time,
-        "processes": config.max_procs,
-        "output_bytes": config.output_bytes,
-        "cpus": config.cpus,
+        "memory_mb": evaluation.memory_mb,
+        "cpu_s": evaluation.cpu_time,
+        "processes": evaluation.max_procs,
+        "output_bytes": evaluation.output_bytes,
+        "cpus": evaluation.cpus,
     }
     task.limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
     return task
@@ -137,3 +69,51 @@ def adopt_run_seed(task: Task, archive: Archive) -> None:
     """A run whose seed was written by --bootstrap: the task takes node 0's program as its seed (entry point)."""
     if not task.has_seed:
         task.adopt_seed(archive.node_files(0)[task.entry_file])
+
+
+def open_resumed(args: argparse.Namespace) -> tuple[Any, Any, RunConfig]:
+    """(archive, task, config) of the stopped run `args.resume`, with what the command line may change."""
+    from archive import Archive
+    from engine.config.arguments import refuse_given, resumed_config, settings_kept
+
+    refuse_given(args, settings_kept(), "cannot change on --resume: a run keeps its own")  # before the archive opens
+    archive = Archive.open(args.resume)
+    try:
+        config = resumed_config(RunConfig.from_dict(archive.config()), args)
+        config.validate()
+        task = make_run_task(config)  # instances come from the archive, not the file
+        adopt_run_seed(task, archive)
+    except Exception:
+        archive.close()
+        raise
+    return archive, task, config
+
+
+def replay_config(args: argparse.Namespace) -> RunConfig:
+    """The original run's configuration, to be run again with its recorded answers."""
+    from archive import Archive
+    from engine.config.arguments import refuse_replayed, replayed_config
+
+    refuse_replayed(args)
+    with Archive.open(args.replay, read_only=True) as original:
+        stored = RunConfig.from_dict(original.config())
+        path = str(original.path.resolve())
+    if not stored.llm.model and not stored.llm.agent_model:
+        raise UserError(f"{args.replay} made no model calls (offline mutator): there is nothing to replay")
+    return replayed_config(stored, args, path).validate()
+
+
+def compile_check_for(config: RunConfig, task: Any, sandbox_name: str) -> tuple[object | None, str]:
+    """--compile-check for a task in a compiled language (engine/lang/compile_check.py): the check, or None, and
+    the header's line saying which checks its children go through; ('' for Python tasks)."""
+    from engine.lang.registry import language_of
+
+    language = language_of(task.entry_file)
+    if language is None:
+        return None, ""
+    from engine.lang.compile_check import choose
+
+    try:
+        return choose(language, config.evaluation.compile_check, sandbox_name, config.evaluation.executor)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None

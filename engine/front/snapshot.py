@@ -28,20 +28,18 @@ def open_from_snapshot(args):
     """(archive, task, config) of a new run restored from `args.resume_from`, ready to go on."""
     from archive import Archive
     from archive.snapshot import restore_snapshot, snapshot_run_row, verify_snapshot
-    from engine.config import RunConfig
-    from engine.front.opening import FIXED_ON_RESUME, RESUME_OVERRIDES, adopt_run_seed, make_run_task, new_run_folder
+    from engine.config import OutputSection, RunConfig
+    from engine.config.arguments import refuse_given, resumed_config, settings_kept
+    from engine.front.opening import adopt_run_seed, make_run_task, new_run_folder
 
-    for name in FIXED_ON_RESUME:
-        if name != "run_dir" and getattr(args, name, None) is not None:
-            raise UserError(
-                f"--{name.replace('_', '-')} cannot be set with --resume-from: the snapshot's run keeps its own"
-            )
+    # what a resume keeps, a restored run keeps too; but a new run goes where new runs go (--run-dir, default
+    # runs), not beside the original
+    why = "cannot be set with --resume-from: the snapshot's run keeps its own"
+    refuse_given(args, settings_kept(), why, spare=("run_dir",))
     folder = Path(args.resume_from)
     manifest = verify_snapshot(folder)
     stored = RunConfig.from_dict(snapshot_run_row(folder)["config"])
-    overrides = {k: getattr(args, k, None) for k in RESUME_OVERRIDES}
-    # a new run goes where new runs go (--run-dir, default runs), not beside the original
-    config = stored.with_overrides(**overrides).with_overrides(run_dir=args.run_dir or RunConfig.run_dir)
+    config = resumed_config(stored, args).with_overrides(run_dir=args.run_dir or OutputSection().run_dir)
     config.validate()
     run_id, run_folder = new_run_folder(config)
     origin = {"snapshot": str(folder.resolve()), "run_id": manifest["run_id"], "created_at": manifest.get("created_at")}

@@ -185,8 +185,8 @@ def _money(line) -> str:
 
 
 def render_summary(summary: Summary, console) -> None:
-    from rich.table import Table
-
+    """The summary a finished search prints: the final node, the agents' scores, the counts, the spend, and
+    how to resume or query the run."""
     console.print()
     console.print(
         f"[bold]Run {summary.run_id}[/bold]: {summary.stop_reason}; "
@@ -197,6 +197,25 @@ def render_summary(summary: Summary, console) -> None:
         console.print("No valid evaluated node to report.")
     else:
         console.print(f"Final node {summary.final_node}, chosen by the {summary.final_rule}")
+    _render_agents(summary, console)
+    _render_counts(summary, console)
+    _render_noise(summary, console)
+    _render_spend(summary, console)
+    console.print(f"Archive: {summary.archive}", soft_wrap=True)
+    console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} [--budget N]", soft_wrap=True)
+    query = "SELECT status, count(*) FROM nodes GROUP BY status"
+    console.print(
+        f'Query:   python -m engine.runs sql {shlex.quote(summary.run_dir)} "{query}"',
+        soft_wrap=True,
+        markup=False,
+        highlight=False,
+    )
+
+
+def _render_agents(summary: Summary, console) -> None:
+    """The table of the final node, the seed and the references: dev and holdout scores and raw metric."""
+    from rich.table import Table
+
     table = Table(title=None, show_edge=False)
     raw = summary.raw_metric
     for name in ("agent", "dev score", "n", f"dev {raw}", "holdout score", "n", f"holdout {raw}"):
@@ -214,6 +233,10 @@ def render_summary(summary: Summary, console) -> None:
     console.print(table)
     if summary.raw_metric_note:
         console.print(f"({summary.raw_metric_note}; {summary.score_note})")
+
+
+def _render_counts(summary: Summary, console) -> None:
+    """A seed that scored 0 everywhere, then the nodes and dev evaluations by status, and what was rejected."""
     if "seed_zero" in summary.extra:
         console.print(
             f"Warning: the seed scored {summary.raw_metric} = 0 on every dev evaluation (a missing data "
@@ -228,33 +251,33 @@ def render_summary(summary: Summary, console) -> None:
     rejected = summary.extra.get("rejected")
     if rejected:
         console.print("Rejected before evaluation: " + ", ".join(f"{n} {label}" for label, n in rejected.items()) + ".")
-    if "noise" in summary.extra:
-        seed, w, variance, remeasured = summary.extra["noise"]
-        kind = "noisy" if variance else "deterministic"
-        scores = ", ".join(f"{x:.4f}" for x in seed[:-1]) + f" and {seed[-1]:.4f}"
-        console.print(
-            f"Noise probe: the seed's runs on its dev instance scored {scores} ({kind}), "
-            f"so one evaluation counted as w = {w:g} pass/fail trials (search/evidence.py)."
-        )
-        if remeasured[0]:
-            console.print(
-                f"Re-measured for the final choice (search/remeasure.py): {remeasured[0]} more runs of "
-                f"{remeasured[1]} candidates; noise variance {variance:.3g} per run."
-            )
-    spend = summary.extra.get("spend")
-    if spend is not None:
-        console.print(
-            f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else "")
-        )
-        for title, lines in (("by purpose", spend.by_purpose), ("by model", spend.by_model)):
-            if lines:
-                console.print(f"  {title}: " + "; ".join(f"{k} {_money(v)}" for k, v in sorted(lines.items())))
-    console.print(f"Archive: {summary.archive}", soft_wrap=True)
-    console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} [--budget N]", soft_wrap=True)
-    query = "SELECT status, count(*) FROM nodes GROUP BY status"
+
+
+def _render_noise(summary: Summary, console) -> None:
+    """A one-instance task: what its noise probe found, and the re-measures it caused."""
+    if "noise" not in summary.extra:
+        return
+    seed, w, variance, remeasured = summary.extra["noise"]
+    kind = "noisy" if variance else "deterministic"
+    scores = ", ".join(f"{x:.4f}" for x in seed[:-1]) + f" and {seed[-1]:.4f}"
     console.print(
-        f'Query:   python -m engine.runs sql {shlex.quote(summary.run_dir)} "{query}"',
-        soft_wrap=True,
-        markup=False,
-        highlight=False,
+        f"Noise probe: the seed's runs on its dev instance scored {scores} ({kind}), "
+        f"so one evaluation counted as w = {w:g} pass/fail trials (search/evidence.py)."
     )
+    if remeasured[0]:
+        console.print(
+            f"Re-measured for the final choice (search/remeasure.py): {remeasured[0]} more runs of "
+            f"{remeasured[1]} candidates; noise variance {variance:.3g} per run."
+        )
+
+
+def _render_spend(summary: Summary, console) -> None:
+    spend = summary.extra.get("spend")
+    if spend is None:
+        return
+    console.print(
+        f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else "")
+    )
+    for title, lines in (("by purpose", spend.by_purpose), ("by model", spend.by_model)):
+        if lines:
+            console.print(f"  {title}: " + "; ".join(f"{k} {_money(v)}" for k, v in sorted(lines.items())))

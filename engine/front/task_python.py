@@ -28,9 +28,9 @@ def choose_task_python(config: RunConfig) -> str | None:
     """The absolute path of the interpreter the run's jobs use, checked; None: the engine's own."""
     from engine.sandbox.interpreter import find_python, inspect_python
 
-    entry = None if config.task_python else folder_entry(config.task)
-    if config.task_python:
-        source, given, base = "--task-python", config.task_python, None
+    entry = None if config.evaluation.task_python else folder_entry(config.search.task)
+    if config.evaluation.task_python:
+        source, given, base = "--task-python", config.evaluation.task_python, None
     elif entry is not None:
         lines = [
             line.strip() for line in entry.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
@@ -38,7 +38,7 @@ def choose_task_python(config: RunConfig) -> str | None:
         if not lines:
             raise UserError(f"{entry} is empty: it should hold the path of the task's Python (or its venv)")
         source, given, base = f"{entry} (the task's Python)", lines[0], str(entry.parent.resolve())
-        if config.sandbox == "docker" or config.image is not None:
+        if config.evaluation.sandbox == "docker" or config.evaluation.image is not None:
             raise UserError(
                 f"{entry} names the task's own Python, which --sandbox docker cannot run (the image "
                 "holds its own): use --sandbox bwrap or process"

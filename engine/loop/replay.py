@@ -45,8 +45,8 @@ class ReplaySource:
 
 def make_scheduler(config, *args, **kwargs) -> Scheduler:
     """The run's scheduler: for `--replay`, one that follows the original's recorded events."""
-    if config.replay:
-        return ReplayScheduler(*args, original=config.replay, **kwargs)
+    if config.llm.replay:
+        return ReplayScheduler(*args, original=config.llm.replay, **kwargs)
     return Scheduler(*args, **kwargs)
 
 

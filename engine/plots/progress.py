@@ -92,7 +92,7 @@ def _policy(config: dict):
     from search import make_policy
 
     try:
-        return RunConfig.from_dict(config).make_policy()
+        return RunConfig.from_dict(config).search.make_policy()
     except ValueError:
         return make_policy("hgm")
 

@@ -65,7 +65,7 @@ def synthetic_archive(
     for i in range(1, n_nodes):
         depth[i] = depth[parents[i]] + 1
 
-    config = RunConfig(
+    config = RunConfig.of(
         budget=0, seed=seed, mutator="llm" if llm else "offline", model="synthetic/mock" if llm else None
     ).to_dict()
     dev = [f"dev{k}" for k in range(n_dev)]

@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(
         dest="command", required=True, metavar="{list,show,best,compare,sql,serve}", parser_class=OneLineParser
     )
+    for command in (*_add_readers(sub), _add_sql(sub), _add_serve(sub)):  # also accepted after the command
+        command.add_argument("--run-dir", default=argparse.SUPPRESS, help="as before the command")
+    return p
+
+
+def _add_readers(sub) -> tuple[argparse.ArgumentParser, ...]:
+    """list, show, best, compare: the commands that print what a run holds; those that name runs."""
     ls = sub.add_parser(
         "list",
         help="every run in a folder: id, task, policy, status, budget, evaluations, "
@@ -84,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     best.add_argument("--code-only", action="store_true", help="print only the code (one file: as is)")
     cmp_ = sub.add_parser("compare", help="two or more runs side by side")
     cmp_.add_argument("runs", nargs="+", metavar="RUN")
+    return show, best, cmp_
+
+
+def _add_sql(sub) -> argparse.ArgumentParser:
     about = (
         "SQL on the run's archive, read-only: QUERY, else statements from stdin (one a line), else a "
         "`sql> ` prompt on a terminal (.tables, .schema TABLE; an empty line quits)"
@@ -106,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="rows shown per table (default 200; 0: all); --csv prints every row",
     )
+    return sql
+
+
+def _add_serve(sub) -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve",
         help="a page on localhost that follows running searches (and finished ones): "
@@ -114,9 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("runs", nargs="*", metavar="RUN", help="run folders or folders of runs (default: --run-dir)")
     serve.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    for command in (show, best, cmp_, sql, serve):  # also accepted after the command
-        command.add_argument("--run-dir", default=argparse.SUPPRESS, help="as before the command")
-    return p
+    return serve
 
 
 def resolve_run(name: str, run_dir: str) -> Path:

@@ -109,7 +109,7 @@ def plugins(tmp_path, monkeypatch):
 def _search(tmp_path, task, mutator, capsys) -> tuple[object, str]:
     from archive import Archive
 
-    config = RunConfig(budget=10, workers=2, seed=0, run_dir=str(tmp_path / "runs"), sandbox="process")
+    config = RunConfig.of(budget=10, workers=2, seed=0, run_dir=str(tmp_path / "runs"), sandbox="process")
     assert run_search(config, task, mutator) == 0
     said = capsys.readouterr().out
     (folder,) = (tmp_path / "runs").iterdir()

@@ -143,11 +143,11 @@ def test_limit_flags_override_the_tasks_limits():
     from engine.front.opening import make_run_task as _make_task
 
     default = _make_task(RunConfig()).limits
-    task = _make_task(RunConfig(eval_timeout=3.5, memory_mb=300, max_procs=9, output_bytes=100, cpus=0.5))
+    task = _make_task(RunConfig.of(eval_timeout=3.5, memory_mb=300, max_procs=9, output_bytes=100, cpus=0.5))
     assert (task.limits.timeout_s, task.limits.cpu_s, task.limits.memory_mb) == (3.5, 4, 300)
     assert (task.limits.processes, task.limits.output_bytes, task.limits.cpus) == (9, 100, 0.5)
     assert task.limits.file_size_mb == default.file_size_mb
-    assert _make_task(RunConfig(eval_timeout=3.5, cpu_time=2)).limits.cpu_s == 2
+    assert _make_task(RunConfig.of(eval_timeout=3.5, cpu_time=2)).limits.cpu_s == 2
 
 
 def test_policy_flags_build_the_policy_they_name():
@@ -155,13 +155,13 @@ def test_policy_flags_build_the_policy_they_name():
     from search.cascade import Staged
     from search.final import WithFinal
 
-    assert isinstance(RunConfig(policy="dgm").make_policy(), Staged)  # DGM's own stages by default
-    assert not isinstance(RunConfig(policy="dgm", stages="none").make_policy(), Staged)
-    staged = RunConfig(policy="hgm", stages="4:0.5").make_policy()
+    assert isinstance(RunConfig.of(policy="dgm").search.make_policy(), Staged)  # DGM's own stages by default
+    assert not isinstance(RunConfig.of(policy="dgm", stages="none").search.make_policy(), Staged)
+    staged = RunConfig.of(policy="hgm", stages="4:0.5").search.make_policy()
     assert isinstance(staged, Staged) and (staged.first, staged.threshold) == (4, 0.5)
-    assert isinstance(RunConfig().make_policy(), Staged)  # the default search: hgm with DGM's stages
+    assert isinstance(RunConfig().search.make_policy(), Staged)  # the default search: hgm with DGM's stages
     # an archive made before staged defaults (no `stages` in its config) goes on as it ran: unstaged
-    assert not isinstance(RunConfig.from_dict({"policy": "hgm"}).make_policy(), Staged)
-    assert isinstance(RunConfig.from_dict(RunConfig().to_dict()).make_policy(), Staged)
-    final = RunConfig(policy="uct", final="max_mean_k", final_k=3).make_policy()
+    assert not isinstance(RunConfig.from_dict({"policy": "hgm"}).search.make_policy(), Staged)
+    assert isinstance(RunConfig.from_dict(RunConfig().to_dict()).search.make_policy(), Staged)
+    final = RunConfig.of(policy="uct", final="max_mean_k", final_k=3).search.make_policy()
     assert isinstance(final, WithFinal) and final.rule == "max_mean_k" and final.k == 3

@@ -170,7 +170,7 @@ def test_the_runs_gateway_records_each_refusal_as_an_event(tmp_path):
     from tasks.humaneval.task import HumanEvalTask
 
     archive, client = make_client(tmp_path)
-    config = RunConfig(task="humaneval", agent_model=MODEL, gateway_listen="127.0.0.1:0")
+    config = RunConfig.of(task="humaneval", agent_model=MODEL, gateway_listen="127.0.0.1:0")
 
     async def main():
         async with serve_gateway(config, HumanEvalTask(), client, archive) as gw:

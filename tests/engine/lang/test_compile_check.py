@@ -94,10 +94,10 @@ def test_which_checks_a_run_uses_is_said_and_misuse_is_one_line():
         entry_file = "initial.cpp"
 
     config = build_parser().parse_args(["--compile-check", "on", "--executor", "ray"])
-    from engine.front.run import _config_from_args
+    from engine.config.arguments import config_from_args
 
     with pytest.raises(UserError, match="no compile check on Ray"):
-        compile_check_for(_config_from_args(config), Task(), "bwrap")
+        compile_check_for(config_from_args(config), Task(), "bwrap")
 
 
 def test_first_error_picks_the_line_that_says_where_or_what():

@@ -8,7 +8,7 @@ import numpy as np
 
 from engine.config import RunConfig
 from engine.errors import StopRun
-from engine.front.run import _create
+from engine.front.creating import create_run
 from engine.loop.evaluation import RunHandles
 from engine.loop.scheduler import Scheduler, SchedulerSettings
 from engine.loop.state import RunState
@@ -44,8 +44,8 @@ class SlowAsyncMutator(AsyncMutator):
 
 
 def make_state(tmp_path, instances_file):
-    config = RunConfig(budget=24, workers=2, seed=0, run_dir=str(tmp_path / "runs"), instances=str(instances_file))
-    archive, task, config = _create(config)
+    config = RunConfig.of(budget=24, workers=2, seed=0, run_dir=str(tmp_path / "runs"), instances=str(instances_file))
+    archive, task, config = create_run(config)
     return RunState.rebuild(archive, task), archive
 
 

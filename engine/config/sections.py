@@ -1,0 +1,363 @@
+"""The sections of a run's configuration, each setting declared once (engine/config/settings.py).
+
+Each section is a frozen dataclass that checks its own settings (`validate`,
+one-line UserErrors); rules that join two sections live in RunConfig.validate
+(engine/config/run_config.py). A section's `title` heads its group of flags in
+`--help`. Help texts say what a setting does; the generator adds its default.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from engine.config.settings import check_choices, positive_int, setting
+from engine.errors import UserError
+
+
+class Section:
+    """What every section does: check its choices, then its own rules."""
+
+    title: ClassVar[str]
+
+    def validate(self) -> None:
+        check_choices(self)
+        self.check()
+
+    def check(self) -> None:
+        """The section's rules beyond its choices; a UserError (one line) for the first one broken."""
+
+
+def _sandbox_names() -> Sequence[str]:
+    from engine.sandbox import SANDBOX_NAMES  # light: backends are imported when one is made
+
+    return SANDBOX_NAMES
+
+
+@dataclass(frozen=True)
+class SearchSection(Section):
+    title: ClassVar[str] = "search"
+
+    task: str = setting(
+        "binpack",
+        help="benchmark to run: binpack, binpack_cpp (its agent in C++, needs g++), circle_packing, humaneval, arc, "
+        "repofix, email_validation, or a task folder in OpenEvolve, ShinkaEvolve, metric:value, public/private or "
+        "rubric format",
+        metavar="NAME",
+        on_resume="keep",
+        on_replay="refuse",
+    )
+    target: float | None = setting(
+        None,
+        help="for a task folder: the metric value that scores 1",
+        shown="the folder's PERFECT_SCORE if it states one",
+        type=float,
+        metavar="X",
+        on_resume="keep",
+        on_replay="refuse",
+    )
+    policy: str = setting(
+        "hgm",
+        help="search policy: hgm, dgm, shinka, shinka_power_law, shinka_beam, openevolve, adas, greedy, uct, "
+        "best_of_n, random (README, Policies)",
+        metavar="NAME",
+        on_resume="keep",
+        on_replay="refuse",
+    )
+    stages: str = setting(  # "default": the policy's own
+        "default",
+        help="staged evaluation for any policy: N:T or P%:T[,...] (a node gets N instances, or P% of them, and "
+        "more only if its mean is at least T); none turns off the default of dgm and hgm",
+        shown="DGM's for dgm and hgm, 1/6 of dev at 0.4; none for the others",
+        metavar="SPEC",
+        on_resume="keep",
+        on_replay="refuse",
+    )
+    final: str | None = setting(
+        None,
+        help="final rule: epsilon_quantile (HGM's), max_mean, max_mean_k",
+        shown="the policy's own",
+        metavar="RULE",
+        on_resume="keep",
+        on_replay="refuse",
+    )
+    final_k: int | None = setting(
+        None,
+        help="k of --final max_mean_k: the evaluations a final node needs",
+        shown="every dev instance",
+        type=int,
+        metavar="K",
+        on_resume="keep",
+        on_replay="refuse",
+    )
+    budget: int = setting(  # HGM's convention
+        200,
+        help="dev evaluations (node x instance) to spend; with --resume, the new total",
+        type=int,
+        metavar="N",
+        on_resume="change",
+        on_replay="original",
+    )
+    workers: int = setting(  # 0: one per core
+        0,
+        help="evaluations in flight at once, 1 or more",
+        shown="one per core",
+        type=positive_int,
+        metavar="W",
+        on_resume="change",
+        on_replay="change",
+    )
+    seed: int = setting(
+        0, help="random seed of the search", type=int, metavar="S", on_resume="keep", on_replay="refuse"
+    )
+    time_limit: float | None = setting(
+        None,
+        help="stop starting new work after this many seconds",
+        type=float,
+        metavar="SEC",
+        on_resume="change",
+        on_replay="original",
+    )
+    agent: str | None = setting(
+        None,
+        help="start from this agent (a file, or a folder with the task's entry file)",
+        shown="the task's seed",
+        metavar="PATH",
+        on_resume="keep",
+        on_replay="refuse",
+    )
+    instances: str | None = setting(
+        None,
+        help="JSON file of instances (name -> {capacity, items[, split]})",
+        shown="the task's own, generated for binpack",
+        metavar="FILE",
+        on_resume="keep",
+        on_replay="refuse",
+    )
+
+    def make_policy(self) -> Any:
+        """The search policy this section names, with its stages and final rule."""
+        from search import make_policy
+
+        return make_policy(
+            self.policy,
+            stages=None if self.stages == "default" else self.stages,
+            final=self.final,
+            final_k=self.final_k,
+        )
+
+    def resolved_workers(self) -> int:
+        return self.workers or os.cpu_count() or 1
+
+    def check(self) -> None:
+        self._check_task()
+        if self.target is not None and not math.isfinite(self.target):
+            raise UserError(f"--target must be a finite number, not {self.target}")
+        self._check_policy()
+        if self.budget <= 0:
+            raise UserError(f"--budget must be a positive number of evaluations, not {self.budget}")
+        if self.workers < 0:
+            raise UserError(f"--workers must be 1 or more (0 means one per core), not {self.workers}")
+        if self.time_limit is not None and self.time_limit <= 0:
+            raise UserError(f"--time-limit must be a positive number of seconds, not {self.time_limit}")
+
+    def _check_task(self) -> None:
+        from tasks import TASKS
+
+        if self.task in TASKS:
+            return
+        if not os.path.isdir(self.task):
+            raise UserError(
+                f"unknown task {self.task!r}; choose one of: {', '.join(TASKS)}, or give a task "
+                "folder (OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)"
+            )
+        from tasks.adapters import detect
+
+        try:
+            detect(self.task)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+
+    def _check_policy(self) -> None:
+        from search import POLICIES
+
+        if self.policy not in POLICIES:
+            raise UserError(f"unknown policy {self.policy!r}; choose one of: {', '.join(sorted(POLICIES))}")
+        if self.final_k is not None and self.final_k < 1:
+            raise UserError(f"--final-k must be 1 or more evaluations, not {self.final_k}")
+        if self.final_k is not None and self.final != "max_mean_k":
+            raise UserError("--final-k needs --final max_mean_k")
+        try:
+            self.make_policy()
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+
+
+def _limit(default_help: str, kind: type, metavar: str, **more: Any) -> Any:
+    """A per-evaluation limit: it overrides the task's, and a run (and its replay) keeps its own."""
+    return setting(
+        None,
+        help=default_help,
+        shown="the task's",
+        type=kind,
+        metavar=metavar,
+        on_resume="keep",
+        on_replay="original",
+        **more,
+    )
+
+
+@dataclass(frozen=True)
+class EvaluationSection(Section):
+    title: ClassVar[str] = (
+        "sandboxes and executors (limits default to the task's; binpack: 20 s, 20 CPU s, 1024 MB, 64 processes, "
+        "8192 output bytes, 1 CPU)"
+    )
+
+    sandbox: str = setting(
+        "auto",
+        help="auto: the strongest that works here (docker, bwrap, process); process; bwrap (namespaces: no "
+        "network, read-only root); docker (containers)",
+        choices=_sandbox_names,
+        noun="sandbox",
+        on_resume="keep",
+        on_replay="original",
+    )
+    compile_check: str = setting(
+        "auto",
+        help="a task in a compiled language (C, C++, Rust, Go, Fortran): auto: each child that parses also goes "
+        "through its compiler (g++ -fsyntax-only, rustc --emit=metadata, go vet or gfortran -fsyntax-only), "
+        "inside the sandbox, where installed; on: the compiler must be there; off: the tree-sitter syntax check "
+        "alone",
+        choices=("auto", "on", "off"),
+        on_resume="keep",
+        on_replay="original",
+    )
+    image: str | None = setting(
+        None,
+        help="docker image for --sandbox docker",
+        shown="clade-sandbox:py3.11, built from python:3.11-slim + numpy when missing",
+        metavar="IMAGE",
+        on_resume="keep",
+        on_replay="original",
+    )
+    task_python: str | None = setting(
+        None,
+        help="the Python that runs the candidate and the task folder's evaluator in the sandbox: an executable or "
+        "a venv folder; not with docker",
+        shown="the task folder's 'python' file if it has one, else the engine's own",
+        metavar="PATH",
+        on_resume="keep",
+        on_replay="change",
+    )
+    executor: str = setting(
+        "local",
+        help="local, or ray: each evaluation a Ray task",
+        choices=("local", "ray"),
+        noun="executor",
+        on_resume="change",
+        on_replay="change",
+    )
+    ray_address: str | None = setting(
+        None,
+        help="an existing Ray cluster (e.g. auto, or ray://host:10001)",
+        shown="--executor ray starts a local Ray",
+        metavar="ADDR",
+        on_resume="change",
+        on_replay="change",
+    )
+    gateway_listen: str | None = setting(
+        None,
+        help="serve the agents' LLM gateway on TCP too, for Ray workers on other machines (a bearer token per "
+        "evaluation; 127.0.0.1:0 = any free port)",
+        shown="its Unix socket only",
+        metavar="HOST:PORT",
+        on_resume="change",
+        on_replay="change",
+    )
+    gateway_tls: list[str] | None = setting(  # [certificate file, key file]
+        None,
+        help="serve that TCP endpoint over TLS with this certificate and key (PEM); workers pin the certificate",
+        shown="plain TCP",
+        nargs=2,
+        metavar=("CERT", "KEY"),
+        on_resume="change",
+        on_replay="change",
+    )
+    eval_timeout: float | None = _limit("wall-clock seconds of one evaluation", float, "SEC", flag="--timeout")
+    memory_mb: int | None = _limit("memory of one evaluation in MB", int, "MB")
+    cpu_time: int | None = _limit("CPU seconds of one evaluation's processes", int, "SEC")
+    max_procs: int | None = _limit("processes alive at once in one evaluation", int, "N")
+    output_bytes: int | None = _limit("bytes of stdout and of stderr kept per evaluation", int, "N")
+    cpus: float | None = _limit("CPUs one evaluation may use (docker)", float, "N")
+
+    def gateway_address(self) -> tuple[str, int] | None:
+        """(host, port) of --gateway-listen (checked: UserError in one line), or None."""
+        if self.gateway_tls is not None:
+            if self.gateway_listen is None:
+                raise UserError("--gateway-tls secures the gateway's TCP endpoint: give --gateway-listen HOST:PORT too")
+            if len(self.gateway_tls) != 2:
+                raise UserError("--gateway-tls takes two files: the certificate and its key (PEM)")
+            for path in self.gateway_tls:
+                if not os.path.isfile(path):
+                    raise UserError(f"--gateway-tls: {path} is not a file")
+        if self.gateway_listen is None:
+            return None
+        host, colon, port = self.gateway_listen.rpartition(":")
+        if not colon or not port.isdigit() or int(port) > 65535:
+            raise UserError(
+                f"--gateway-listen takes HOST:PORT (e.g. 0.0.0.0:8765, or 127.0.0.1:0 for any free "
+                f"port), not {self.gateway_listen!r}"
+            )
+        return host.strip("[]"), int(port)
+
+    def check(self) -> None:
+        if self.eval_timeout is not None and self.eval_timeout <= 0:
+            raise UserError(f"--timeout must be a positive number of seconds, not {self.eval_timeout}")
+        if self.image is not None and self.sandbox not in ("docker", "auto"):
+            raise UserError(f"--image is for --sandbox docker, not {self.sandbox}")
+        if self.task_python is not None and (self.sandbox == "docker" or self.image is not None):
+            raise UserError(
+                "--task-python is for --sandbox process or bwrap: under docker the image holds its own "
+                "Python (give one that has what the task needs as --image)"
+            )
+        if self.ray_address is not None and self.executor != "ray":
+            raise UserError("--ray-address needs --executor ray")
+        for flag, value in (
+            ("--memory-mb", self.memory_mb),
+            ("--cpu-time", self.cpu_time),
+            ("--max-procs", self.max_procs),
+            ("--cpus", self.cpus),
+        ):
+            if value is not None and not value > 0:
+                raise UserError(f"{flag} must be a positive number, not {value}")
+        if self.output_bytes is not None and self.output_bytes < 0:
+            raise UserError(f"--output-bytes must be 0 or more, not {self.output_bytes}")
+        if self.gateway_listen is not None or self.gateway_tls is not None:
+            self.gateway_address()
+
+
+@dataclass(frozen=True)
+class OutputSection(Section):
+    title: ClassVar[str] = "output"
+
+    run_dir: str = setting(
+        "runs", help="folder that holds run folders", metavar="DIR", on_resume="keep", on_replay="change"
+    )
+    live_interval: float = setting(
+        2.0,
+        help="while the search runs, refresh every SEC seconds a read-only copy of its archive "
+        "(archive.live.duckdb) that `python -m engine.runs`, the plots, the report and the live page read "
+        "(0: no copy, readers wait for the end)",
+        type=float,
+        metavar="SEC",
+        on_resume="change",
+        on_replay="change",
+    )
+
+    def check(self) -> None:
+        if not self.live_interval >= 0:
+            raise UserError(f"--live-interval must be 0 (no live copy) or more seconds, not {self.live_interval:g}")
