@@ -422,7 +422,7 @@ def _search(
     from search.cascade import first_batch
 
     if resumed:
-        rng = np.random.default_rng([config.seed, archive._next_seq])
+        rng = np.random.default_rng([config.seed, archive.next_event_seq])
         archive.add_event("resume", None, {"budget": config.budget, "done": state.dev_spent})
         # a raised budget (or any resume flag) holds for later resumes; keys RunConfig does not know stay
         archive.set_config({**archive.config(), **config.to_dict()})

@@ -115,7 +115,7 @@ def test_the_check_catches_every_form_of_sql_text(tmp_path: Path) -> None:
         "_STAMP = 'SELECT count(*) FROM nodes'\n"
         "def f(archive, con, node, split, lsh, minhash):\n"
         "    archive.query('SELECT 1')\n"
-        "    archive.query(f\"SELECT id FROM nodes WHERE id = {node}\")\n"
+        '    archive.query(f"SELECT id FROM nodes WHERE id = {node}")\n'
         "    archive.query('SELECT score FROM evaluations WHERE split = ?' + ' ORDER BY 1', [split])\n"
         "    archive.query(_STAMP)\n"
         "    q = 'SELECT avg(score) FROM {table}'\n"
