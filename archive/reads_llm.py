@@ -29,7 +29,11 @@ _CALL_COLUMNS = (
 
 
 def _call(row: tuple) -> LLMCallRecord:
-    return LLMCallRecord(*row[:5], json.loads(row[5]), json.loads(row[6]) if row[6] else None, *row[7:])
+    n, node, purpose, model, request_hash, request, response, tokens_in, tokens_out, cost, latency, error = row
+    answer = json.loads(response) if response else None
+    return LLMCallRecord(
+        n, node, purpose, model, request_hash, json.loads(request), answer, tokens_in, tokens_out, cost, latency, error
+    )
 
 
 class LLMReads(Reader):

@@ -14,7 +14,8 @@ _NODE_COLUMNS = (
 
 
 def _record(row: tuple) -> NodeRecord:
-    return NodeRecord(*row[:10], role=row[10])
+    n, parent, depth, status, mutator, model, diff, code_hash, reason, description, role = row
+    return NodeRecord(n, parent, depth, status, mutator, model, diff, code_hash, reason, description, role=role)
 
 
 class NodeReads(Reader):

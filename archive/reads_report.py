@@ -7,7 +7,6 @@ evaluation with its logs, every model call with its messages, and the agents' tr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from archive.reader import Reader, among
 
@@ -62,7 +61,7 @@ class ReportReads(Reader):
         assert row is not None
         return int(row[0]), float(row[1])
 
-    def evaluation_worker_times(self) -> list[tuple[str, datetime | None, datetime | None]]:
+    def evaluation_worker_times(self) -> list[tuple]:
         """(worker or '', started_at, finished_at or else started_at) of every evaluation."""
         return self._rows("SELECT coalesce(worker, ''), started_at, coalesce(finished_at, started_at) FROM evaluations")
 

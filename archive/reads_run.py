@@ -42,7 +42,7 @@ class RunReads(Reader):
             "(SELECT status FROM runs LIMIT 1)"
         )
         assert row is not None  # scalar subqueries always give their row
-        return row  # type: ignore[return-value]
+        return row[0], row[1], row[2], row[3], row[4]
 
     def evaluate_event_counts(self, rules: Sequence[str]) -> tuple[int, int]:
         """(events, distinct nodes) of the `evaluate` events whose rule is one of `rules`."""

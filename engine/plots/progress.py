@@ -98,7 +98,7 @@ def _policy(config: dict):
 
 
 def _final_rule_over_time(
-    nodes: list[tuple[int, int | None, str, object]],
+    nodes: Sequence[tuple[int, int | None, str, object]],
     evals: list[tuple],
     n_dev: int,
     policy,

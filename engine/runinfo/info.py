@@ -248,9 +248,9 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         if (node, "evaluation", inst, rep) in steps:
             got, total = steps.pop((node, "evaluation", inst, rep))
             shown.append(Trajectory(inst, int(rep), split, st, float(score), got, total))
-    for (_, kind, inst, rep), (got, total) in sorted(steps.items(), key=lambda kv: str(kv[0])):
+    for (_, kind, where, rep), (got, total) in sorted(steps.items(), key=lambda kv: str(kv[0])):
         if kind == "evaluation":  # steps whose evaluation is not stored (should not happen): shown all the same
-            shown.append(Trajectory(inst, rep, None, None, None, got, total))
+            shown.append(Trajectory(where, rep, None, None, None, got, total))
     made = steps.get((node, "expansion", None, 0))
     return NodeInfo(
         run_id=run_id,
