@@ -4,12 +4,14 @@ answer lookup by key (a replay's and a resume's) are the ones their docstrings g
 from __future__ import annotations
 
 import inspect
+import time
 from datetime import datetime
 
 import pytest
 
 from archive import Archive, ArchiveError, LLMCallRecord
 from archive.bulk import BulkWrites
+from archive.live import live_file
 from archive.reader import Reader
 from archive.reads_arena import ArenaReads
 from archive.reads_evaluations import EvaluationReads
@@ -58,15 +60,34 @@ def _reads() -> list[tuple[str, inspect.Signature]]:
     return sorted(found.items())
 
 
+def _ask_every_read(archive: Archive) -> None:
+    for name, signature in _reads():
+        params = [p for p in signature.parameters.values() if p.name != "self"]
+        missing = [p.name for p in params if p.default is inspect.Parameter.empty and p.name not in SAMPLES]
+        assert not missing, f"give SAMPLES a value for {missing} ({name})"
+        args = {p.name: SAMPLES[p.name] for p in params if p.name in SAMPLES}
+        getattr(archive, name)(**args)  # no error, no write: a read-only connection refuses writes
+
+
 def test_every_named_read_answers_on_a_read_only_archive(tmp_path):
     path = synthetic_archive(tmp_path / "run.duckdb", n_nodes=40, seed=1)
     with Archive.open(path, read_only=True) as archive:
-        for name, signature in _reads():
-            params = [p for p in signature.parameters.values() if p.name != "self"]
-            missing = [p.name for p in params if p.default is inspect.Parameter.empty and p.name not in SAMPLES]
-            assert not missing, f"give SAMPLES a value for {missing} ({name})"
-            args = {p.name: SAMPLES[p.name] for p in params if p.name in SAMPLES}
-            getattr(archive, name)(**args)  # no error, no write: a read-only connection refuses writes
+        _ask_every_read(archive)
+
+
+def test_every_named_read_answers_on_a_running_searchs_live_copy(tmp_path):
+    path = synthetic_archive(tmp_path / "run.duckdb", n_nodes=40, seed=1)
+    with Archive.open(path) as writer:  # the engine's connection, keeping a copy for readers (archive/live.py)
+        writer.set_status("running")
+        writer.start_live_copy(interval=3600)  # the first copy at once, the next in an hour
+        copy = live_file(path)
+        deadline = time.monotonic() + 30
+        while not copy.is_file():
+            assert time.monotonic() < deadline, "no live copy was made"
+            time.sleep(0.05)
+        with Archive.open(copy, read_only=True) as archive:
+            _ask_every_read(archive)
+            assert archive.node_status_counts() == writer.node_status_counts()
 
 
 def test_reads_give_the_synthetic_run_back(tmp_path):
