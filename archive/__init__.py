@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
-from archive.records import EvaluationRecord, LLMCallRecord, NodeRecord, ReferenceEvaluation
+from archive.records import EvaluationRecord, LLMCallRecord, LLMTotals, NodeRecord, NodeStats, ReferenceEvaluation
 from archive.schema import SCHEMA_VERSION
 from archive.store import Archive, archive_path
 
@@ -14,7 +14,9 @@ __all__ = [
     "ArchiveSchemaError",
     "EvaluationRecord",
     "LLMCallRecord",
+    "LLMTotals",
     "NodeRecord",
+    "NodeStats",
     "ReferenceEvaluation",
     "SCHEMA_VERSION",
     "archive_path",

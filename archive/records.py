@@ -71,3 +71,24 @@ class LLMCallRecord:
     latency_s: float = 0.0
     error: str | None = None
     instance_id: str | None = None  # the instance an agent's call was made for (purpose 'agent')
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    """One node's own dev numbers."""
+
+    mean: float | None  # None until the node has a dev evaluation
+    n: int  # dev evaluations
+    n_failed: int  # dev evaluations whose status is not 'ok'
+
+
+@dataclass(frozen=True)
+class LLMTotals:
+    """Every model call of the run, summed."""
+
+    cost_usd: float
+    tokens_in: int
+    tokens_out: int
+    calls: int
+    errors: int  # calls that failed (their `error` is set)
+    unpriced: int  # successful calls with no known price (cost_usd NULL)

@@ -17,9 +17,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from archive.bulk import BulkWrites
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
 from archive.live import INTERVAL_S as LIVE_INTERVAL_S
 from archive.live import LiveCopy, live_file
+from archive.reads_arena import ArenaReads
+from archive.reads_evaluations import EvaluationReads
+from archive.reads_llm import LLMReads
+from archive.reads_nodes import NodeReads
+from archive.reads_report import ReportReads
+from archive.reads_run import RunReads
 from archive.records import EvaluationRecord, LLMCallRecord, NodeRecord, ReferenceEvaluation
 from archive.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
 
@@ -64,8 +71,10 @@ def _connect(path: Path):
         raise ArchiveError(f"{path} is not a readable archive ({str(exc).splitlines()[0]})") from None
 
 
-class Archive:
-    """One run's archive. Use `create` for a new run and `open` to resume or read."""
+class Archive(NodeReads, EvaluationReads, LLMReads, ArenaReads, RunReads, ReportReads, BulkWrites):
+    """One run's archive. Use `create` for a new run and `open` to resume or read.
+
+    The writes are here; the named reads live in topic mixins (archive/reads_*.py)."""
 
     def __init__(self, con, path: Path, run_id: str, live_as_of: datetime | None = None) -> None:
         self._con = con
@@ -291,25 +300,7 @@ class Archive:
             self._con.executemany("INSERT INTO trajectory_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def _insert_evaluation(self, ev: EvaluationRecord) -> None:
-        self._con.execute(
-            "INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                ev.node_id,
-                ev.instance_id,
-                ev.split,
-                ev.repeat,
-                float(ev.score),
-                json.dumps(ev.metrics),
-                ev.status,
-                ev.runtime_s,
-                ev.stdout_tail,
-                ev.stderr_tail,
-                ev.feedback,
-                ev.worker,
-                ev.started_at,
-                ev.finished_at,
-            ],
-        )
+        self._con.execute(INSERT_EVALUATION, evaluation_row(ev))
 
     def add_reference(self, ref: ReferenceEvaluation) -> None:
         self.writes += 1
@@ -352,47 +343,15 @@ class Archive:
             ],
         )
 
-    def next_llm_call_id(self) -> int:
-        return int(self._con.execute("SELECT coalesce(max(id), -1) + 1 FROM llm_calls").fetchone()[0])
-
-    def llm_answer(self, request_hash: str) -> LLMCallRecord | None:
-        """The first successful call with this request hash (the replay cache), or None."""
-        row = self._con.execute(
-            "SELECT id, node_id, purpose, model, request_hash, request, response, tokens_in, tokens_out, "
-            "cost_usd, latency_s, error FROM llm_calls WHERE request_hash = ? AND error IS NULL "
-            "ORDER BY id LIMIT 1",
-            [request_hash],
-        ).fetchone()
-        if row is None:
-            return None
-        return LLMCallRecord(*row[:5], json.loads(row[5]), json.loads(row[6]) if row[6] else None, *row[7:])
-
-    def llm_answer_for_key(self, key: str) -> LLMCallRecord | None:
-        """The first successful call made under this caller's key (e.g. "parent 3 child 2 attempt 0"), when
-        every successful call under it got the same answer text; None when there is none, or several differ."""
-        rows = self._con.execute(
-            "SELECT id, node_id, purpose, model, request_hash, request, response, tokens_in, tokens_out, "
-            "cost_usd, latency_s, error FROM llm_calls WHERE request->>'key' = ? AND error IS NULL "
-            "ORDER BY id",
-            [key],
-        ).fetchall()
-        texts = {json.loads(r[6]).get("text") if r[6] else None for r in rows}
-        if len(texts) != 1:
-            return None
-        row = rows[0]
-        return LLMCallRecord(*row[:5], json.loads(row[5]), json.loads(row[6]) if row[6] else None, *row[7:])
-
-    def llm_spend(self) -> tuple[float, int, int, int]:
-        """(dollars, tokens in, tokens out, calls) spent so far."""
-        row = self._con.execute(
-            "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), "
-            "count(*) FROM llm_calls"
-        ).fetchone()
-        return float(row[0]), int(row[1]), int(row[2]), int(row[3])
-
     def add_event(self, kind: str, node_id: int | None = None, detail: Mapping[str, Any] | None = None) -> int:
         self.writes += 1
         return self._insert_event(kind, node_id, detail)
+
+    @property
+    def next_event_seq(self) -> int:
+        """The sequence number the next event takes: it moves on with every event written, so a resumed run
+        seeds its random state with it (a resume then draws differently from the session before)."""
+        return self._next_seq
 
     def _reload_seq(self) -> None:
         row = self._con.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
@@ -417,63 +376,6 @@ class Archive:
         names = [d[0] for d in cur.description]
         return dict(zip(names, cur.fetchone()))
 
-    def instances(self) -> list[tuple[str, str, dict]]:
-        rows = self._con.execute("SELECT id, split, data FROM instances ORDER BY rowid").fetchall()
-        return [(i, s, json.loads(d)) for i, s, d in rows]
-
-    def nodes(self) -> list[NodeRecord]:
-        rows = self._con.execute(
-            "SELECT id, parent_id, depth, status, mutator, model, diff, code_hash, reason, description, "
-            "coalesce(role, 'agent') FROM nodes ORDER BY id"
-        ).fetchall()
-        return [NodeRecord(*row[:10], role=row[10]) for row in rows]
-
-    def valid_node_files(self) -> list[tuple[int, dict[str, str]]]:
-        """Every valid node's files, in node order (one query, for indexes rebuilt on resume)."""
-        rows = self._con.execute(
-            "SELECT f.node_id, f.path, b.content FROM node_files f JOIN blobs b ON b.hash = f.hash "
-            "JOIN nodes n ON n.id = f.node_id WHERE n.status = 'valid' ORDER BY f.node_id, f.path"
-        ).fetchall()
-        out: dict[int, dict[str, str]] = {}
-        for node, path, content in rows:
-            out.setdefault(int(node), {})[path] = content
-        return list(out.items())
-
-    def node_files(self, node_id: int) -> dict[str, str]:
-        rows = self._con.execute(
-            "SELECT f.path, b.content FROM node_files f JOIN blobs b ON b.hash = f.hash "
-            "WHERE f.node_id = ? ORDER BY f.path",
-            [node_id],
-        ).fetchall()
-        return dict(rows)
-
-    def code_sizes(self) -> dict[int, int]:
-        """Each node's code size in bytes (UTF-8, all its files): the feature some policies sort agents by."""
-        rows = self._con.execute(
-            "SELECT f.node_id, sum(strlen(b.content)) FROM node_files f "
-            "JOIN blobs b ON b.hash = f.hash GROUP BY f.node_id"
-        ).fetchall()
-        return {int(node): int(size) for node, size in rows}
-
-    def evaluations(self, split: str | None = None) -> list[EvaluationRecord]:
-        sql = (
-            'SELECT node_id, instance_id, split, "repeat", score, metrics, status, runtime_s, stdout_tail, '
-            "stderr_tail, feedback, worker, started_at, finished_at FROM evaluations"
-        )
-        params: list[Any] = []
-        if split is not None:
-            sql += " WHERE split = ?"
-            params.append(split)
-        rows = self._con.execute(sql + " ORDER BY finished_at, node_id, instance_id", params).fetchall()
-        return [EvaluationRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else {}, *r[6:]) for r in rows]
-
-    def references(self) -> list[ReferenceEvaluation]:
-        rows = self._con.execute(
-            "SELECT agent, instance_id, split, score, metrics, status, runtime_s, feedback "
-            "FROM reference_evaluations ORDER BY agent, instance_id"
-        ).fetchall()
-        return [ReferenceEvaluation(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else {}, *r[5:]) for r in rows]
-
     def events(self, kind: str | None = None) -> Iterator[tuple[int, str, int | None, dict]]:
         sql = "SELECT seq, kind, node_id, detail FROM events"
         params: list[Any] = []
@@ -484,7 +386,31 @@ class Archive:
             yield seq, k, node_id, json.loads(detail) if detail else {}
 
     def query(self, sql: str, params: list[Any] | None = None) -> list[tuple]:
+        """Rows of any SQL over the public tables, as a user would run it (the engine asks named methods)."""
         return self._con.execute(sql, params or []).fetchall()
+
+
+INSERT_EVALUATION = "INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def evaluation_row(ev: EvaluationRecord) -> list[Any]:
+    """An evaluation as its `evaluations` row."""
+    return [
+        ev.node_id,
+        ev.instance_id,
+        ev.split,
+        ev.repeat,
+        float(ev.score),
+        json.dumps(ev.metrics),
+        ev.status,
+        ev.runtime_s,
+        ev.stdout_tail,
+        ev.stderr_tail,
+        ev.feedback,
+        ev.worker,
+        ev.started_at,
+        ev.finished_at,
+    ]
 
 
 STEP_TEXT = 2000  # characters of a step's action and result kept

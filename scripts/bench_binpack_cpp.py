@@ -32,33 +32,25 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a file: `python scripts/bench_binpack_cpp.py`
     sys.path.insert(0, str(REPO))
 
-from scripts.bench_tasks import TaskBench, run_search  # noqa: E402
+from scripts.bench_tasks import TaskBench, node_figures, run_search  # noqa: E402
 
-TASK = TaskBench("binpack_cpp", 40, 8, "100 * CAST(metrics->>'excess' AS DOUBLE)", "excess over L1, %", False)
+TASK = TaskBench("binpack_cpp", 40, 8, "excess", "excess over L1, %", False, 100.0)
 POLICIES = ("hgm", "dgm", "openevolve")  # hgm is the default policy
 
 
 def split_figures(archive: Path) -> dict:
     """(mean score, mean excess %) of the final node and of the seed on each split."""
-    import duckdb
+    from archive import Archive
+    from engine.runinfo.reading import final_choice
 
-    con = duckdb.connect(str(archive), read_only=True)
-    try:
-        final = con.execute(
-            "SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1"
-        ).fetchone()[0]
-        query = (
-            f"SELECT avg(score), avg({TASK.metric_sql}) FROM evaluations "
-            "WHERE split = ? AND node_id = ? AND status = 'ok'"
-        )
+    with Archive.open(archive, read_only=True) as opened:
+        final = final_choice(opened)[0]  # type: ignore[index]
         out = {
-            f"{who}_{split}": con.execute(query, [split, node]).fetchone()
+            f"{who}_{split}": node_figures(opened, node, split, TASK, ok_only=True)
             for who, node in (("final", final), ("seed", 0))
             for split in ("dev", "holdout")
         }
-        out["nodes"] = con.execute("SELECT count(*) FROM nodes").fetchone()[0]
-    finally:
-        con.close()
+        out["nodes"] = sum(opened.node_status_counts().values())
     return {"final_node": int(final), **out}
 
 

@@ -47,6 +47,7 @@ import platform
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -199,7 +200,7 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
         t0 = clock()
         stop = asyncio.run(scheduler.run())
         wall = clock() - t0
-        rows = archive.query("SELECT count(*) FROM evaluations WHERE started_at > TIMESTAMP '2025-01-02'")[0][0]
+        rows = archive.evaluations_started_after(datetime(2025, 1, 2))
         archive.close()
     done = tree.evaluations_done - done_before
     decision = view.seconds + decide.seconds

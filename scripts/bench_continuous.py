@@ -70,25 +70,18 @@ def bench_task(name: str) -> tuple[TaskBench, str]:
 
     folder = str(FIXTURES / name)
     task = make_task(folder)
-    return TaskBench(
-        name, budget, quick, "CAST(metrics->>'metric' AS DOUBLE)", task.raw_metric, bool(task.higher_is_better)
-    ), folder
+    return TaskBench(name, budget, quick, "metric", task.raw_metric, bool(task.higher_is_better)), folder
 
 
 def read_extra(archive: Path) -> dict:
     """Shares of dev evaluations that errored and of children rejected before evaluation."""
-    import duckdb
+    from archive import Archive
 
-    con = duckdb.connect(str(archive), read_only=True)
-    try:
-        errors, dev = con.execute(
-            "SELECT count(*) FILTER (WHERE status = 'error'), count(*) FROM evaluations WHERE split = 'dev'"
-        ).fetchone()
-        invalid, children = con.execute(
-            "SELECT count(*) FILTER (WHERE status = 'invalid'), count(*) FROM nodes WHERE id <> 0"
-        ).fetchone()
-    finally:
-        con.close()
+    with Archive.open(archive, read_only=True) as opened:
+        statuses = opened.evaluation_status_counts("dev")
+        errors, dev = statuses.get("error", 0), sum(statuses.values())
+        made = [n for n in opened.nodes() if n.id != 0]
+        invalid, children = sum(n.status == "invalid" for n in made), len(made)
     return {"errors": errors / dev if dev else 0.0, "rejected": invalid / children if children else 0.0}
 
 

@@ -22,24 +22,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def holdout_figures(archive: Path) -> dict:
-    import duckdb
+def _figures(rows: list) -> tuple[float | None, float | None]:
+    """(mean score, mean excess over L1 in %) of evaluations or reference results."""
+    scores = [float(r.score) for r in rows]
+    excess = [100 * float(r.metrics["excess"]) for r in rows if r.metrics.get("excess") is not None]
+    return (sum(scores) / len(scores) if scores else None, sum(excess) / len(excess) if excess else None)
 
-    con = duckdb.connect(str(archive), read_only=True)
-    try:
-        final = con.execute(
-            "SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1"
-        ).fetchone()[0]
-        q = (
-            "SELECT avg(score), 100 * avg(CAST(metrics->>'excess' AS DOUBLE)) FROM {table} "
-            "WHERE split = 'holdout' AND {who}"
-        )
-        seed = con.execute(q.format(table="evaluations", who="node_id = 0")).fetchone()
-        best = con.execute(q.format(table="evaluations", who=f"node_id = {int(final)}")).fetchone()
-        ref = con.execute(q.format(table="reference_evaluations", who="agent = 'best_fit'")).fetchone()
-        nodes = dict(con.execute("SELECT status, count(*) FROM nodes GROUP BY status").fetchall())
-    finally:
-        con.close()
+
+def holdout_figures(archive: Path) -> dict:
+    from archive import Archive
+    from engine.runinfo.reading import final_choice
+
+    with Archive.open(archive, read_only=True) as opened:
+        final = final_choice(opened)[0]  # type: ignore[index]
+        holdout = opened.evaluations("holdout")
+        seed = _figures([e for e in holdout if e.node_id == 0])
+        best = _figures([e for e in holdout if e.node_id == final])
+        ref = _figures([r for r in opened.references() if r.agent == "best_fit" and r.split == "holdout"])
+        nodes = opened.node_status_counts()
     return {"final": final, "seed": seed, "final_fig": best, "ref": ref, "nodes": nodes}
 
 

@@ -100,10 +100,12 @@ class Figures:
 
 def read_run(run: Path) -> Figures:
     from archive import Archive
+    from engine.runinfo.reading import final_choice
 
     out = Figures()
     with Archive.open(run, read_only=True) as archive:
-        for status, reason in archive.query("SELECT status, coalesce(reason, '') FROM nodes WHERE id > 0"):
+        for node in [n for n in archive.nodes() if n.id > 0]:
+            status, reason = node.status, node.reason or ""
             out.children += 1
             if status == "failed":
                 out.failed += 1
@@ -116,25 +118,26 @@ def read_run(run: Path) -> Figures:
                     out.duplicates += 1
                 else:
                     out.other_invalid += 1
-        for status, n in archive.query(
-            "SELECT status, count(*) FROM evaluations WHERE node_id > 0 AND split = 'dev' GROUP BY status"
-        ):
-            out.evaluations += n
-            out.evaluations_ok += n if status == "ok" else 0
-            out.statuses[status] = n
-        metric = "(metrics->>'metric')::DOUBLE"
-        seed = archive.query(f"SELECT avg({metric}) FROM evaluations WHERE node_id = 0 AND split = 'dev'")[0][0]
-        best = archive.query(f"SELECT max({metric}) FROM evaluations WHERE split = 'dev' AND status = 'ok'")[0][0]
-        final = archive.query("SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1")
-        if final:
-            held = archive.query(
-                f"SELECT avg({metric}) FROM evaluations WHERE node_id = {final[0][0]} "
-                "AND split = 'holdout' AND status = 'ok'"
-            )[0][0]
-            out.final_holdout = float("nan") if held is None else held
-    out.seed_score = float("nan") if seed is None else seed
-    out.best_score = float("nan") if best is None else best
+        dev = archive.evaluations("dev")
+        for e in dev:
+            if e.node_id > 0:
+                out.evaluations += 1
+                out.evaluations_ok += e.status == "ok"
+                out.statuses[e.status] = out.statuses.get(e.status, 0) + 1
+        seed = _metrics([e for e in dev if e.node_id == 0])
+        best = _metrics([e for e in dev if e.status == "ok"])
+        final = final_choice(archive)
+        if final is not None:
+            held = _metrics([e for e in archive.evaluations("holdout") if e.node_id == final[0] and e.status == "ok"])
+            out.final_holdout = sum(held) / len(held) if held else float("nan")
+    out.seed_score = sum(seed) / len(seed) if seed else float("nan")
+    out.best_score = max(best) if best else float("nan")
     return out
+
+
+def _metrics(evaluations: list) -> list[float]:
+    """The raw metric (`metric` in the metrics JSON) of each evaluation that has one."""
+    return [float(e.metrics["metric"]) for e in evaluations if e.metrics.get("metric") is not None]
 
 
 def run_search(folder: Path, budget: int, seed: int, run_dir: Path) -> tuple[Path, float]:

@@ -16,7 +16,7 @@ in a fresh folder:
 - `page + show`: both.
 
 Throughput = dev evaluations / the search's wall time (its `session` events,
-engine.runinfo.reading.wall_seconds). The settings run in turn within a round,
+Archive.wall_seconds). The settings run in turn within a round,
 the order rotated each round, so the machine's drift spreads over all of them;
 the median over rounds is compared with `alone` (the ratio; the issue's goal:
 readers cost less than 5 %, ratio >= 0.95) and `alone` with `no copy` (what

@@ -16,7 +16,6 @@ reference as what a short diff answer costs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -46,9 +45,9 @@ def main() -> int:
     parser.add_argument("--model", default="openai/gpt-4o-mini")
     args = parser.parse_args()
 
-    import duckdb
     import litellm
 
+    from archive import Archive
     from engine.front.cli import build_parser
     from engine.front.run import run_from_args
 
@@ -59,13 +58,13 @@ def main() -> int:
         if run_from_args(cli, llm_mock=diff_answer) != 0:
             return 1
         (run,) = list(Path(tmp).iterdir())
-        con = duckdb.connect(str(run / "archive.duckdb"), read_only=True)
-        rows = con.execute("SELECT purpose, request, response->>'text' FROM llm_calls WHERE error IS NULL").fetchall()
-        expansions = con.execute("SELECT count(*) FROM nodes WHERE mutator = 'llm'").fetchone()[0]
-        con.close()
-    prompt = [litellm.token_counter(model=args.model, messages=json.loads(req)["messages"]) for _, req, _ in rows]
+        with Archive.open(run, read_only=True) as archive:
+            calls = archive.successful_llm_calls()
+            expansions = sum(n.mutator == "llm" for n in archive.nodes())
+    rows = [(c.purpose, c.request, (c.response or {}).get("text")) for c in calls]
+    prompt = [litellm.token_counter(model=args.model, messages=req["messages"]) for _, req, _ in rows]
     answer = [litellm.token_counter(model=args.model, text=text) for _, _, text in rows]
-    chars = [sum(len(m["content"]) for m in json.loads(req)["messages"]) for _, req, _ in rows]
+    chars = [sum(len(m["content"]) for m in req["messages"]) for _, req, _ in rows]
     print(f"binpack, HGM, budget {args.budget}: {expansions} expansions, {len(rows)} calls; tokenizer of {args.model}")
     print(
         f"prompt tokens per call: mean {sum(prompt) / len(prompt):.0f}, min {min(prompt)}, max {max(prompt)} "

@@ -63,10 +63,11 @@ def true_error(source: str) -> float:
 def final_program(run_dir: Path) -> tuple[int, str, str]:
     """(final node, its program, the seed's program) of the one run under run_dir."""
     from archive import Archive
+    from engine.runinfo.reading import final_choice
 
     (run,) = [p for p in run_dir.iterdir() if p.is_dir()]
     with Archive.open(run / "archive.duckdb", read_only=True) as archive:
-        node = archive.query("SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1")[0][0]
+        node = final_choice(archive)[0]  # type: ignore[index]
         return int(node), archive.node_files(node)["initial_solution.py"], archive.node_files(0)["initial_solution.py"]
 
 

@@ -290,12 +290,12 @@ class Eval:
 def read_archive(path: Path) -> tuple[list[Eval], list[tuple[float, str]]]:
     """Dev evaluations in start order, and events (time, kind) in sequence order."""
     with Archive.open(path, read_only=True) as archive:
-        rows = archive.query(
-            "SELECT node_id, instance_id, started_at, finished_at, runtime_s, status, worker FROM evaluations "
-            "WHERE split = 'dev' AND started_at IS NOT NULL AND finished_at IS NOT NULL "
-            "ORDER BY started_at, finished_at"
-        )
-        events = archive.query('SELECT "at", kind, node_id, detail FROM events ORDER BY seq')
+        timed = [e for e in archive.evaluations("dev") if e.started_at is not None and e.finished_at is not None]
+        rows = [
+            (e.node_id, e.instance_id, e.started_at, e.finished_at, e.runtime_s, e.status, e.worker)
+            for e in sorted(timed, key=lambda e: (e.started_at, e.finished_at))
+        ]
+        events = archive.timed_events()
     if not rows:
         raise BenchError(f"{path} holds no dev evaluations")
     t0 = min(r[2] for r in rows)

@@ -67,6 +67,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from archive.benchmarks import prefill
 from archive.records import EvaluationRecord, NodeRecord
 from archive.store import Archive, utcnow
 from search import HGMPolicy
@@ -174,17 +175,7 @@ def prefilled_archive(folder: Path, evaluations: int) -> Archive:
     path = folder / "archive.duckdb"
     archive = Archive.create(path, "bench", {"bench": True}, 0)
     archive.add_node(NodeRecord(0, None, 0, "valid", "seed"), {"agent.py": AGENT_FILE})
-    if evaluations:
-        archive.query(
-            "INSERT INTO evaluations SELECT i // 16, 'prefill' || (i % 16), 'dev', 0, random(), "
-            "'{\"bins\": 41}', 'ok', 0.1, repeat('x', 200), '', '', 'w0', TIMESTAMP '2025-01-01', "
-            f"TIMESTAMP '2025-01-01' FROM range({evaluations}) t(i)"
-        )
-        archive.query(
-            "INSERT INTO events SELECT i + 1, TIMESTAMP '2025-01-01', 'evaluate', i // 16, "
-            f'\'{{"t": 1, "theta": 0.5}}\' FROM range({evaluations}) t(i)'
-        )
-        archive.query("CHECKPOINT")
+    prefill(archive, evaluations)
     archive.close()
     return Archive.open(path)  # reopened: the event sequence continues after the prefill
 
@@ -395,143 +386,48 @@ def timed(fn, at_least: int, seconds: float) -> list[float]:
 
 
 # ----- archive writes: does any honest trick make a committed write cheaper? ----------------
-def _literal(value) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    if hasattr(value, "isoformat"):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-    return repr(value)
+EVENT_DETAIL = {
+    "t": 0,
+    "t_alpha": 1.0,
+    "grown": 3,
+    "theta": 0.61,
+    "candidates": 1,
+    "instance": "dev0",
+    "score": 0.5,
+    "status": "ok",
+}
 
 
 def write_variants(folder: Path, rounds: int) -> list[tuple[str, list[float]]]:
     """Each variant stores what `Archive.add_evaluation` stores (one evaluation row, one event row);
-    all but the last two commit it. Variants take turns, so load on the machine hits all alike."""
-    eval_sql = "INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    event_sql = 'INSERT INTO events (seq, "at", kind, node_id, detail) VALUES (?, ?, ?, ?, ?)'
+    all but the last two commit it (archive/benchmarks.py). Variants take turns, so load on the machine
+    hits all alike."""
+    from archive import benchmarks
 
-    def rows(archive: Archive, i: int) -> tuple[list, list]:
-        ev = evaluation_record(i, 0, 0.5)
-        detail = json.dumps(
-            {
-                "t": i,
-                "t_alpha": 1.0,
-                "grown": 3,
-                "theta": 0.61,
-                "candidates": 1,
-                "instance": "dev0",
-                "score": 0.5,
-                "status": "ok",
-            }
-        )
-        seq = archive._next_seq
-        archive._next_seq += 1
-        return (
-            [
-                ev.node_id,
-                ev.instance_id,
-                ev.split,
-                ev.repeat,
-                ev.score,
-                json.dumps(ev.metrics),
-                ev.status,
-                ev.runtime_s,
-                ev.stdout_tail,
-                ev.stderr_tail,
-                ev.feedback,
-                ev.worker,
-                ev.started_at,
-                ev.finished_at,
-            ],
-            [seq, utcnow(), "evaluate", i, detail],
-        )
+    def engine_write(archive: Archive, ev: EvaluationRecord, event: benchmarks.Event) -> None:
+        archive.add_evaluation(ev, event=event)
 
-    def engine_write(archive: Archive, i: int) -> None:
-        ev = evaluation_record(i, 0, 0.5)
-        archive.add_evaluation(
-            ev,
-            event=(
-                "evaluate",
-                i,
-                {
-                    "t": i,
-                    "t_alpha": 1.0,
-                    "grown": 3,
-                    "theta": 0.61,
-                    "candidates": 1,
-                    "instance": "dev0",
-                    "score": 0.5,
-                    "status": "ok",
-                },
-            ),
-        )
-
-    def executemany(archive: Archive, i: int) -> None:
-        ev_row, event_row = rows(archive, i)
-        con = archive._con
-        con.execute("BEGIN")
-        con.executemany(eval_sql, [ev_row])
-        con.executemany(event_sql, [event_row])
-        con.execute("COMMIT")
-
-    def prepared(archive: Archive, i: int) -> None:
-        ev_row, event_row = rows(archive, i)
-        con = archive._con
-        con.execute("BEGIN")
-        con.execute("EXECUTE put_eval(" + ", ".join(map(_literal, ev_row)) + ")")
-        con.execute("EXECUTE put_event(" + ", ".join(map(_literal, event_row)) + ")")
-        con.execute("COMMIT")
-
-    def one_call(archive: Archive, i: int) -> None:
-        ev_row, event_row = rows(archive, i)
-        archive._con.execute(
-            "BEGIN; INSERT INTO evaluations VALUES (" + ", ".join(map(_literal, ev_row)) + "); "
-            'INSERT INTO events (seq, "at", kind, node_id, detail) VALUES ('
-            + ", ".join(map(_literal, event_row))
-            + "); COMMIT;"
-        )
-
-    def rolled_back(archive: Archive, i: int) -> None:
-        ev_row, event_row = rows(archive, i)
-        con = archive._con
-        con.execute("BEGIN")
-        con.execute(eval_sql, ev_row)
-        con.execute(event_sql, event_row)
-        con.execute("ROLLBACK")
-
-    def event_only(archive: Archive, i: int) -> None:
-        archive._con.execute(event_sql, rows(archive, i)[1])  # one statement, auto-committed
-
-    variants = [
+    variants: list[tuple[str, str | None, benchmarks.Write]] = [
         ("Archive.add_evaluation (as the engine does)", None, engine_write),
         ("  same, SET threads=1", "SET threads=1", engine_write),
         ("  same, SET checkpoint_threshold='1GB'", "SET checkpoint_threshold='1GB'", engine_write),
-        ("  executemany, one row per table", None, executemany),
-        ("  PREPARE once, EXECUTE with literals", None, prepared),
-        ("  one execute() for BEGIN..COMMIT", None, one_call),
+        ("  executemany, one row per table", None, benchmarks.executemany),
+        ("  PREPARE once, EXECUTE with literals", None, benchmarks.prepared),
+        ("  one execute() for BEGIN..COMMIT", None, benchmarks.one_call),
         ("  threads=1 + disable_optimizer", "SET threads=1; PRAGMA disable_optimizer", engine_write),
-        ("  [not durable] the same inserts, rolled back", None, rolled_back),
-        ("  [one row] the event row alone, committed", None, event_only),
+        ("  [not durable] the same inserts, rolled back", None, benchmarks.rolled_back),
+        ("  [one row] the event row alone, committed", None, benchmarks.event_only),
     ]
     archives = []
     for k, (_, setting, _) in enumerate(variants):
         archive = Archive.create(folder / f"w{k}" / "archive.duckdb", "bench", {}, 0)
-        if setting:
-            archive._con.execute(setting)
-        archive._con.execute(
-            "PREPARE put_eval AS INSERT INTO evaluations VALUES "
-            "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
-        )
-        archive._con.execute(
-            'PREPARE put_event AS INSERT INTO events (seq, "at", kind, node_id, detail) VALUES ($1, $2, $3, $4, $5)'
-        )
+        benchmarks.prepare(archive, setting)
         archives.append(archive)
     times: list[list[float]] = [[] for _ in variants]
     for i in range(rounds + 20):
         for k, (_, _, fn) in enumerate(variants):
             t0 = time.perf_counter()
-            fn(archives[k], i)
+            fn(archives[k], evaluation_record(i, 0, 0.5), ("evaluate", i, {**EVENT_DETAIL, "t": i}))
             if i >= 20:  # the first rounds warm up
                 times[k].append(time.perf_counter() - t0)
     for archive in archives:

@@ -46,31 +46,42 @@ class TaskBench:
     name: str
     budget: int
     quick_budget: int
-    metric_sql: str  # a holdout evaluation's raw metric, from its metrics JSON
+    metric_key: str  # a holdout evaluation's raw metric: this key of its metrics JSON ...
     metric_name: str
     higher_is_better: bool
+    metric_scale: float = 1.0  # ... times this (100: a share shown in %)
 
 
 TASKS = {
-    "binpack": TaskBench("binpack", 200, 40, "100 * CAST(metrics->>'excess' AS DOUBLE)", "excess over L1, %", False),
-    "circle_packing": TaskBench("circle_packing", 60, 8, "CAST(metrics->>'sum_radii' AS DOUBLE)", "sum of radii", True),
+    "binpack": TaskBench("binpack", 200, 40, "excess", "excess over L1, %", False, 100.0),
+    "circle_packing": TaskBench("circle_packing", 60, 8, "sum_radii", "sum of radii", True),
 }
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def node_figures(archive, node: int, split: str, task: TaskBench, ok_only: bool = False) -> tuple:
+    """(mean score, mean raw metric) of a node's evaluations on a split (`ok_only`: those with status ok);
+    None for a mean with nothing to average (a metric missing from an evaluation is left out)."""
+    rows = [e for e in archive.evaluations(split) if e.node_id == node and (e.status == "ok" or not ok_only)]
+    metrics = [e.metrics.get(task.metric_key) for e in rows]
+    return (
+        _mean([float(e.score) for e in rows]),
+        _mean([task.metric_scale * float(m) for m in metrics if m is not None]),
+    )
 
 
 def read_run(archive: Path, task: TaskBench) -> dict:
     """The final node and the holdout figures of it and of the seed (node 0)."""
-    import duckdb
+    from archive import Archive
+    from engine.runinfo.reading import final_choice
 
-    con = duckdb.connect(str(archive), read_only=True)
-    try:
-        final = con.execute(
-            "SELECT node_id FROM events WHERE kind = 'select_final' ORDER BY seq DESC LIMIT 1"
-        ).fetchone()[0]
-        query = f"SELECT avg(score), avg({task.metric_sql}) FROM evaluations WHERE split = 'holdout' AND node_id = ?"
-        figures = {who: con.execute(query, [node]).fetchone() for who, node in (("final", final), ("seed", 0))}
-        nodes = con.execute("SELECT count(*) FROM nodes").fetchone()[0]
-    finally:
-        con.close()
+    with Archive.open(archive, read_only=True) as opened:
+        final = final_choice(opened)[0]  # type: ignore[index]
+        figures = {who: node_figures(opened, node, "holdout", task) for who, node in (("final", final), ("seed", 0))}
+        nodes = sum(opened.node_status_counts().values())
     return {"final_node": int(final), "nodes": int(nodes), **figures}
 
 

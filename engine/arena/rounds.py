@@ -111,7 +111,7 @@ class Arena:
             done = ledger.rounds(self.archive)
             number = len(done) + 1
             agents = list(done[-1]["agents"]) if done else [0]
-            testers = list(done[-1]["testers"]) if done else [ledger.tester_root(self.archive)]
+            testers = list(done[-1]["testers"]) if done else [self.archive.tester_root()]
             play = self._single if self.settings.mode == "single" else self._tournament
             stop = await play(number, agents, testers)
             if stop:
@@ -119,10 +119,10 @@ class Arena:
 
     def _plant_tester_root(self) -> None:
         """The testers' own root, the task's seed tester (once per run)."""
-        if ledger.tester_root(self.archive) is not None:
+        if self.archive.tester_root() is not None:
             return
         files = self.testers.seed_files()
-        node = int(self.archive.query("SELECT coalesce(max(id), -1) + 1 FROM nodes")[0][0])
+        node = self.archive.next_node_id()
         record = NodeRecord(
             id=node,
             parent_id=None,
@@ -164,11 +164,8 @@ class Arena:
         return None
 
     def _round_score(self, tester: int, number: int) -> float:
-        row = self.archive.query(
-            "SELECT score FROM evaluations WHERE node_id = ? AND split = 'arena' AND instance_id = ?",
-            [tester, f"round-{number}"],
-        )
-        return float(row[0][0]) if row else 0.0
+        score = self.archive.evaluation_score(tester, "arena", f"round-{number}")
+        return 0.0 if score is None else score
 
     async def _tournament(self, number: int, agents: list[int], testers: list[int]) -> str | None:
         size = self.settings.population
@@ -186,7 +183,7 @@ class Arena:
         if number % self.settings.every == 0:
             for role, members, mean in (
                 ("agent", agents, lambda n: ledger.dev_mean(self.archive, n)),
-                ("tester", testers, lambda n: ledger.tester_mean(self.archive, n)),
+                ("tester", testers, lambda n: self.archive.mean_score(n, "arena")),
             ):
                 ranked = sorted(members, key=lambda n: (-(mean(n) or 0.0), n))
                 best, worst = ranked[0], ranked[-1]
@@ -216,7 +213,7 @@ class Arena:
     def _close_round(self, number: int, agents: list[int], testers: list[int], extra: dict) -> None:
         champion = max(agents, key=lambda n: (ledger.dev_mean(self.archive, n) or 0.0, -n))
         counts = ledger.instance_counts(self.archive)
-        added = ledger.round_instances(self.archive, number, self._round_testers(number))
+        added = self.archive.arena_round_instances(number, self._round_testers(number))
         detail = {
             "round": number,
             "agents": agents,
@@ -236,23 +233,13 @@ class Arena:
         self.say(said)
 
     def _round_testers(self, number: int) -> list[int]:
-        return [
-            int(n)
-            for (n,) in self.archive.query(
-                "SELECT DISTINCT tester_id FROM arena_proposals WHERE arena_round = ?", [number]
-            )
-        ]
+        return self.archive.arena_round_testers(number)
 
     # ----- testers ------------------------------------------------------------
     async def _tester_turn(self, number: int, testers: list[int], agents: list[int]) -> str | None:
         """Run each tester not yet run in this round, vet its proposals, measure `agents` on what was confirmed,
         and write each tester's score for the round (from what could be measured when the budget ran out)."""
-        scored = {
-            int(n)
-            for (n,) in self.archive.query(
-                "SELECT node_id FROM evaluations WHERE split = 'arena' AND instance_id = ?", [f"round-{number}"]
-            )
-        }
+        scored = self.archive.nodes_evaluated_on("arena", f"round-{number}")
         pending = [t for t in testers if t not in scored and self._valid(t)]
         ran = set(self._round_testers(number))  # before a crash: their proposals are in the archive
         to_score, short, outcomes = [], False, {}
@@ -269,7 +256,7 @@ class Arena:
                 outcomes[tester] = outcome
             self._unrecorded += 1
             to_score.append(tester)
-        made = ledger.round_instances(self.archive, number, to_score)
+        made = self.archive.arena_round_instances(number, to_score)
         measured = await self._measure(agents, [i for i in self._dev() if i.id in set(made.values())])
         for tester in to_score:
             self._score_tester(tester, number, made.get(tester), agents, not measured, outcomes.get(tester))
@@ -314,18 +301,8 @@ class Arena:
         self, tester: int, number: int, instance: str | None, agents: list[int], partial: bool, outcome: Outcome | None
     ) -> None:
         """A tester's score for the round: the share of `agents` whose score on its confirmed tests is below 1."""
-        proposals = ledger.proposals_of(self.archive, tester, number)
-        scores = (
-            dict(
-                self.archive.query(
-                    f"SELECT node_id, score FROM evaluations WHERE instance_id = ? AND node_id IN "
-                    f"({', '.join('?' * len(agents))})",
-                    [instance, *agents],
-                )
-            )
-            if instance and agents
-            else {}
-        )
+        proposals = self.archive.arena_proposals_of(tester, number)
+        scores = self.archive.scores_on_instance(instance, agents) if instance and agents else {}
         broken = [a for a in agents if scores.get(a, 1.0) < 1.0]
         refused = [(p, r) for p, ok, r in proposals if not ok]
         metrics = {
@@ -365,7 +342,7 @@ class Arena:
         self, nodes: list[int], instances: list[Instance], split: str = "dev", capped: bool = True
     ) -> bool:
         """Evaluate every missing (node, instance) pair, `workers` at a time; False when the budget stopped it."""
-        have = ledger.evaluated(self.archive)
+        have = self.archive.measured_pairs()
         todo = [(n, i) for n in nodes for i in instances if (n, i.id) not in have]
         if not todo:
             return True
@@ -402,7 +379,7 @@ class Arena:
     async def finale(self) -> None:
         """Every valid code agent on the whole evolved dev set and on holdout (outside the budget)."""
         agents = [n.node for n in ledger.node_scores(self.archive) if n.role == "agent" and n.status == "valid"]
-        have = ledger.evaluated(self.archive)
+        have = self.archive.measured_pairs()
         todo = sum((n, i.id) not in have for n in agents for i in self._all_instances())
         self.say(
             f"Measuring {len(agents)} code agents on the whole evolved dev set and on holdout: {todo} "
@@ -453,7 +430,7 @@ class Arena:
         return [i for i in self._all_instances() if i.split == "dev"]
 
     def _valid(self, node: int) -> bool:
-        return ledger.status_of(self.archive, node) == "valid"
+        return self.archive.node(node).status == "valid"
 
 
 async def _propose(

@@ -31,13 +31,11 @@ def role_view(archive, task, role: str) -> RunState:
             state.code_hashes.setdefault(node.code_hash, node.id)
     if role == "agent":
         index = state.dev_index
-        for node, instance, score in archive.query(
-            "SELECT node_id, instance_id, score FROM evaluations WHERE split = 'dev' AND \"repeat\" = 0"
-        ):
+        for node, instance, score in archive.first_dev_scores():
             state.tree.finish_evaluation(node, index[instance], score, started=False)
     else:
         scores: dict[int, list[float]] = defaultdict(list)
-        for node, score in archive.query("SELECT node_id, score FROM evaluations WHERE split = 'arena'"):
+        for node, score in archive.scores_of_split("arena"):
             scores[node].append(score)
         for node, got in scores.items():
             state.tree.finish_evaluation(node, 0, sum(got) / len(got), started=False)

@@ -163,7 +163,7 @@ def render_arena_summary(archive, console, stop: str) -> None:
     champions: dict[int, list[int]] = {}
     for detail in played:
         champions.setdefault(int(detail["champion"]), []).append(int(detail["round"]))
-    parents = dict(archive.query("SELECT id, parent_id FROM nodes"))
+    parents = archive.node_parents()
     scores = ledger.node_scores(archive)
     for s in scores:
         if s.role == "agent" and s.status == "valid":

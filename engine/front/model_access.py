@@ -42,7 +42,7 @@ async def probe_models(config: RunConfig, task, client, llm_mock, archive) -> st
     from engine.llm import LLMError
     from engine.llm.preflight import probe
 
-    number = int(archive.query("SELECT count(*) FROM llm_calls WHERE purpose = 'probe'")[0][0])
+    number = archive.llm_call_count("probe")
     for k, model in enumerate(run_models(config, task)):
         try:
             await probe(client, model, number + k)

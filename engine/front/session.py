@@ -75,7 +75,7 @@ def _prepare(run: OpenedRun, front: Front, mutator: Mutator | None) -> Search:
     handles = RunHandles(run.box.sandbox)  # the gateway joins it once it serves (_session)
     mutator = mutator or make_mutator(config, state, client, front.console.print, handles)
     if run.resumed:
-        rng = np.random.default_rng([config.search.seed, archive._next_seq])
+        rng = np.random.default_rng([config.search.seed, archive.next_event_seq])
     else:
         rng = np.random.default_rng(config.search.seed)
     return Search(state, handles, config.search.make_policy(), mutator, client, config.search.resolved_workers(), rng)

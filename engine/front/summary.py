@@ -56,27 +56,21 @@ def _line(label: str, rows: list[tuple[str, float, str | None]], task) -> AgentL
 def compute_summary(
     archive: Archive, task, final_node: int | None, final_rule: str, stop_reason: str, budget: int, spend=None
 ) -> Summary:
-    def node_rows(node: int):
-        return archive.query("SELECT split, score, metrics FROM evaluations WHERE node_id = ?", [node])
-
     agents = []
     if final_node is not None:
-        agents.append(_line(f"final #{final_node}", node_rows(final_node), task))
-    best = best_measured(archive)
+        agents.append(_line(f"final #{final_node}", archive.scores_and_metrics(final_node), task))
+    best = archive.best_fully_measured_node()
     if best is not None and best not in (final_node, 0):
-        line = _line(f"best dev #{best}", node_rows(best), task)
+        line = _line(f"best dev #{best}", archive.scores_and_metrics(best), task)
         final_mean = agents[0].dev_mean if agents and agents[0].dev_mean is not None else -1.0
         if line.dev_mean is not None and line.dev_mean > final_mean + 5e-4:  # a difference the table can show
             agents.append(line)
-    agents.append(_line("seed #0", node_rows(0), task))
-    for (name,) in archive.query("SELECT DISTINCT agent FROM reference_evaluations ORDER BY agent"):
-        rows = archive.query("SELECT split, score, metrics FROM reference_evaluations WHERE agent = ?", [name])
-        agents.append(_line(f"{name} (reference)", rows, task))
-    nodes = dict(archive.query("SELECT status, count(*) FROM nodes GROUP BY status ORDER BY status"))
-    dev = dict(
-        archive.query("SELECT status, count(*) FROM evaluations WHERE split = 'dev' GROUP BY status ORDER BY status")
-    )
-    holdout = archive.query("SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0]
+    agents.append(_line("seed #0", archive.scores_and_metrics(0), task))
+    for name in archive.reference_agents():
+        agents.append(_line(f"{name} (reference)", archive.reference_scores_and_metrics(name), task))
+    nodes = archive.node_status_counts()
+    dev = archive.evaluation_status_counts("dev")
+    holdout = archive.evaluation_count("holdout")
     return Summary(
         run_id=archive.run_id,
         archive=str(archive.path),
@@ -113,7 +107,7 @@ def rejected_children(archive: Archive) -> dict[str, int]:
     """Children refused before any sandbox, by why: near-duplicates, exact duplicates, pyflakes name errors."""
     counts = {}
     for pattern, label in REJECTIONS:
-        ((n,),) = archive.query("SELECT count(*) FROM nodes WHERE status = 'invalid' AND reason LIKE ?", [pattern])
+        n = archive.invalid_count(pattern)
         if n:
             counts[label] = int(n)
     return counts
@@ -124,10 +118,7 @@ def seed_at_zero(archive: Archive, task) -> dict:
 
     A folder whose evaluator lacks a data file, or catches its own exception, returns a score of 0 rather
     than failing: the run then compares every child with 0, and nothing else says why."""
-    rows = archive.query(
-        "SELECT metrics, feedback FROM evaluations WHERE node_id = 0 AND split = 'dev' "
-        "AND status = 'ok' ORDER BY \"repeat\", instance_id"
-    )
+    rows = archive.seed_ok_dev_metrics()
     if not rows:
         return {}
     for metrics, _ in rows:
@@ -143,11 +134,7 @@ def noise_probe(archive: Archive) -> dict:
     from search.evidence import evidence_weight
     from search.remeasure import pooled_variance
 
-    rows = archive.query(
-        "SELECT node_id, \"repeat\", score FROM evaluations WHERE split = 'dev' AND node_id IN "
-        "(SELECT node_id FROM evaluations WHERE split = 'dev' AND \"repeat\" > 0) "
-        'ORDER BY node_id, "repeat"'
-    )
+    rows = archive.repeated_dev_scores()
     runs: dict[int, list[float]] = {}
     for node, _, score in rows:
         runs.setdefault(int(node), []).append(float(score))
@@ -155,22 +142,8 @@ def noise_probe(archive: Archive) -> dict:
     if len(seed) < 2:
         return {}
     variance = pooled_variance(runs)
-    ((remeasures, candidates),) = archive.query(
-        "SELECT count(*), count(DISTINCT node_id) FROM events WHERE kind = 'evaluate' "
-        "AND detail->>'rule' = 're-measure'"
-    )
+    remeasures, candidates = archive.evaluate_event_counts(("re-measure",))
     return {"noise": (seed, evidence_weight(seed[0], variance), variance, (int(remeasures), int(candidates)))}
-
-
-def best_measured(archive: Archive) -> int | None:
-    """The node with the highest mean dev score among those measured on every dev instance (oldest on ties)."""
-    rows = archive.query(
-        "WITH dev AS (SELECT count(*) AS n FROM instances WHERE split = 'dev'), "
-        "means AS (SELECT node_id, avg(score) AS mean, count(DISTINCT instance_id) AS k FROM evaluations "
-        "WHERE split = 'dev' AND \"repeat\" = 0 GROUP BY node_id) "
-        "SELECT node_id FROM means, dev WHERE k = dev.n ORDER BY mean DESC, node_id LIMIT 1"
-    )
-    return int(rows[0][0]) if rows else None
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

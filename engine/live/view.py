@@ -55,13 +55,6 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-_VERSION_SQL = (
-    "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM evaluations), "
-    "(SELECT count(*) FROM llm_calls), (SELECT coalesce(max(seq), 0) FROM events), "
-    "(SELECT status FROM runs LIMIT 1)"
-)
-
-
 def run_view(folder: Path, since: str | None = None) -> dict[str, Any]:
     """One run's page data: state (live, finished, stopped, locked), how fresh, counts, and the tree, score,
     worker and spend charts as markup. `since`: the version the page has; when nothing changed, only the
@@ -89,7 +82,7 @@ def run_view(folder: Path, since: str | None = None) -> dict[str, Any]:
         }
     with archive:
         live = archive.live_as_of
-        version = "/".join(str(v) for v in archive.query(_VERSION_SQL)[0])
+        version = "/".join(str(v) for v in archive.change_stamp())
         row = archive.run_row()
         stored = str(row.get("status", ""))
         state = (
@@ -111,25 +104,18 @@ def run_view(folder: Path, since: str | None = None) -> dict[str, Any]:
 def _figures(archive, now: datetime | None) -> dict[str, Any]:
     from engine.report.data import Clipper, node_rows
     from engine.report.tree import legend_html, path_to, render_tree
-    from engine.runinfo.reading import best_mean, dev_node_stats, final_choice, n_dev_instances
+    from engine.runinfo.reading import best_mean, final_choice
 
     config = archive.config()
-    stats = dev_node_stats(archive)
-    n_dev = n_dev_instances(archive)
+    stats = archive.dev_node_stats()
+    n_dev = archive.n_dev_instances()
     nodes = node_rows(archive, Clipper(), stats, diff=False)
     final = final_choice(archive)
     best = best_mean(stats, max(n_dev, 1))
     focus = final[0] if final else best[0] if best else None
-    evals = archive.query(
-        "SELECT node_id, instance_id, split, score, status, worker, started_at, finished_at "
-        "FROM evaluations ORDER BY coalesce(finished_at, started_at), node_id, instance_id"
-    )
+    evals = archive.evaluation_timeline()
     dev = [(float(score), int(node), inst) for node, inst, split, score, *_ in evals if split == "dev"]
-    purposes = archive.query(
-        "SELECT coalesce(purpose, '-'), count(*), count(error), coalesce(sum(tokens_in), 0), "
-        "coalesce(sum(tokens_out), 0), coalesce(sum(cost_usd), 0), "
-        "count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) FROM llm_calls GROUP BY ALL ORDER BY 1"
-    )
+    purposes = archive.llm_spend_by_purpose()
     by_status = {s: sum(1 for n in nodes if n["status"] == s) for s in ("valid", "invalid", "failed")}
     lanes = [
         (w or "", start, end, None if score is None else float(score), status, int(node), inst)

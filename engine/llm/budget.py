@@ -63,16 +63,12 @@ class Budget:
     @classmethod
     def from_archive(cls, archive, max_cost_usd: float | None, max_tokens_total: int | None) -> Budget:
         cost, tokens_in, tokens_out, _ = archive.llm_spend()
-        rows = archive.query(
-            "SELECT model, coalesce(max(cost_usd), 0), coalesce(max(tokens_in + tokens_out), 0) "
-            "FROM llm_calls WHERE error IS NULL GROUP BY model"
-        )
         return cls(
             max_cost_usd,
             max_tokens_total,
             spent_usd=cost,
             spent_tokens=tokens_in + tokens_out,
-            estimates={str(m): (float(c), int(t)) for m, c, t in rows},
+            estimates=archive.largest_successful_call_by_model(),
         )
 
     @property

@@ -82,11 +82,7 @@ class SpendTally:
     @classmethod
     def from_archive(cls, archive) -> SpendTally:
         cost, tokens_in, tokens_out, calls = archive.llm_spend()
-        rows = archive.query(
-            "SELECT coalesce(purpose, ''), coalesce(model, ''), coalesce(sum(cost_usd), 0), "
-            "coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), count(*), count(error) "
-            "FROM llm_calls GROUP BY 1, 2 ORDER BY 1, 2"
-        )
+        rows = archive.llm_spend_by_purpose_and_model()
         by_purpose: dict[str, SpendLine] = {}
         by_model: dict[str, SpendLine] = {}
         failed = 0

@@ -63,8 +63,7 @@ def _score(state: RunState, instance: Instance, outcome: Outcome, is_seed: bool)
 
 
 def _done(state: RunState, node: int, split: str) -> set[str]:
-    rows = state.archive.query("SELECT instance_id FROM evaluations WHERE node_id = ? AND split = ?", [node, split])
-    return {r[0] for r in rows}
+    return state.archive.evaluated_instances(node, split)
 
 
 def holdout_plan(state: RunState, nodes: Iterable[int]) -> list[tuple[int, Instance]]:

@@ -25,8 +25,10 @@ class ReplaySource:
     """The new run's archive for every write and read, except that recorded answers come from the original.
 
     The LLM client looks answers up by request hash, then (replay only) by the
-    caller's key; a question the original never asked stops the replay (the
-    client's replay_only rule).
+    caller's key (`Archive.llm_answer_for_key`: only an answer every recorded
+    call under the key agrees on); a question the original never asked stops
+    the replay (the client's replay_only rule). A resumed expansion's own
+    lookup (`first_llm_answer_for_key`) stays on the new run's archive.
     """
 
     def __init__(self, own: Archive, original_path: str) -> None:

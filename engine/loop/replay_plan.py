@@ -77,10 +77,10 @@ def recorded_child(original: Archive, child: int) -> Proposal | ExpansionFailed:
     """The original's child as its mutator gave it: its files, or (a failed child) the error it stored.
 
     The error is rebuilt under its recorded type name, so that the replay stores the same reason."""
-    row = original.query("SELECT status, reason, description FROM nodes WHERE id = ?", [child])
-    if not row:
+    node = original.node(child)
+    if node is None:
         raise ValueError(f"node {child} is named by an expand event of {original.path} but is not in its nodes")
-    status, reason, description = row[0]
+    status, reason, description = node.status, node.reason, node.description
     if status == "failed":
         name, _, message = (reason or "Exception: mutation failed").partition(": ")
         return ExpansionFailed(type(name if name.isidentifier() else "Exception", (Exception,), {})(message))
@@ -90,7 +90,4 @@ def recorded_child(original: Archive, child: int) -> Proposal | ExpansionFailed:
 def recorded_model(original: Archive, key: str) -> str | None:
     """The model of the expansion's first recorded call: an ensemble draws it with a random state that a
     replay taking the expansions in the original's order does not repeat."""
-    rows = original.query(
-        "SELECT model FROM llm_calls WHERE starts_with(request->>'key', ?) ORDER BY id LIMIT 1", [f"{key} "]
-    )
-    return rows[0][0] if rows else None
+    return original.first_model_under_key(key)

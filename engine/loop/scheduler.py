@@ -123,10 +123,7 @@ class Scheduler:
 
     def _load_seed_record(self) -> None:
         """The seed's dev evaluations so far (a resumed run): how many, and which failed with what."""
-        rows = self.state.archive.query(
-            "SELECT instance_id, status, feedback FROM evaluations WHERE node_id = 0 AND split = 'dev' "
-            'AND "repeat" = 0 ORDER BY finished_at'
-        )
+        rows = self.state.archive.seed_dev_record()
         self._seed_done = len(rows)
         self._seed_failures = [
             (i, f"{status}: {feedback}" if feedback else status) for i, status, feedback in rows if status != "ok"

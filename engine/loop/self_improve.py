@@ -143,19 +143,9 @@ class SelfMutator(AsyncMutator):
     # ----- the parent's record -------------------------------------------------
     def _logs(self, node: int) -> list[EvaluationLog]:
         archive = self.state.archive
-        rows = archive.query(
-            "SELECT e.instance_id, e.status, e.score, e.metrics, coalesce(e.feedback, ''), "
-            "coalesce(i.data->>'statement', i.data->>'prompt', '') FROM evaluations e "
-            "JOIN instances i ON i.id = e.instance_id WHERE e.node_id = ? AND e.split = 'dev' AND e.\"repeat\" = 0 "
-            "ORDER BY e.instance_id",
-            [node],
-        )
+        rows = archive.first_dev_evaluation_logs(node)
         steps: dict[str, list[dict]] = {}
-        for instance, step, tool, action, result in archive.query(
-            "SELECT instance_id, step, tool, action, result FROM trajectory_steps WHERE node_id = ? "
-            "AND kind = 'evaluation' AND \"repeat\" = 0 ORDER BY instance_id, step",
-            [node],
-        ):
+        for instance, step, tool, action, result in archive.evaluation_steps(node):
             steps.setdefault(instance, []).append({"step": step, "tool": tool, "action": action, "result": result})
         return [
             EvaluationLog(
@@ -175,25 +165,18 @@ class SelfMutator(AsyncMutator):
 
     def _tried(self, parent: int) -> list[tuple[str, str]]:
         """(description, outcome) of the children already stored from this parent, oldest first."""
-        rows = self.state.archive.query(
-            "SELECT description, status, reason FROM nodes WHERE parent_id = ? ORDER BY id", [parent]
-        )
         return [
-            (description or "a change", status if status == "valid" else f"{status}: {reason}"[:160])
-            for description, status, reason in rows
+            (c.description or "a change", c.status if c.status == "valid" else f"{c.status}: {c.reason}"[:160])
+            for c in self.state.archive.children(parent)
         ]
 
     def _smoke_instance(self, parent: int) -> Instance | None:
         smoke = self.state.task.smoke_instance()
         if smoke is not None:
             return smoke
-        row = self.state.archive.query(
-            "SELECT instance_id FROM evaluations WHERE node_id = ? AND split = 'dev' AND status = 'ok' "
-            "ORDER BY score DESC, instance_id LIMIT 1",
-            [parent],
-        )
+        best = self.state.archive.best_ok_dev_instance(parent)
         by_id = {inst.id: inst for inst in self.state.dev}
-        return by_id.get(row[0][0]) if row else None
+        return by_id.get(best) if best is not None else None
 
     # ----- the expansion ---------------------------------------------------------
     async def propose_async(

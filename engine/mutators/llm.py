@@ -69,9 +69,7 @@ def lineage_notes(state, parent: int) -> list[tuple[int, str]]:
     while node >= 0:
         path.append(node)
         node = int(state.tree.parent[node])
-    marks = ",".join("?" * len(path))
-    rows = state.archive.query(f"SELECT id, note FROM nodes WHERE note IS NOT NULL AND id IN ({marks})", path)
-    return sorted((int(n), text) for n, text in rows)
+    return sorted(state.archive.node_notes(path).items())
 
 
 def _sent_back_as_near_duplicate(reason: str) -> dict[str, str]:
@@ -119,8 +117,7 @@ class LLMMutator(AsyncMutator):
         self._say = say
         self._malformed: dict[str, int] = {}  # model -> malformed diff answers in a row
         self._rewriting = {
-            m
-            for (m,) in state.archive.query("SELECT DISTINCT detail->>'model' FROM events WHERE kind = 'answer_format'")
+            detail.get("model") for *_, detail in state.archive.events("answer_format")
         }  # switched before a resume
 
     # ----- which format each model is asked for ----------------------------
@@ -152,12 +149,8 @@ class LLMMutator(AsyncMutator):
     def _key(self, parent: int) -> str:
         """The expansion's identity: the k-th child asked of this parent, counted over the whole run."""
         if parent not in self._launched:
-            asked = self.state.archive.query(
-                "SELECT count(DISTINCT regexp_extract(request->>'key', '^parent \\d+ child \\d+')) FROM llm_calls "
-                "WHERE starts_with(request->>'key', ?)",
-                [f"parent {parent} child "],
-            )[0][0]
-            self._launched[parent] = max(int(asked), int(self.state.tree.n_children[parent]))
+            asked = self.state.archive.expansions_asked(parent)
+            self._launched[parent] = max(asked, int(self.state.tree.n_children[parent]))
         k = self._launched[parent]
         self._launched[parent] = k + 1
         return f"parent {parent} child {k}"
@@ -166,13 +159,13 @@ class LLMMutator(AsyncMutator):
         """A recorded answer for this key (paid before a crash) or a new call through the client.
 
         Looking up by key, not only by the request's hash, lets a resumed run reuse an answer whose
-        prompt has since changed a little (more feedback arrived): the edits apply to the same parent."""
-        row = self.state.archive.query(
-            "SELECT response->>'text' FROM llm_calls WHERE request->>'key' = ? AND error IS NULL ORDER BY id LIMIT 1",
-            [key],
-        )
-        if row and row[0][0] is not None:
-            return _Recorded(row[0][0])
+        prompt has since changed a little (more feedback arrived): the edits apply to the same parent.
+        The rule is the resume's (`Archive.first_llm_answer_for_key`, in the run's own archive even in a
+        replay); a replay's client then applies the replay's own rule to the original's archive."""
+        recorded = self.state.archive.first_llm_answer_for_key(key)
+        text = recorded.response.get("text") if recorded is not None and isinstance(recorded.response, dict) else None
+        if text is not None:
+            return _Recorded(text)
         return await self.client.complete(
             messages, model=model, purpose=purpose, node_id=parent, key=key, **self.params
         )
@@ -180,27 +173,14 @@ class LLMMutator(AsyncMutator):
     def orphans(self) -> list[tuple[int, str]]:
         """Expansions whose model calls returned but whose child was never stored (the run was killed):
         (parent, key), oldest first. A resumed run finishes them from the recorded answers."""
-        rows = self.state.archive.query(
-            "WITH asked AS (SELECT regexp_extract(request->>'key', '^parent (\\d+) child \\d+', 1) AS parent, "
-            "regexp_extract(request->>'key', '^parent \\d+ child \\d+') AS key, min(id) AS first "
-            "FROM llm_calls WHERE error IS NULL GROUP BY ALL), "
-            "stored AS (SELECT DISTINCT detail->>'key' AS key FROM events WHERE kind = 'expand') "
-            "SELECT parent, key FROM asked WHERE key <> '' AND key NOT IN (SELECT key FROM stored "
-            "WHERE key IS NOT NULL) "
-            "ORDER BY first"
-        )
-        return [(int(parent), key) for parent, key in rows]
+        return self.state.archive.unstored_expansions()
 
     def _mean(self, node: int) -> float | None:
         n = int(self.state.tree.n_evals[node])
         return self.state.tree.mean(node) if n else None
 
     def _feedback(self, parent: int) -> list[InstanceFeedback]:
-        rows = self.state.archive.query(
-            "SELECT instance_id, status, score, feedback, stderr_tail FROM evaluations "
-            "WHERE node_id = ? AND split IN ('dev', 'arena') ORDER BY score, instance_id LIMIT ?",  # arena: a tester's
-            [parent, FEEDBACK_ITEMS],
-        )
+        rows = self.state.archive.worst_evaluations(parent, FEEDBACK_ITEMS)  # with a tester's runs (split arena)
         return [InstanceFeedback(r[0], r[1], r[2], r[3] or "", r[4] or "") for r in rows]
 
     def _lineage(self, parent: int) -> list[LineageStep]:
@@ -209,11 +189,7 @@ class LLMMutator(AsyncMutator):
             path.append(node)
             node = int(self.state.tree.parent[node])
         path.reverse()
-        described = dict(
-            self.state.archive.query(
-                f"SELECT id, description FROM nodes WHERE id IN ({','.join('?' * len(path))})", path
-            )
-        )
+        described = self.state.archive.node_descriptions(path)
         return [LineageStep(n, described.get(n) or "", self._mean(n), int(self.state.tree.n_evals[n])) for n in path]
 
     def _notes(self, parent: int) -> list[tuple[int, str]]:
@@ -382,11 +358,9 @@ class LLMMutator(AsyncMutator):
         tree = self.state.tree
         if int(tree.n_evals[node]) != min(CREDIT_AFTER, tree.n_instances) or node == 0:
             return
-        row = self.state.archive.query(
-            "SELECT model, parent_id FROM nodes WHERE id = ? AND mutator = ?", [node, self.name]
-        )
-        if not row or row[0][0] is None:
+        made = self.state.archive.node(node)
+        if made is None or made.mutator != self.name or made.model is None:
             return
-        model, parent = row[0]
+        model, parent = made.model, made.parent_id
         parent_mean = self._mean(int(parent)) or 0.0
         self.chooser.credit(model, (self._mean(node) or 0.0) - parent_mean)

@@ -37,13 +37,6 @@ class ArenaInfo:
     rounds: tuple[ArenaRound, ...]
 
 
-def _holdout_mean(archive: Archive, node: int) -> float | None:
-    row = archive.query(
-        "SELECT avg(score) FROM evaluations WHERE node_id = ? AND split = 'holdout' AND \"repeat\" = 0", [node]
-    )
-    return None if row[0][0] is None else float(row[0][0])
-
-
 def arena_info(archive: Archive | str | Path) -> ArenaInfo:
     """The per-round champion scores of an arena run (an open archive, or a run folder / archive file,
     opened read-only). ArchiveError in one line if it is not an arena run or no round has finished."""
@@ -68,7 +61,7 @@ def arena_info(archive: Archive | str | Path) -> ArenaInfo:
                 champion=champion,
                 original=ledger.dev_mean(archive, champion, up_to_round=0),
                 evolved=ledger.dev_mean(archive, champion, up_to_round=number),
-                holdout=_holdout_mean(archive, champion),
+                holdout=archive.mean_score(champion, "holdout", first_repeat=True),
                 dev_instances=int(detail["dev_instances"]),
             )
         )

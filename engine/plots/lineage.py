@@ -18,13 +18,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from archive.records import NodeStats
 from engine.plots.layout import path_to_root, tidy_tree
-from engine.runinfo.reading import (
-    dev_node_stats,
-    final_choice,
-    n_dev_instances,
-    open_read_only,
-)
+from engine.runinfo.reading import final_choice, open_read_only
 
 FADE_ABOVE = 150  # nodes: above this, small nodes fade and their leaves shrink
 LABEL_ALL_UPTO = 40  # nodes: up to this, every node carries its id
@@ -84,52 +80,53 @@ def _median(values: list[int]) -> float:
     return float(values[mid]) if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
 
 
-def lineage_data(path: str | Path, max_labels: int = 10) -> LineageData:
-    """The lineage tree of the run at `path` (a run folder or its archive file), read-only."""
-    with open_read_only(path) as archive:
-        rows = archive.query(
-            "SELECT id, parent_id, depth, status, coalesce(description, ''), "
-            "coalesce(reason, '') FROM nodes ORDER BY id"
-        )
-        stats = dev_node_stats(archive)
-        choice = final_choice(archive)
-        n_dev = n_dev_instances(archive)
-        run_id = archive.run_id
-    parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in rows}
-    final = choice[0] if choice and choice[0] in parents else None
+def _shown(
+    rows: list[tuple], stats: dict[int, NodeStats], final: int | None, max_labels: int
+) -> tuple[set[int], set[int], set[int], int]:
+    """(nodes on the final path, faded nodes, labelled nodes, the evaluations under which a node fades)."""
+    parents = {r[0]: r[1] for r in rows}
     on_path = set(path_to_root(parents, final)) if final is not None else set()
     large = len(rows) > FADE_ABOVE
-    fade_below = 0
-    if large:
-        evaluated = [s.n for s in stats.values() if s.n > 0]
-        fade_below = max(2, math.ceil(_median(evaluated)))
+    fade_below = max(2, math.ceil(_median([s.n for s in stats.values() if s.n > 0]))) if large else 0
 
     def n_of(node: int) -> int:
         s = stats.get(node)
         return s.n if s else 0
 
-    status = {int(r[0]): str(r[3]) for r in rows}
+    status = {r[0]: r[3] for r in rows}
     faded = {n for n in parents if large and n not in on_path and (status[n] != "valid" or n_of(n) < fade_below)}
     if len(rows) <= LABEL_ALL_UPTO:
-        labelled = set(parents)
-    else:
-        ranked = sorted(
-            (n for n in parents if n not in faded and stats.get(n) and stats[n].mean is not None),
-            key=lambda n: (-stats[n].mean, n),
-        )
-        labelled = on_path | set(ranked[:max_labels])
+        return on_path, faded, set(parents), fade_below
+    ranked = sorted(
+        (n for n in parents if n not in faded and stats.get(n) and stats[n].mean is not None),
+        key=lambda n: (-stats[n].mean, n),  # type: ignore[operator]
+    )
+    return on_path, faded, on_path | set(ranked[:max_labels]), fade_below
+
+
+def lineage_data(path: str | Path, max_labels: int = 10) -> LineageData:
+    """The lineage tree of the run at `path` (a run folder or its archive file), read-only."""
+    with open_read_only(path) as archive:
+        rows = archive.node_outlines()
+        stats = archive.dev_node_stats()
+        choice = final_choice(archive)
+        n_dev = archive.n_dev_instances()
+        run_id = archive.run_id
+    parents = {r[0]: r[1] for r in rows}
+    final = choice[0] if choice and choice[0] in parents else None
+    on_path, faded, labelled, fade_below = _shown(rows, stats, final, max_labels)
+    large = len(rows) > FADE_ABOVE
     pos = tidy_tree(parents, (lambda n: FADED_LEAF_WIDTH if n in faded else 1.0) if large else None)
     nodes = []
-    for node_id, _parent, depth, st, description, reason in rows:
-        node_id = int(node_id)
+    for node_id, parent, depth, st, description, reason in rows:
         s = stats.get(node_id)
         text = description if not reason else (f"{description} [{reason}]" if description else reason)
         nodes.append(
             LineageNode(
                 id=node_id,
-                parent=parents[node_id],
-                depth=int(depth),
-                status=str(st),
+                parent=parent,
+                depth=depth,
+                status=st,
                 mean=s.mean if s else None,
                 n_evals=s.n if s else 0,
                 n_failed_evals=s.n_failed if s else 0,

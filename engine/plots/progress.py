@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.runinfo.reading import n_dev_instances, open_read_only
+from engine.runinfo.reading import open_read_only
 from search.evidence import evidence_weight
 from search.remeasure import pooled_variance
 
@@ -98,7 +98,7 @@ def _policy(config: dict):
 
 
 def _final_rule_over_time(
-    nodes: list[tuple[int, int | None, str, object]],
+    nodes: Sequence[tuple[int, int | None, str, object]],
     evals: list[tuple],
     n_dev: int,
     policy,
@@ -170,43 +170,13 @@ def _remeasured_over_time(evals: list[tuple], max_points: int) -> tuple[np.ndarr
     return final_mean, final_node, rule
 
 
-def progress_series(path: str | Path, min_evals: int | None = None, max_points: int = 400) -> ProgressSeries:
-    """One run's progress (see the module's docstring for the definitions)."""
-    with open_read_only(path) as archive:
-        run_id, config = archive.run_id, archive.config()
-        n_dev = n_dev_instances(archive)
-        nodes = [
-            (int(a), None if b is None else int(b), str(c), d)
-            for a, b, c, d in archive.query("SELECT id, parent_id, status, created_at FROM nodes ORDER BY id")
-        ]
-        probe = [
-            float(x)
-            for (x,) in archive.query(
-                "SELECT score FROM evaluations WHERE node_id = 0 AND split = 'dev' ORDER BY \"repeat\""
-            )
-        ]
-        runs: dict[int, list[float]] = {}
-        for node, score in archive.query("SELECT node_id, score FROM evaluations WHERE split = 'dev'"):
-            runs.setdefault(int(node), []).append(float(score))
-        noisy = n_dev == 1 and bool(pooled_variance(runs))  # its repeats are budget evaluations: on the axis
-        evals = archive.query(
-            "SELECT node_id, instance_id, score, finished_at FROM evaluations "
-            "WHERE split = 'dev'"
-            + ("" if noisy else ' AND "repeat" = 0')
-            + ' ORDER BY finished_at NULLS LAST, node_id, instance_id, "repeat"'
-        )
-        calls = archive.query(
-            "SELECT created_at, coalesce(cost_usd, 0) FROM llm_calls WHERE created_at IS NOT NULL ORDER BY created_at"
-        )
-    k = max(1, min_evals if min_evals is not None else n_dev)
-    t_total = len(evals)
-    node_ids = [e[0] for e in evals]
-    scores = np.array([e[2] for e in evals], dtype=float)
-    best = np.full(t_total, np.nan)
+def _best_so_far(evals: list[tuple], k: int, n_dev: int) -> np.ndarray:
+    """At each evaluation t: the highest own mean among nodes with at least k evaluations so far."""
+    best = np.full(len(evals), np.nan)
     sums: dict[int, float] = {}
     counts: dict[int, int] = {}
     current = np.nan
-    for t, (node, x) in enumerate(zip(node_ids, scores)):
+    for t, (node, _, x, _) in enumerate(evals):
         sums[node] = sums.get(node, 0.0) + float(x)
         counts[node] = counts.get(node, 0) + 1
         if counts[node] >= k:
@@ -216,6 +186,36 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
             else:  # a node's mean may still move: take the maximum again
                 current = max(sums[n] / counts[n] for n in counts if counts[n] >= k)
         best[t] = current
+    return best
+
+
+def _dollars_at(evals: list[tuple], calls: list[tuple]) -> np.ndarray:
+    """Cumulative model dollars when each evaluation finished (all of them for one with no finish time)."""
+    dollars = np.zeros(len(evals))
+    if calls and len(evals):
+        call_times = np.array([c[0] for c in calls], dtype="datetime64[us]")
+        cumulative = np.cumsum([float(c[1]) for c in calls])
+        finished = np.array([e[3] for e in evals], dtype="datetime64[us]")
+        upto = np.searchsorted(call_times, finished, side="right")
+        dollars = np.where(upto > 0, cumulative[np.maximum(upto - 1, 0)], 0.0)
+        dollars[np.isnat(finished)] = cumulative[-1]
+    return dollars
+
+
+def progress_series(path: str | Path, min_evals: int | None = None, max_points: int = 400) -> ProgressSeries:
+    """One run's progress (see the module's docstring for the definitions)."""
+    with open_read_only(path) as archive:
+        run_id, config = archive.run_id, archive.config()
+        n_dev = archive.n_dev_instances()
+        nodes = archive.node_timeline()
+        probe = archive.dev_scores_by_repeat(0)
+        runs: dict[int, list[float]] = {}
+        for node, score in archive.scores_of_split("dev"):
+            runs.setdefault(int(node), []).append(float(score))
+        noisy = n_dev == 1 and bool(pooled_variance(runs))  # its repeats are budget evaluations: on the axis
+        evals = archive.dev_evaluation_order(every_repeat=noisy)
+        calls = archive.llm_cost_timeline()
+    k = max(1, min_evals if min_evals is not None else n_dev)
     policy = _policy(config)
     evidence = 1.0  # a one-instance run's noise probe: the seed's runs (search.evidence, search.remeasure)
     if n_dev == 1 and len(probe) >= 2:
@@ -226,25 +226,17 @@ def progress_series(path: str | Path, min_evals: int | None = None, max_points: 
         final_mean, final_node, rule = _final_rule_over_time(
             nodes, evals, n_dev, policy, config.get("budget"), max_points, evidence
         )
-    dollars = np.zeros(t_total)
-    if calls and t_total:
-        call_times = np.array([c[0] for c in calls], dtype="datetime64[us]")
-        cumulative = np.cumsum([float(c[1]) for c in calls])
-        finished = np.array([e[3] for e in evals], dtype="datetime64[us]")
-        upto = np.searchsorted(call_times, finished, side="right")
-        dollars = np.where(upto > 0, cumulative[np.maximum(upto - 1, 0)], 0.0)
-        dollars[np.isnat(finished)] = cumulative[-1]
     return ProgressSeries(
         run_id=run_id,
         path=str(path),
         config=config,
         min_evals=k,
         final_rule=f"{policy.name}: {rule}" if rule else policy.name,
-        evals=np.arange(1, t_total + 1),
-        best=best,
+        evals=np.arange(1, len(evals) + 1),
+        best=_best_so_far(evals, k, n_dev),
         final=final_mean,
         final_node=final_node,
-        dollars=dollars,
+        dollars=_dollars_at(evals, calls),
     )
 
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from archive import Archive
-from engine.runinfo.reading import shown_status, wall_seconds
+from engine.runinfo.reading import STEP_CHARS, STEPS_SHOWN, shown_status
 
 # Characters kept per field; what is cut is said in the text.
 LIMITS = {
@@ -87,7 +87,7 @@ def _run_part(archive: Archive, clip: Clipper) -> dict[str, Any]:
         for k, v in sorted(config.items())
     }
     started, updated = row.get("created_at"), row.get("updated_at")
-    wall = wall_seconds(archive)
+    wall = archive.wall_seconds()
     return {
         "id": row["id"],
         "status": shown_status(row["status"], archive.live_as_of),
@@ -104,23 +104,17 @@ def _run_part(archive: Archive, clip: Clipper) -> dict[str, Any]:
 
 
 def _spend_part(archive: Archive) -> dict[str, Any]:
-    calls, errors, tokens_in, tokens_out, cost, unpriced = archive.query(
-        "SELECT count(*), count(error), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), "
-        "coalesce(sum(cost_usd), 0), count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) FROM llm_calls"
-    )[0]
-    evals = archive.query(
-        "SELECT split, status, count(*), coalesce(sum(runtime_s), 0) FROM evaluations "
-        "GROUP BY ALL ORDER BY split, status"
-    )
-    refs = archive.query("SELECT count(*), coalesce(sum(runtime_s), 0) FROM reference_evaluations")[0]
+    llm = archive.llm_totals()
+    evals = archive.evaluation_totals()
+    refs = archive.reference_totals()
     return {
         "llm": {
-            "calls": int(calls),
-            "errors": int(errors),
-            "tokens_in": int(tokens_in),
-            "tokens_out": int(tokens_out),
-            "cost_usd": float(cost),
-            "unpriced": int(unpriced),
+            "calls": llm.calls,
+            "errors": llm.errors,
+            "tokens_in": llm.tokens_in,
+            "tokens_out": llm.tokens_out,
+            "cost_usd": llm.cost_usd,
+            "unpriced": llm.unpriced,
         },
         "evaluations": [{"split": s, "status": st, "n": int(n), "runtime_s": float(t)} for s, st, n, t in evals],
         "references": {"n": int(refs[0]), "runtime_s": float(refs[1])},
@@ -137,12 +131,7 @@ def _calls_by_node(archive: Archive, clip: Clipper, about: list[int] | None = No
         if detail.get("key") and detail.get("child") is not None:
             child_of_key[str(detail["key"])] = int(detail["child"])
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    columns = {r[0] for r in archive.query("DESCRIBE llm_calls")}
-    instance = "instance_id" if "instance_id" in columns else "NULL"  # an agent's own calls name their instance
-    rows = archive.query(
-        "SELECT id, node_id, purpose, model, request, response, tokens_in, tokens_out, cost_usd, "
-        f"latency_s, error, created_at, {instance} FROM llm_calls {_among('node_id', about)} ORDER BY id"
-    )
+    rows = archive.llm_call_details(about)  # an agent's own calls name their instance
     for cid, node, purpose, model, request, response, t_in, t_out, cost, latency, error, created, inst in rows:
         request, response = _json(request) or {}, _json(response) or {}
         key = str(request.get("key", "")) if isinstance(request, dict) else ""
@@ -178,19 +167,9 @@ def _calls_by_node(archive: Archive, clip: Clipper, about: list[int] | None = No
     return out
 
 
-def _among(column: str, ids: list[int] | None) -> str:
-    """`WHERE column IN (ids)` (ints only), or nothing when ids is None: one node's part of a query."""
-    return "" if ids is None else f"WHERE {column} IN ({', '.join(str(int(i)) for i in ids) or 'NULL'})"
-
-
 def _evals_by_node(archive: Archive, clip: Clipper, about: list[int] | None = None) -> dict[int, list[dict[str, Any]]]:
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    rows = archive.query(
-        'SELECT e.node_id, e.instance_id, e.split, e."repeat", e.score, e.status, e.runtime_s, '
-        "e.feedback, e.stdout_tail, e.stderr_tail, e.metrics, e.worker, e.finished_at "
-        "FROM evaluations e LEFT JOIN instances i ON i.id = e.instance_id "
-        f'{_among("e.node_id", about)} ORDER BY e.node_id, e.split, i.rowid, e.instance_id, e."repeat"'
-    )
+    rows = archive.evaluation_details(about)
     for node, inst, split, rep, score, status, runtime, feedback, out_tail, err_tail, metrics, worker, at in rows:
         out[int(node)].append(
             {
@@ -216,9 +195,7 @@ def _attach_steps(archive: Archive, nodes: list[dict[str, Any]], clip: Clipper, 
     the steps its parent took while making it (`expansion_steps`, `expansion_more`); at most STEPS_SHOWN
     steps per trajectory, STEP_CHARS characters per action or result, TOTAL_STEPS over the report.
     False when the run has no trajectory (an older archive has no table for them)."""
-    from engine.runinfo.reading import trajectories
-
-    found = trajectories(archive, node)
+    found = archive.trajectories(node, STEPS_SHOWN, STEP_CHARS)
     if not found:
         return False
     left = TOTAL_STEPS
@@ -245,24 +222,24 @@ def _attach_steps(archive: Archive, nodes: list[dict[str, Any]], clip: Clipper, 
 
 def report_data(archive: Archive) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready data (texts clipped, see LIMITS and TOTAL_CHARS)."""
-    from engine.runinfo.reading import dev_node_stats, final_choice, node_notes
+    from engine.runinfo.reading import final_choice
 
     clip = Clipper()
     run = _run_part(archive, clip)
     spend = _spend_part(archive)
-    stats = dev_node_stats(archive)
+    stats = archive.dev_node_stats()
     final = final_choice(archive)
     evals = _evals_by_node(archive, clip)
     calls = _calls_by_node(archive, clip)
     nodes = node_rows(archive, clip, stats)
     for node in nodes:
         node["evaluations"], node["llm_calls"] = evals.get(node["id"], []), calls.get(node["id"], [])
-    notes = node_notes(archive)
+    notes = archive.node_notes()
     for node in nodes:
         node["note"] = clip(notes[node["id"]], "description") if node["id"] in notes else None
     has_steps = _attach_steps(archive, nodes, clip)
     arena = _arena_part(archive, nodes)
-    n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
+    n_dev = archive.n_dev_instances()
     return {
         "run": run,
         "spend": spend,
@@ -282,17 +259,12 @@ def node_rows(
     """The nodes (or those in `about`) as the report's tree and panel know them, without their evaluations
     and calls: id, parent, children, status, how made, description, diff (`diff=False`: ""; the live page's
     tree polls without them), and own dev mean and count."""
-    from engine.runinfo.reading import dev_node_stats
-
-    stats = dev_node_stats(archive) if stats is None else stats
-    text = "diff" if diff else "''"
-    rows = archive.query(
-        "SELECT id, parent_id, depth, status, mutator, model, description, reason, "
-        f"{text}, created_at FROM nodes {_among('id', about)} ORDER BY id"
-    )
+    stats = archive.dev_node_stats() if stats is None else stats
+    rows = archive.node_report_rows(about, diff)
     children: dict[int, list[int]] = defaultdict(list)
-    for nid, parent in archive.query("SELECT id, parent_id FROM nodes WHERE parent_id IS NOT NULL ORDER BY id"):
-        children[int(parent)].append(int(nid))
+    for nid, parent in archive.node_parents().items():
+        if parent is not None:
+            children[parent].append(nid)
     nodes = []
     for nid, parent, depth, status, mutator, model, description, reason, change, created in rows:
         s = stats.get(int(nid))
@@ -320,7 +292,7 @@ def node_detail(archive: Archive, node: int) -> dict[str, Any] | None:
     """One node as the report's panel shows it (its evaluations, calls, note, steps) and what the panel needs
     beside it (its parent's evaluations, the final node...), read for this node only: what the live page
     fetches when a node is clicked. None when the run has no such node."""
-    from engine.runinfo.reading import final_choice, has_table, node_notes
+    from engine.runinfo.reading import final_choice
 
     clip = Clipper()
     found = node_rows(archive, clip, about=[node])
@@ -331,15 +303,13 @@ def node_detail(archive: Archive, node: int) -> dict[str, Any] | None:
     about = [node] if parent is None else [node, parent]
     evals = _evals_by_node(archive, clip, about)
     this["evaluations"], this["llm_calls"] = evals.get(node, []), _calls_by_node(archive, clip, about).get(node, [])
-    note = node_notes(archive, node).get(node)
+    note = archive.node_notes([node]).get(node)
     this["note"] = None if note is None else clip(note, "description")
     _attach_steps(archive, [this], clip, node)
     _arena_part(archive, [this])
     final = final_choice(archive)
-    has_steps = has_table(archive, "trajectory_steps") and bool(
-        archive.query("SELECT count(*) FROM trajectory_steps")[0][0]
-    )
-    n_dev = int(archive.query("SELECT count(*) FROM instances WHERE split = 'dev'")[0][0])
+    has_steps = archive.has_trajectories()
+    n_dev = archive.n_dev_instances()
     return {
         "node": this,
         "parent_evaluations": [] if parent is None else evals.get(parent, []),
@@ -353,7 +323,7 @@ def _workers_part(archive: Archive) -> dict[str, Any] | None:
     """Evaluations per worker (a Ray node on a cluster) in BUCKETS equal slices of the run's span, by
     finished_at (else started_at), so an idle or late worker shows; None when there is no evaluation.
     An evaluation with neither timestamp counts only in its worker's total."""
-    rows = archive.query("SELECT coalesce(worker, ''), started_at, coalesce(finished_at, started_at) FROM evaluations")
+    rows = archive.evaluation_worker_times()
     if not rows:
         return None
     starts = [s for _, s, _ in rows if s is not None] or [t for *_, t in rows if t is not None]

@@ -158,16 +158,12 @@ def _best(args, console) -> None:
         for path, text in files.items():
             sys.stdout.write(f"# ===== {path} =====\n{text}" + ("" if text.endswith("\n") else "\n"))
         return
-    from engine.runinfo.reading import (
-        NodeStats,
-        dev_node_stats,
-        holdout_mean,
-        open_read_only,
-    )
+    from archive.records import NodeStats
+    from engine.runinfo.reading import open_read_only
 
     with open_read_only(info.archive) as archive:
-        stats = dev_node_stats(archive).get(node, NodeStats(None, 0, 0))
-        hold = holdout_mean(archive, node)
+        stats = archive.dev_node_stats().get(node, NodeStats(None, 0, 0))
+        hold = archive.holdout_mean(node)
     table = Table(title=f"Best agent of {info.run_id}", title_justify="left", show_header=False)
     table.add_column(style="bold", no_wrap=True)
     table.add_column()

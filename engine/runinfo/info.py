@@ -8,19 +8,15 @@ from datetime import datetime
 from pathlib import Path
 
 from archive import ArchiveError, ArchiveLocked
+from archive.records import NodeStats
 from archive.store import ARCHIVE_FILE
 from engine.runinfo.reading import (
-    NodeStats,
+    STEP_CHARS,
+    STEPS_SHOWN,
     best_mean,
-    dev_node_stats,
     final_choice,
-    holdout_mean,
-    n_dev_instances,
-    node_notes,
     open_read_only,
     shown_status,
-    trajectories,
-    wall_seconds,
 )
 
 
@@ -53,7 +49,7 @@ class RunInfo:
     final_holdout: tuple[float | None, int]
     final_description: str
     spend: Spend = field(default_factory=Spend)
-    wall_s: float | None = None  # engine time summed over sessions (reading.wall_seconds)
+    wall_s: float | None = None  # engine time summed over sessions (Archive.wall_seconds)
     used: dict = field(default_factory=dict)  # what the last session ran with (workers, sandbox): its event
     live_as_of: datetime | None = None  # read from a running search's live copy (archive/live.py), made then
 
@@ -97,28 +93,18 @@ def run_info(path: str | Path) -> RunInfo:
     with open_read_only(path) as archive:
         row = archive.run_row()
         config = archive.config()
-        stats: dict[int, NodeStats] = dev_node_stats(archive)
-        n_dev = n_dev_instances(archive)
-        nodes = dict(archive.query("SELECT status, count(*) FROM nodes GROUP BY status ORDER BY status"))
-        dev = dict(
-            archive.query(
-                "SELECT status, count(*) FROM evaluations WHERE split = 'dev' GROUP BY status ORDER BY status"
-            )
-        )
-        holdout = int(archive.query("SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0])
+        stats: dict[int, NodeStats] = archive.dev_node_stats()
+        n_dev = archive.n_dev_instances()
+        nodes = archive.node_status_counts()
+        dev = archive.evaluation_status_counts("dev")
+        holdout = archive.evaluation_count("holdout")
         choice = final_choice(archive)
         best = best_mean(stats, max(n_dev, 1))
         final = choice[0] if choice else None
-        final_hold = holdout_mean(archive, final) if final is not None else (None, 0)
-        description = ""
-        if final is not None:
-            found = archive.query("SELECT coalesce(description, '') FROM nodes WHERE id = ?", [final])
-            description = found[0][0] if found else ""
-        money = archive.query(
-            "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(tokens_in), 0), "
-            "coalesce(sum(tokens_out), 0), count(*), count(error) FROM llm_calls"
-        )[0]
-        wall = wall_seconds(archive)
+        final_hold = archive.holdout_mean(final) if final is not None else (None, 0)
+        description = _description(archive, final) if final is not None else ""
+        money = archive.llm_totals()
+        wall = archive.wall_seconds()
         sessions = list(archive.events("session"))
         used = sessions[-1][3] if sessions else {}
     s = stats.get(final) if final is not None else None
@@ -140,11 +126,17 @@ def run_info(path: str | Path) -> RunInfo:
         final_dev=(s.mean, s.n) if s else (None, 0),
         final_holdout=final_hold,
         final_description=description,
-        spend=Spend(float(money[0]), int(money[1]), int(money[2]), int(money[3]), int(money[4])),
+        spend=Spend(money.cost_usd, money.tokens_in, money.tokens_out, money.calls, money.errors),
         wall_s=wall,
         used=used,
         live_as_of=archive.live_as_of,
     )
+
+
+def _description(archive, node: int) -> str:
+    """A node's description ('' for none, or no such node)."""
+    found = archive.node(node)
+    return (found.description or "") if found is not None else ""
 
 
 def list_runs(folder: str | Path) -> list[RunInfo | Unreadable]:
@@ -189,8 +181,8 @@ def best_node(path: str | Path) -> tuple[RunInfo, int, str, dict[str, str], str]
         node, why = 0, "the seed (no node has every dev evaluation yet, and the run chose no final node)"
     with open_read_only(path) as archive:
         files = archive.node_files(node)
-        found = archive.query("SELECT coalesce(description, '') FROM nodes WHERE id = ?", [node])
-    return info, node, why, files, found[0][0] if found else ""
+        description = _description(archive, node)
+    return info, node, why, files, description
 
 
 @dataclass(frozen=True)
@@ -232,28 +224,20 @@ class NodeInfo:
 def node_info(path: str | Path, node: int) -> NodeInfo:
     """One node of the run at `path` and its agents' trajectories, read-only (ArchiveError: no such node)."""
     with open_read_only(path) as archive:
-        found = archive.query(
-            "SELECT parent_id, depth, status, mutator, model, coalesce(description, ''), reason "
-            "FROM nodes WHERE id = ?",
-            [node],
-        )
-        if not found:
-            last = archive.query("SELECT max(id) FROM nodes")[0][0]
+        found = archive.node(node)
+        if found is None:
+            last = archive.last_node_id()
             raise ArchiveError(
                 f"run {archive.run_id} has no node {node}" + ("" if last is None else f" (its nodes are 0 to {last})")
             )
-        parent, depth, status, mutator, model, description, reason = found[0]
-        stats = dev_node_stats(archive).get(node)
-        hold = holdout_mean(archive, node)
-        evals = archive.query(
-            'SELECT e.instance_id, e."repeat", e.split, e.status, e.score FROM evaluations e '
-            "LEFT JOIN instances i ON i.id = e.instance_id WHERE e.node_id = ? "
-            'ORDER BY e.split, i.rowid, e.instance_id, e."repeat"',
-            [node],
-        )
+        parent, depth, status, mutator, model = found.parent_id, found.depth, found.status, found.mutator, found.model
+        description, reason = found.description or "", found.reason
+        stats = archive.dev_node_stats().get(node)
+        hold = archive.holdout_mean(node)
+        evals = archive.evaluations_of(node)
         files = list(archive.node_files(node))
-        steps = trajectories(archive, node)
-        note = node_notes(archive, node).get(node)
+        steps = archive.trajectories(node, STEPS_SHOWN, STEP_CHARS)
+        note = archive.node_notes([node]).get(node)
         arena = _arena_scores(archive, node)
         run_id = archive.run_id
     by_status: dict[str, int] = {}
@@ -264,9 +248,9 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         if (node, "evaluation", inst, rep) in steps:
             got, total = steps.pop((node, "evaluation", inst, rep))
             shown.append(Trajectory(inst, int(rep), split, st, float(score), got, total))
-    for (_, kind, inst, rep), (got, total) in sorted(steps.items(), key=lambda kv: str(kv[0])):
+    for (_, kind, where, rep), (got, total) in sorted(steps.items(), key=lambda kv: str(kv[0])):
         if kind == "evaluation":  # steps whose evaluation is not stored (should not happen): shown all the same
-            shown.append(Trajectory(inst, rep, None, None, None, got, total))
+            shown.append(Trajectory(where, rep, None, None, None, got, total))
     made = steps.get((node, "expansion", None, 0))
     return NodeInfo(
         run_id=run_id,
