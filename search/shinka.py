@@ -43,6 +43,7 @@ rule by default (selectable, search.final).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -79,6 +80,7 @@ def _spread(view: TreeView, probabilities_of: np.ndarray, nodes: np.ndarray) -> 
 class _Shinka:
     archive_size: int = 40
     epsilon: float = 0.1  # the final rule's quantile
+    rule: ClassVar[str]  # the selection rule in words, stored with each decision
 
     def _probabilities(self, view: TreeView, nodes: np.ndarray, a: np.ndarray) -> np.ndarray:
         raise NotImplementedError

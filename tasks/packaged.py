@@ -24,6 +24,7 @@ from pathlib import Path
 from engine.errors import UserError
 
 EXTRA_HINT = "pip install -e '.[tasks]'"
+Wanted = list[str] | int | str  # a split's ids in a subset file: a list of ids, a number, or "all"
 
 
 def package_dir(module: str, distribution: str, task: str) -> Path:
@@ -38,7 +39,7 @@ def package_dir(module: str, distribution: str, task: str) -> Path:
     return Path(locations[0])
 
 
-def read_subset(path: str | None, task: str) -> dict[str, object]:
+def read_subset(path: str | None, task: str) -> dict[str, Wanted]:
     """{split: list of ids | int | 'all'} from a subset file; {} without one."""
     if not path:
         return {}
@@ -65,7 +66,7 @@ def read_subset(path: str | None, task: str) -> dict[str, object]:
 
 
 def choose(
-    pools: Mapping[str, Sequence[str]], defaults: Mapping[str, int | None], subset: Mapping[str, object], task: str
+    pools: Mapping[str, Sequence[str]], defaults: Mapping[str, int | None], subset: Mapping[str, Wanted], task: str
 ) -> dict[str, list[str]]:
     """The ids each split uses: `pools` in the task's order, `defaults` the first N (None: all)."""
     chosen: dict[str, list[str]] = {}
@@ -78,13 +79,13 @@ def choose(
             chosen[split] = list(pool[:want])
         else:
             known = set(pool)
-            missing = [i for i in want if i not in known]  # type: ignore[union-attr]
+            missing = [i for i in want if i not in known]
             if missing:
                 raise UserError(
                     f"--instances: {task} {split} has no instance {missing[0]!r}"
                     + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                 )
-            chosen[split] = list(dict.fromkeys(want))  # type: ignore[arg-type]
+            chosen[split] = list(dict.fromkeys(want))
     if not chosen.get("dev"):
         raise UserError(f"--instances: the {task} run needs at least one dev instance")
     return chosen

@@ -92,8 +92,9 @@ class Overseer:
             return
         transcript, calls = list(session.transcript), session.calls
         task = asyncio.ensure_future(self._look(session, transcript, calls))
-        self._looks[session.token] = task
-        task.add_done_callback(lambda _t, token=session.token: self._looks.pop(token, None))
+        token = session.token
+        self._looks[token] = task
+        task.add_done_callback(lambda _t: self._looks.pop(token, None))
 
     def forget(self, session) -> None:
         """The session closed: a look still in flight is cancelled (its call, if answered, stays booked)."""

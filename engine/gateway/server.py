@@ -181,6 +181,7 @@ class Gateway:
     # ----- HTTP ----------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # the server runs each connection's callback in a task of its own
         self._handlers.add(task)
         try:
             request = None

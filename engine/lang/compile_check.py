@@ -34,8 +34,12 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from engine.lang.registry import Language
+
+if TYPE_CHECKING:
+    from engine.sandbox.process import ProcessSandbox
 
 TIMEOUT_S = 30.0
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # what a bwrap job can see: a rustup toolchain in ~ is not there
@@ -66,7 +70,9 @@ class CompileCheck:
     args: tuple[str, ...]
     sandbox_name: str
     _cache: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
-    _sandbox: object | None = field(default=None, repr=False)  # built once: its checks need not repeat per child
+    _sandbox: ProcessSandbox | None = field(
+        default=None, repr=False
+    )  # built once: its checks need not repeat per child
 
     @property
     def said(self) -> str:
@@ -78,8 +84,11 @@ class CompileCheck:
 
         if self._sandbox is None:
             from engine.sandbox import make_sandbox
+            from engine.sandbox.process import ProcessSandbox
 
-            self._sandbox = make_sandbox(self.sandbox_name)
+            made = make_sandbox(self.sandbox_name)
+            assert isinstance(made, ProcessSandbox)  # "bwrap" or "process" (compile_check refuses the others)
+            self._sandbox = made
         sandbox = self._sandbox
         with tempfile.TemporaryDirectory(prefix="clade-compile-check-") as workdir:
             for path, text in files.items():

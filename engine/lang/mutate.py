@@ -172,7 +172,9 @@ def _numeric(
     sigma = min(max(step_size(success, len(floats)) * math.exp(tau * rng.normal()), SIGMA_MIN), SIGMA_MAX)
     spans, changes = [], []
     for node in floats:
-        value, suffix = _float_literal(node)
+        literal = _float_literal(node)
+        assert literal is not None  # _sites keeps as floats only the literals that read as one
+        value, suffix = literal
         negated = _negated(node)
         before = -value if negated else value
         after = float(f"{before + sigma * max(abs(before), MIN_SCALE) * rng.normal():.{DIGITS}g}")

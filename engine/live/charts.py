@@ -85,7 +85,9 @@ def worker_lanes(
     """One lane per worker, one bar per evaluation from its start to its end (still running: to `now`),
     coloured by score (viridis, red when it did not end ok): whether every worker keeps busy.
     rows: (worker, started_at, finished_at, score, status, node, instance)."""
-    timed = [r for r in rows if r[1] is not None]
+    timed = [
+        (wk, start, end, score, st, node, inst) for wk, start, end, score, st, node, inst in rows if start is not None
+    ]
     if not timed:
         return _empty("no evaluation with a start time yet")
     first = min(r[1] for r in timed)

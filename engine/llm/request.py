@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +74,7 @@ class LLMRequest:
 
 
 def build_request(
-    model: str, messages: list[Mapping[str, Any]], params: Mapping[str, Any], key: str = ""
+    model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any], key: str = ""
 ) -> LLMRequest:
     if not model:
         raise ValueError("a model is required (provider/name, e.g. openai/gpt-4o-mini)")

@@ -23,7 +23,9 @@ class OperatorCredit:
     _waiting: dict[int, tuple[int, tuple[str, ...]]] = field(default_factory=dict)  # child -> (parent, ops)
 
     def child_stored(self, node: int, parent: int | None, description: str, valid: bool) -> None:
-        ops = tuple(operators_in(description or "")) if parent is not None else ()
+        if parent is None:  # a root: no operator made it
+            return
+        ops = tuple(operators_in(description or ""))
         if not ops:
             return
         if valid:

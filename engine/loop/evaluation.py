@@ -187,20 +187,19 @@ async def _graded(
     started: datetime,
 ) -> Outcome:
     if session is not None and (session.capped or session.stop_reason or session.overseer_reason):
-        common = {
-            "runtime_s": time.perf_counter() - clock,
-            "started_at": started,
-            "finished_at": utcnow(),
-            "stdout_tail": result.stdout_tail if result else "",
-            "stderr_tail": result.stderr_tail if result else "",
-        }
+        ended = Outcome(  # what the three endings share
+            "error",
+            runtime_s=time.perf_counter() - clock,
+            started_at=started,
+            finished_at=utcnow(),
+            stdout_tail=result.stdout_tail if result else "",
+            stderr_tail=result.stderr_tail if result else "",
+        )
         if session.stop_reason:
-            return Outcome(
-                "error", {}, session.stop_reason, stop=session.stop_reason, fatal=session.stop_fatal, **common
-            )
+            return replace(ended, feedback=session.stop_reason, stop=session.stop_reason, fatal=session.stop_fatal)
         if session.overseer_reason:
-            return Outcome("killed", {}, f"stopped by the overseer: {session.overseer_reason}", **common)
-        return Outcome("error", {}, session.cap_reason, **common)
+            return replace(ended, status="killed", feedback=f"stopped by the overseer: {session.overseer_reason}")
+        return replace(ended, feedback=session.cap_reason)
     assert result is not None
     steps = trajectory_of(task, result.answer)
     if result.status != "ok":

@@ -55,7 +55,7 @@ def code_size(files: Mapping[str, str]) -> int:
 
 
 def unified_diff(parent: Mapping[str, str], child: Mapping[str, str]) -> str:
-    parts = []
+    parts: list[str] = []
     for path in sorted(set(parent) | set(child)):
         before, after = parent.get(path, ""), child.get(path, "")
         if before != after:
@@ -81,7 +81,7 @@ def donors(state: RunState, parent: int, count: int = DONORS) -> tuple[dict[str,
 def mutation_context(state: RunState, parent: int, decision_detail: Mapping | None = None) -> MutationContext:
     """What the mutator may use besides the parent; a decision with context 'archive' (ADAS) widens it."""
     task = state.task
-    whole = bool(decision_detail) and decision_detail.get("context") == "archive"
+    whole = decision_detail is not None and decision_detail.get("context") == "archive"
     return MutationContext(
         task.entry_file,
         task.entry_function,

@@ -9,7 +9,7 @@ budget and are reported apart.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ async def _run_all(
     state: RunState,
     handles: RunHandles,
     workers: int,
-    jobs: list[tuple[Mapping[str, str], Instance, int | str]],
+    jobs: Sequence[tuple[Mapping[str, str], Instance, int | str]],
     progress: Any = None,
 ) -> list[Outcome]:
     """Each job: (files, instance, the node id, or a reference agent's name)."""

@@ -148,6 +148,7 @@ class ReplayScheduler(Scheduler):
         self._stored = None
         decision = Expand(step.parent, step.detail)
         if not self._copies(step):
+            assert step.key is not None  # an expansion replayed rather than copied has its key (see _copies)
             pinned = Pinned(step.key, recorded_model(original, step.key), step.answer_format, step.novelty_below)
             task, launch = self._launch_expansion(decision, pinned)
             try:

@@ -47,12 +47,14 @@ def read_plan(original: Archive) -> list[Step]:
     steps: list[Step] = []
     for seq, kind, node, detail in original.events():
         if kind == "evaluate":
+            assert node is not None  # an evaluation's event names the node evaluated
             steps.append(
                 RecordedEvaluation(
                     seq, int(node), str(detail["instance"]), {k: v for k, v in detail.items() if k not in OUTCOME_KEYS}
                 )
             )
         elif kind == "expand":
+            assert node is not None  # an expansion's event names the parent expanded
             steps.append(
                 RecordedExpansion(
                     seq,

@@ -383,11 +383,11 @@ class Scheduler:
                 timeout = None if stop else self._wake_in()
                 done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    launch = pending.pop(task)
-                    if isinstance(launch, ExpansionLaunch):
-                        stop = self._finish_expansion(launch, task) or stop
+                    finished = pending.pop(task)
+                    if isinstance(finished, ExpansionLaunch):
+                        stop = self._finish_expansion(finished, task) or stop
                     else:
-                        stop = self._record(launch, task.result()) or stop
+                        stop = self._record(finished, task.result()) or stop
         finally:
             await self._abandon(pending)
 

@@ -165,6 +165,6 @@ class RunState:
                 state.record_dev_score(ev.node_id, index[ev.instance_id], ev.score, started=False)
             if ev.node_id == 0 and ev.status == "ok":
                 state.seed_metrics[ev.instance_id] = ev.metrics
-        for node, score in repeats:
-            state.repeat_measured(node, score)
+        for node_id, score in repeats:
+            state.repeat_measured(node_id, score)
         return state

@@ -103,11 +103,11 @@ def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
     if not math.isfinite(new) or abs(new) > 1e12:
         return None
     node = const(new)
-    new = number_value(node)
-    if new is None or new == old:
+    written = number_value(node)
+    if written is None or written == old:
         return None
     slot.replace(node)
-    return f"const {_fmt(old)}->{_fmt(new)}"
+    return f"const {_fmt(old)}->{_fmt(written)}"
 
 
 def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
@@ -130,7 +130,7 @@ def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
         node.ops[i] = new()
         return f"swap_op {SYMBOL[old]}->{SYMBOL[new]} in {short(node, 30)}"
     old = type(node.op)
-    choices = [op for op in (ast.Add, ast.Sub, ast.Mult) if op is not old]
+    choices: list[type[ast.operator]] = [op for op in (ast.Add, ast.Sub, ast.Mult) if op is not old]
     right = number_value(node.right)
     if old is ast.Mult and right is not None and right != 0:
         choices.append(ast.Div)  # dividing by a non-zero literal is safe
@@ -202,6 +202,8 @@ def op_insert(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | No
     kinds = sorted(TERM_WEIGHTS)
     weights = np.array([TERM_WEIGHTS[k] for k in kinds])
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
+    x: ast.expr
+    y: ast.expr
     if len(params) >= 2:
         i, j = (int(v) for v in rng.choice(len(params), size=2, replace=False))
         x, y = ast.Name(id=params[i], ctx=ast.Load()), ast.Name(id=params[j], ctx=ast.Load())

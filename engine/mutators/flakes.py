@@ -60,7 +60,7 @@ def _bound_by_an_enclosing_loop(tree: ast.Module, name: str, line: int, col: int
     return False
 
 
-def _contains(node: ast.AST, line: int, col: int) -> bool:
+def _contains(node: ast.stmt, line: int, col: int) -> bool:
     start = (node.lineno, node.col_offset)
     end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
     return start <= (line, col) <= end

@@ -258,8 +258,8 @@ class LLMMutator(AsyncMutator):
             build_diagnosis_prompt(ctx), model=model, purpose="diagnose", parent=parent, key=f"{key} diagnose"
         )
         try:
-            ctx = replace(ctx, diagnosis=parse_diagnosis(answer.text))
-            return ctx, note_markdown(ctx.diagnosis)
+            diagnosis = parse_diagnosis(answer.text)
+            return replace(ctx, diagnosis=diagnosis), note_markdown(diagnosis)
         except AnswerFormatError:
             return ctx, answer.text.strip()[:4000]  # kept as written; implement without a plan rather than lose it
 
@@ -282,7 +282,7 @@ class LLMMutator(AsyncMutator):
             again = f"Your answer could not be used ({exc}). Answer again, exactly in the format asked for."
             return current, f"malformed answer: {exc}", {"role": "user", "content": again}
         self._read(model, answer_format, True)
-        if answer_format == "rewrite":
+        if isinstance(parsed, dict):  # the "rewrite" format: {path: whole new text}
             result = apply_rewrite(current, parsed, editable)
         else:
             result = apply_blocks(current, parsed, editable)

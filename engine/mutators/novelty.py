@@ -44,9 +44,14 @@ import hashlib
 import re
 import zlib
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from engine import pyast
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import numpy as np
 
 SHINGLE = 5
 NUM_PERM = 64
@@ -77,25 +82,24 @@ def _normalized_python(text: str) -> str:
     imported: set[str] = set()
     sites: list[tuple[ast.AST, str]] = []  # (node, field) holding a name, in ast.walk's order
     for node in ast.walk(tree):  # one pass: fast enough for every child of a run
-        kind = type(node)
-        if kind is ast.Name:
+        if isinstance(node, ast.Name):
             sites.append((node, "id"))
             if not isinstance(node.ctx, ast.Load):
                 bound.add(node.id)
-        elif kind is ast.arg:
+        elif isinstance(node, ast.arg):
             sites.append((node, "arg"))
             bound.add(node.arg)
-        elif kind in _SCOPES:
+        elif isinstance(node, _SCOPES):
             _drop_docstring(node)
-            if kind is not ast.Module:
+            if not isinstance(node, ast.Module):
                 sites.append((node, "name"))
                 bound.add(node.name)
-        elif kind in _NAMED and node.name:
+        elif isinstance(node, _NAMED) and node.name:
             sites.append((node, "name"))
             bound.add(node.name)
-        elif kind is ast.Global or kind is ast.Nonlocal:
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
             sites.append((node, "names"))
-        elif kind is ast.Import or kind is ast.ImportFrom:
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
             imported.update((a.asname or a.name).split(".")[0] for a in node.names)
     _rename(sites, bound - imported - _KEEP)
     return ast.unparse(tree)
@@ -268,7 +272,7 @@ class EmbeddingNovelty:
         self.entry_file = entry_file
         self._node_ids: list[int] = []
         self._known: set[int] = set()
-        self._vectors = None  # (capacity, dim) float32, unit rows
+        self._vectors: np.ndarray | None = None  # (capacity, dim) float32, unit rows
 
     async def _vector(self, files: Mapping[str, str], node_id: int | None):
         import numpy as np
@@ -305,6 +309,7 @@ class EmbeddingNovelty:
         vector = await self._vector(files, node_id)
         if not self._node_ids:
             return None
+        assert self._vectors is not None  # add() made it when it stored the first node id
         similarity = self._vectors[: len(self._node_ids)] @ vector
         if below is not None:
             similarity = np.where(np.asarray(self._node_ids) < below, similarity, -np.inf)
@@ -330,7 +335,7 @@ class ArchiveEmbeddings:
         self._files_of = files_of  # node -> its files (RunState.files)
         self._loaded = False
         self._pending: list[int] = []
-        self._lock = None  # an asyncio.Lock, made in the running loop
+        self._lock: asyncio.Lock | None = None  # made in the running loop
 
     def admitted(self, node_id: int) -> None:
         self._pending.append(node_id)

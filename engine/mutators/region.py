@@ -33,6 +33,8 @@ class Region:
 
 
 MARKER_COMMENTS = ("#", "//", "!", "--")
+# the nodes of a signature that carry a position (its arguments, their annotations and defaults)
+_PLACED = (ast.arg, ast.expr, ast.keyword)
 
 
 def marker_lines(lines: list[str], where: str = "") -> tuple[int, int] | None:
@@ -91,7 +93,7 @@ def _function_region(lines: list[str], tree: ast.Module, entry_function: str) ->
     if not stmts:
         raise MutationError(f"entry function {entry_function} has no statement besides its docstring")
     previous_end = (body[0].end_lineno or func.lineno) if has_doc else func.lineno
-    header_end = max([func.lineno] + [a.end_lineno or a.lineno for a in ast.walk(func.args) if hasattr(a, "lineno")])
+    header_end = max([func.lineno] + [a.end_lineno or a.lineno for a in ast.walk(func.args) if isinstance(a, _PLACED)])
     if func.returns is not None:
         header_end = max(header_end, func.returns.end_lineno or header_end)
     if stmts[0].lineno > max(previous_end, header_end):

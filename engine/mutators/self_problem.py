@@ -19,6 +19,7 @@ evaluations are read: holdout never reaches a prompt.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,7 +113,7 @@ def self_improvement_statement(
     entry_function: str,
     task_description: str,
     diagnosis: str = "",
-    tried: list[tuple[str, str]] = (),
+    tried: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The statement the parent agent gets when it is run on its own code."""
     parts = [
@@ -156,7 +157,7 @@ def _job(entry_file: str, entry_function: str) -> list[str]:
     ]
 
 
-def diagnosis_messages(statement: str, notes: list[tuple[int, str]] = ()) -> list[dict]:
+def diagnosis_messages(statement: str, notes: Sequence[tuple[int, str]] = ()) -> list[dict]:
     """DGM's first step: read the log (and the lineage's earlier notes), say what is wrong and what change would fix
     it. The answer is stored as the child's improvement note (SIA's improvement.md)."""
     history = ""

@@ -148,7 +148,7 @@ def _stmt(stmt: ast.stmt, func: FuncDef | None, sites: Sites) -> None:
             _body(stmt.orelse, 0, func, sites)
     elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
         _body(stmt.body, 0, func, sites)
-        if getattr(stmt, "orelse", None):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and stmt.orelse:  # a with block has no else
             _body(stmt.orelse, 0, func, sites)
     elif isinstance(stmt, (ast.Try, ast.TryStar)):
         for block in [stmt.body, stmt.orelse, stmt.finalbody] + [h.body for h in stmt.handlers]:

@@ -54,7 +54,9 @@ def _sizes(nodes: list[LineageNode], unit_pt: float, n_max: int) -> list[float]:
 def _edges(ax, data: LineageData, by_id: dict[int, LineageNode]) -> None:
     from matplotlib.collections import LineCollection
 
-    normal, faint, path = [], [], []
+    normal: list[list[tuple[float, float]]] = []
+    faint: list[list[tuple[float, float]]] = []
+    path: list[list[tuple[float, float]]] = []
     for parent, child in data.edges:
         p, c = by_id[parent], by_id[child]
         mid = p.y - 0.45

@@ -113,7 +113,10 @@ def render_tree(nodes: list[dict[str, Any]], final: int | None, path: set[int] |
         x, y = pos[node]
         return round(MARGIN + (x - x0) * x_step, 1), round(MARGIN - y * y_step, 1)
 
-    edges, on_path, circles = [], [], []  # the path's edges last: drawn over the grey ones they share
+    # the path's edges last: drawn over the grey ones they share
+    edges: list[str] = []
+    on_path: list[str] = []
+    circles: list[str] = []
     for n in nodes:
         x, y = at(n["id"])
         if n["parent"] is not None and n["parent"] in pos:

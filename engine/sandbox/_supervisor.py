@@ -237,8 +237,8 @@ def _job_main(
         os.execvpe(argv[0], argv, request["env"])  # PATH looked up in the job's env
     except BaseException as exc:  # noqa: BLE001 -- must reach _exit whatever happens
         try:
-            msg = f"E {type(exc).__name__}: {exc}".replace("\n", " ")
-            os.write(check_w, msg.encode(errors="replace") + b"\n")
+            line = f"E {type(exc).__name__}: {exc}".replace("\n", " ")
+            os.write(check_w, line.encode(errors="replace") + b"\n")
         finally:
             os._exit(127)
 

@@ -212,8 +212,9 @@ class DockerSandbox:
                 raise asyncio.CancelledError
             if container is None:
                 why = "cancelled" if made.cancelled() else _one_line(made.exception())
-                if not made.cancelled() and not isinstance(made.exception(), self._errors):
-                    raise made.exception()  # a bug, not the daemon
+                error = None if made.cancelled() else made.exception()  # not cancelled, no container: create raised
+                if error is not None and not isinstance(error, self._errors):
+                    raise error  # a bug, not the daemon
                 return _failure(out, err, t0, f"could not create the container: {why}")
             try:
                 await asyncio.to_thread(container.start)

@@ -52,6 +52,7 @@ async def relayed(endpoint: LLMEndpoint) -> AsyncIterator[LLMEndpoint]:
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # the server runs each connection's callback in a task of its own
         pipes.add(task)
         try:
             up_reader, up_writer = await asyncio.open_connection(host, port, ssl=tls)

@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from .cgroup import pid_alive
 
@@ -80,7 +80,7 @@ def _rmtree(path: str) -> None:
                 except OSError:
                     pass
 
-    def report(func, p, exc_info):  # type: ignore[no-untyped-def]
+    def report(func: Callable[..., object], p: str, exc_info: tuple) -> None:
         log.warning("could not remove %s: %s", p, exc_info[1])
 
     shutil.rmtree(path, onerror=report)

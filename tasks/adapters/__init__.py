@@ -21,6 +21,10 @@ itself (the weighted share of the checks the judge passed).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tasks.adapters.folder import FolderTask
 
 FORMATS = {
     "openevolve": ("initial_program.py", "evaluator.py"),
@@ -42,11 +46,11 @@ def program_file(root: Path, stem: str, language: str | None = None) -> str | No
     program in it. A language Clade does not know (OpenEvolve's `text`, ...) is left to the extension."""
     from engine.lang.registry import LANGUAGES, language_of
 
-    wanted = None
+    wanted: tuple[str, ...] | None = None
     if language and language.lower() in ("python", "py"):
         wanted = (".py",)
-    elif language and language_of("", named=language) is not None:
-        wanted = language_of("", named=language).extensions
+    elif language and (named := language_of("", named=language)) is not None:
+        wanted = named.extensions
     known = (".py", *(ext for lang in LANGUAGES for ext in lang.extensions))
     found = sorted(
         (
@@ -85,9 +89,18 @@ def detect(path: str | Path) -> str:
     raise ValueError(f"{path}: not a task folder Clade can read; expected one of: {expected}")
 
 
-def make_adapted_task(path: str | Path, instances_path: str | None = None, target: float | None = None):
+class FolderFormat(Protocol):
+    """What every format's task class is called with: the folder, --instances and --target."""
+
+    def __call__(
+        self, root: str | Path, instances_path: str | None = None, target: float | None = None
+    ) -> FolderTask: ...
+
+
+def make_adapted_task(path: str | Path, instances_path: str | None = None, target: float | None = None) -> FolderTask:
     """The task the folder at `path` describes, in its detected format."""
     fmt = detect(path)
+    cls: FolderFormat
     if fmt == "openevolve":
         from tasks.adapters.openevolve import OpenEvolveTask as cls
     elif fmt == "shinkaevolve":

@@ -131,7 +131,7 @@ class FolderTask(Task):
     runner_settings: dict = {}
     _files: dict[str, bytes] = {}
 
-    def sandbox_files(self, instance: object) -> dict[str, bytes]:
+    def sandbox_files(self, instance: Instance) -> dict[str, bytes]:
         return {
             **self._files,
             f"clade_{self.runner}": (RUNNERS / self.runner).read_bytes(),

@@ -58,6 +58,7 @@ class MetricValueTask(FolderTask):
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"{self.root / 'config.py'}: METRIC_NAME must be a non-empty string literal")
         self.metric_name = name.strip()
+        self.runner_settings = {"metric_name": self.metric_name}
         self.task_name = str(config.get("TASK_NAME") or self.root.name)
         self.higher_is_better = bool(config.get("HIGHER_IS_BETTER", True))
         perfect = config.get("PERFECT_SCORE")
@@ -74,10 +75,6 @@ class MetricValueTask(FolderTask):
         )
         self._files = folder_files(self.root, exclude=(self.entry_file,))
 
-    @property
-    def runner_settings(self) -> dict:
-        return {"metric_name": self.metric_name}
-
     def grade(self, instance: Instance, answer: bytes) -> Grade:
         data = self.answer_object(answer)
         if isinstance(data, str):
@@ -85,8 +82,8 @@ class MetricValueTask(FolderTask):
         if "error" in data:
             return Grade(False, {}, self.explain_missing(short(data["error"]), str(data.get("error_file") or "")))
         try:
-            value = float(data.get("value"))
-        except (TypeError, ValueError):
+            value = float(data["value"])
+        except (KeyError, TypeError, ValueError):  # no value, or not a number
             return Grade(False, {}, f"{self.metric_name}: {short(data.get('value'), 60)!r} is not a number")
         if not math.isfinite(value):
             return Grade(False, {}, f"{self.metric_name} is not finite")

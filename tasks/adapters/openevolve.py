@@ -155,7 +155,9 @@ class OpenEvolveTask(FolderTask):
             feedback += f" (cascade: stage {stage} of {stages})"
         if isinstance(metrics.get("error"), str):
             feedback += f"; error: {self.explain_missing(short(metrics['error'], 200))}"
-        artifacts = data.get("artifacts") if isinstance(data.get("artifacts"), dict) else {}
+        artifacts = data.get("artifacts")
+        if not isinstance(artifacts, dict):
+            artifacts = {}
         # "error" / "error_message": where OpenEvolve's own examples say why they scored 0 (huawei_2017: no test cases)
         for key in ("stderr", "stage2_stderr", "stage3_stderr", "error", "error_message", "feedback"):
             if artifacts.get(key):
@@ -215,13 +217,16 @@ class ShinkaEvolveTask(FolderTask):
                 return Grade(False, {}, f"{name} must hold a JSON object")
             if "__unreadable__" in part:
                 return Grade(False, {}, short(part["__unreadable__"]))
+        assert isinstance(metrics, dict) and isinstance(correct, dict)  # else the loop above returned
         if correct.get("correct") is not True:
             why = short(correct.get("error") or "correct.json says correct: false")
             return Grade(False, {}, f"incorrect: {self.explain_missing(why, file)}")
         value = finite_number(metrics.get("combined_score"))
         if value is None:
             return Grade(False, {}, "metrics.json has no finite combined_score")
-        public = metrics.get("public") if isinstance(metrics.get("public"), dict) else {}
+        public = metrics.get("public")
+        if not isinstance(public, dict):
+            public = {}
         numbers = {k: v for k, v in metrics.items() if k not in ("public", "private", "text_feedback")}
         out = {
             "metric": value,

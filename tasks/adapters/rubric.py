@@ -176,6 +176,7 @@ class RubricTask(FolderTask, JudgedTask):
                 "questions and their splits"
             )
         super().__init__(root, "agent.py", None, target)
+        assert self._seed is not None  # a rubric folder is never seedless: FolderTask read its agent.py
         if not re.search(r"^(?:async\s+)?def\s+answer\s*\(", self._seed, re.MULTILINE):
             raise ValueError(f"{self.root / 'agent.py'}: no top-level function answer(question)")
         self.entry_function, self.entry_args = "answer", ("question",)

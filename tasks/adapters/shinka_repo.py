@@ -117,4 +117,4 @@ def _text(data: bytes) -> str | None:
 def _entry_file(files: dict[str, str]) -> str | None:
     python = sorted(p for p in files if p.endswith(".py"))
     marked = [p for p in python if "EVOLVE-BLOCK-START" in files[p]]
-    return (marked or python or [None])[0]
+    return marked[0] if marked else python[0] if python else None

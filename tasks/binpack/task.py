@@ -59,7 +59,7 @@ class BinPackTask(Task):
     description = DESCRIPTION
     entry_file = "agent.py"
     entry_function = "priority"
-    entry_args = ("item", "bins")
+    entry_args: tuple[str, ...] = ("item", "bins")
     answer_file = "answer.json"
     raw_metric = "excess %"
     raw_metric_note = "excess % = bins / L1 - 1, mean over instances; lower is better"

@@ -67,10 +67,10 @@ def check_packing(centers, radii, n: int, tol: float = TOL) -> Verdict:
             f"leaves the unit square by {outside[i]:.3g}",
         )
     if n > 1:
-        i, j = np.triu_indices(n, 1)
-        dist = np.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
-        overlap = r[i] + r[j] - dist
+        first, second = np.triu_indices(n, 1)  # every pair once
+        dist = np.hypot(c[first, 0] - c[second, 0], c[first, 1] - c[second, 1])
+        overlap = r[first] + r[second] - dist
         k = int(np.argmax(overlap))
         if overlap[k] > tol:
-            return Verdict(False, f"circles {int(i[k])} and {int(j[k])} overlap by {overlap[k]:.3g}")
+            return Verdict(False, f"circles {int(first[k])} and {int(second[k])} overlap by {overlap[k]:.3g}")
     return Verdict(True, "", float(math.fsum(r.tolist())))

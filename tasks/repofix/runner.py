@@ -38,7 +38,8 @@ def run_agent(here, problem):
 
 def repo_files(root):
     """{relative path: text} of the repository's text files (no caches, no links), within the size caps."""
-    files, total = {}, 0
+    files: dict[str, str] = {}  # local annotations: never evaluated, whatever the job's Python
+    total = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not os.path.islink(os.path.join(folder, d)))
         for name in sorted(names):
@@ -67,7 +68,7 @@ def _short(value):
 
 def trajectory(path):
     """The agent's logged steps: one JSON object per line, unreadable lines skipped, values truncated."""
-    steps = []
+    steps: list[dict[str, object]] = []
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for line in fh:

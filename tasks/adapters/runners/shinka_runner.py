@@ -57,6 +57,7 @@ def main():
     sys.stderr.write(proc.stderr)
     metrics = read_json(os.path.join(RESULTS, "metrics.json"))
     correct = read_json(os.path.join(RESULTS, "correct.json"))
+    answer: dict[str, object]  # a local annotation: never evaluated, whatever the job's Python
     if metrics is None or correct is None:
         lines = [line for line in (proc.stderr + proc.stdout).strip().splitlines() if line.strip()]
         missing = " and ".join(n for n, v in (("metrics.json", metrics), ("correct.json", correct)) if v is None)
