@@ -31,7 +31,7 @@ class EvaluationRecord:
     score: float
     metrics: dict = field(default_factory=dict)
     status: str = "ok"  # 'ok' | 'error' | 'timeout' | 'killed' | 'bad_output'
-    runtime_s: float = 0.0
+    runtime_s: float | None = 0.0  # None: not known (an arena tester's run that a crash interrupted)
     stdout_tail: str = ""
     stderr_tail: str = ""
     feedback: str = ""

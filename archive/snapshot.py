@@ -102,7 +102,7 @@ def export_snapshot(run: str | Path, dest: str | Path) -> dict[str, Any]:
                 if table not in present:  # an optional table an older archive never had: nothing to keep
                     continue
                 file = work / f"{table}.parquet"
-                rows = int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+                rows = _count(con, table)
                 con.execute(
                     f"COPY (SELECT * FROM {table} ORDER BY {order}) TO {_sql_path(file)} "
                     "(FORMAT parquet, COMPRESSION zstd)"
@@ -243,7 +243,7 @@ def restore_snapshot(
                     f"{folder} cannot be restored: {entry['file']} does not fit table {table} "
                     f"({str(exc).splitlines()[0]})"
                 ) from None
-            rows = int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            rows = _count(con, table)
             if rows != entry["rows"]:
                 raise SnapshotError(
                     f"{folder} is damaged: {entry['file']} holds {rows} rows, {MANIFEST} says {entry['rows']}"
@@ -265,3 +265,10 @@ def restore_snapshot(
         raise
     con.close()
     return manifest
+
+
+def _count(con: Any, table: str) -> int:
+    """Rows in one of the archive's own tables (a name from TABLE_ORDER, never user text)."""
+    row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    assert row is not None  # count(*) always answers one row
+    return int(row[0])

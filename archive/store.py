@@ -443,6 +443,6 @@ def step_row(index: int, step: Mapping[str, Any]) -> list[Any]:
     ]
 
 
-def record_dict(record: object) -> dict:
-    """A record as a plain dict (for JSON output and tests)."""
-    return asdict(record)  # type: ignore[arg-type]
+def record_dict(record: Any) -> dict:
+    """A record (one of archive.records' dataclasses) as a plain dict (for JSON output and tests)."""
+    return asdict(record)

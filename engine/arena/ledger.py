@@ -68,9 +68,13 @@ def dev_mean(archive, node: int, up_to_round: int | None = None) -> float | None
 def node_scores(archive) -> list[NodeScores]:
     """Every node's original, evolved and holdout means (code agents) or tester mean, in node order."""
     return [
-        NodeScores(int(n), role, status, *(None if v is None else float(v) for v in (o, ev, h, t)), int(m))
+        NodeScores(int(n), role, status, _number(o), _number(ev), _number(h), _number(t), int(m))
         for n, role, status, o, ev, h, t, m in archive.arena_score_rows()
     ]
+
+
+def _number(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def instance_counts(archive) -> dict[str, int]:

@@ -111,7 +111,7 @@ class Arena:
             done = ledger.rounds(self.archive)
             number = len(done) + 1
             agents = list(done[-1]["agents"]) if done else [0]
-            testers = list(done[-1]["testers"]) if done else [self.archive.tester_root()]
+            testers = list(done[-1]["testers"]) if done else [self._tester_root()]
             play = self._single if self.settings.mode == "single" else self._tournament
             stop = await play(number, agents, testers)
             if stop:
@@ -347,7 +347,8 @@ class Arena:
         if not todo:
             return True
         room = self.budget - ledger.spent(self.archive) - self._unrecorded if capped else len(todo)
-        launch, queue = todo[: max(room, 0)], asyncio.Queue()
+        launch = todo[: max(room, 0)]
+        queue: asyncio.Queue[tuple[int, Instance]] = asyncio.Queue()
         for pair in launch:
             queue.put_nowait(pair)
 
@@ -430,7 +431,13 @@ class Arena:
         return [i for i in self._all_instances() if i.split == "dev"]
 
     def _valid(self, node: int) -> bool:
-        return self.archive.node(node).status == "valid"
+        record = self.archive.node(node)
+        return record is not None and record.status == "valid"
+
+    def _tester_root(self) -> int:
+        root = self.archive.tester_root()
+        assert root is not None  # planted when the run started (_plant_tester_root), before any round
+        return root
 
 
 async def _propose(

@@ -147,7 +147,7 @@ async def serve_gateway(config: RunConfig, task, client, archive=None) -> AsyncI
         GatewaySettings(models, agent_cap(config, task)),
         overseer=overseer,
         listen=listen,
-        tls=tuple(config.evaluation.gateway_tls) if config.evaluation.gateway_tls else None,
+        tls=_pair(config.evaluation.gateway_tls),
         on_refused=refused,
     )
     try:
@@ -180,3 +180,8 @@ def describe(config: RunConfig, task) -> str:
         + (f", at most {cap} tokens per evaluation" if cap else "")
         + tcp
     )
+
+
+def _pair(files: list[str] | None) -> tuple[str, str] | None:
+    """--gateway-tls CERT KEY as the pair the gateway takes (two files: the configuration checked it)."""
+    return (files[0], files[1]) if files else None

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from engine.config import RunConfig
 from engine.errors import UserError
+from engine.sandbox.base import Sandbox
 
 
 @dataclass(frozen=True)
 class SandboxChoice:
-    sandbox: object  # what the run's evaluations go through (maybe a RaySandbox around the backend)
+    sandbox: Sandbox  # what the run's evaluations go through (maybe a RaySandbox around the backend)
     said: str  # the header's words: which backend, where, and why ('auto')
     name: str  # the backend that runs the jobs: process, bwrap or docker
 
@@ -35,6 +36,8 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
     options = {"image": ev.image} if name == "docker" and ev.image else {}
     if ev.task_python is not None:  # bwrap binds its prefixes; both put it first on PATH
         options["python"] = ev.task_python
+    sandbox: Sandbox
+    cluster = ""  # what a Ray cluster says of itself
     if ev.executor == "ray":
         from engine.sandbox.ray_executor import RaySandbox, ray_available
 
@@ -43,9 +46,10 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
             raise UserError(f"--executor ray cannot run here: {missing}")
         inner = "auto" if ev.sandbox == "auto" else name  # each node picks what works there
         try:
-            sandbox = RaySandbox(inner, address=ev.ray_address, workers=workers, inner_options=options)
+            ray_sandbox = RaySandbox(inner, address=ev.ray_address, workers=workers, inner_options=options)
         except RuntimeError as exc:
             raise UserError(f"--executor ray: {exc}") from None
+        sandbox, cluster = ray_sandbox, ray_sandbox.cluster_said() if ev.ray_address else ""
     else:
         try:
             sandbox = make_sandbox(name, **options)
@@ -56,7 +60,7 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
     if ev.executor == "ray" and ev.ray_address:
         said += (
             "; "
-            + sandbox.cluster_said()
+            + cluster
             + (
                 ", each node choosing its own sandbox (bwrap where it works, else process; evaluations.worker names "
                 "the node and the sandbox)"

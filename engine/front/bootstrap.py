@@ -107,7 +107,7 @@ def seed_problem(source: str, task) -> str | None:
 async def write_seed(client, model: str, task) -> tuple[str, int]:
     """(the seed's source, the try that passed); UserError with the last reason after TRIES answers."""
     messages = bootstrap_messages(task)
-    why = "no answer"
+    why: str | None = "no answer"
     for attempt in range(TRIES):
         answer = await client.complete(
             messages, model=model, purpose="bootstrap", node_id=0, key=f"bootstrap try {attempt}", temperature=0.0

@@ -16,6 +16,7 @@ from engine.errors import UserError
 
 if TYPE_CHECKING:
     from archive import Archive
+    from engine.lang.compile_check import CompileCheck
     from tasks.base import Task
 
 
@@ -103,7 +104,7 @@ def replay_config(args: argparse.Namespace) -> RunConfig:
     return replayed_config(stored, args, path).validate()
 
 
-def compile_check_for(config: RunConfig, task: Any, sandbox_name: str) -> tuple[object | None, str]:
+def compile_check_for(config: RunConfig, task: Task, sandbox_name: str) -> tuple[CompileCheck | None, str]:
     """--compile-check for a task in a compiled language (engine/lang/compile_check.py): the check, or None, and
     the header's line saying which checks its children go through; ('' for Python tasks)."""
     from engine.lang.registry import language_of

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from rich.progress import Progress, TaskID
 
 PLAIN_FAILURE_EVERY_S = 15.0  # without a terminal, failures print the progress line at most this often
 
@@ -21,9 +27,9 @@ class SearchProgress:
         self.best = float("nan")
         self.best_node: int | None = None
         self._busy = 0
-        self._progress = None
-        self._task = None
-        self._extra = None
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None  # the evaluations' bar
+        self._extra: TaskID | None = None  # the bar of holdout and reference runs after the search
         self._start_done = done
         self._done = done
         self._plain_every = max(1, budget // 10)  # without a terminal: a plain line every 10 %
@@ -60,9 +66,11 @@ class SearchProgress:
         )
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, trace: TracebackType | None
+    ) -> None:
         if self._progress is not None:
-            self._progress.__exit__(*exc)  # type: ignore[arg-type]
+            self._progress.__exit__(kind, exc, trace)
 
     def _stats(self) -> str:
         best = "-" if np.isnan(self.best) else f"{self.best:.3f} (node {self.best_node})"
@@ -87,7 +95,7 @@ class SearchProgress:
             self._plain_now()
 
     def _refresh(self, advance: int = 0) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=advance, stats=self._stats())
 
     def start(self, state) -> None:

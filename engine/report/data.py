@@ -209,11 +209,11 @@ def _attach_steps(archive: Archive, nodes: list[dict[str, Any]], clip: Clipper, 
         left -= len(steps)
         return steps, total - len(steps)
 
-    for node in nodes:
-        nid = node["id"]
+    for entry in nodes:
+        nid = entry["id"]
         if (nid, "expansion", None, 0) in found:
-            node["expansion_steps"], node["expansion_more"] = bounded((nid, "expansion", None, 0))
-        for ev in node["evaluations"]:
+            entry["expansion_steps"], entry["expansion_more"] = bounded((nid, "expansion", None, 0))
+        for ev in entry["evaluations"]:
             key = (nid, "evaluation", ev["instance"], ev["repeat"])
             if key in found:
                 ev["steps"], ev["steps_more"] = bounded(key)

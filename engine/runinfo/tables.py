@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Literal
 
 from engine.runinfo.info import NodeInfo, RunInfo, Trajectory, Unreadable
 
@@ -57,7 +58,8 @@ def resume_lines(rows: Sequence[RunInfo | Unreadable], one: bool = False) -> lis
 
 # The columns of `runs list` (name, justify), and below each row's cells as plain text: the terminal's table
 # and the live page's index (engine/live) both show these, so they never disagree.
-LIST_COLUMNS = (
+Justify = Literal["left", "right"]
+LIST_COLUMNS: tuple[tuple[str, Justify], ...] = (
     ("run", "left"),
     ("task", "left"),
     ("policy", "left"),

@@ -66,7 +66,9 @@ def yielding(work: Callable[[], int]) -> int:
         return work()
     sys.stdout.flush()
     sys.stderr.flush()
-    parent, forked, pending = os.getpid(), [], []
+    parent = os.getpid()
+    forked: list[int] = []  # the child's pid, once there is one
+    pending: list[int] = []  # signals that came before it
 
     def pass_on(signum, _frame):  # installed before the fork: a Ctrl-C at any moment reaches the work
         if os.getpid() != parent:
