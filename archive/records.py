@@ -21,6 +21,11 @@ class NodeRecord:
     note: str = ""  # markdown: the review (diagnosis) that planned the change making this node
     role: str = "agent"  # or 'tester': the arena's test-writing population (engine/arena)
 
+    @classmethod
+    def root(cls, node_id: int, code_hash: str, description: str, role: str = "agent") -> NodeRecord:
+        """A population's first node: a seed, valid, with no parent."""
+        return cls(node_id, None, 0, "valid", "seed", code_hash=code_hash, description=description, role=role)
+
 
 @dataclass(frozen=True)
 class EvaluationRecord:

@@ -84,6 +84,38 @@ BLOCK_GROWTH = 2.0
 SAMPLE = 2048
 
 
+def pruned_argmax(
+    m: int,
+    upper: np.ndarray,
+    params: Params,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    target: int | None = None,
+    lead: int | None = None,
+    stats: PruneStats | None = None,
+) -> tuple[int, float]:
+    """Exact Thompson argmax over m candidates given bounds (see the module docstring).
+
+    upper: u_i for positions 0..m-1, each at least the (1 - delta)-quantile of its Beta.
+    params(positions) -> (alpha, beta) of those positions: only the candidates
+    drawn have their parameters looked up.
+    target: about how many of the highest bounds to sort first (default: all);
+    if the best draw is still below the rest, the next band is four times larger.
+    lead: a position drawn first; it must not depend on this call's randomness.
+    """
+    if m == 0:
+        raise ValueError("no candidates to sample")
+    if not 0.0 < delta < 1.0:
+        raise ValueError("delta must be in (0, 1)")
+    stats = stats if stats is not None else PruneStats()
+    stats.candidates, stats.drawn, stats.bands, stats.picked, stats.tail_won = m, 0, 0, 0, False
+    run = _Running(params, rng, lead, stats)  # step 1: the lead, if any
+    _draw_above_cut(run, m, upper, target)
+    _draw_tail(run, m, delta)
+    return run.winner, run.best
+
+
 class _Running:
     """The running argmax of one pruned draw, and the positions drawn in full so far."""
 
@@ -161,38 +193,6 @@ def _draw_tail(run: _Running, m: int, delta: float) -> None:
     k = int(np.argmax(theta))
     if theta[k] > run.best:
         run.winner, run.best, run.stats.tail_won = int(picks[k]), float(theta[k]), True
-
-
-def pruned_argmax(
-    m: int,
-    upper: np.ndarray,
-    params: Params,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    target: int | None = None,
-    lead: int | None = None,
-    stats: PruneStats | None = None,
-) -> tuple[int, float]:
-    """Exact Thompson argmax over m candidates given bounds (see the module docstring).
-
-    upper: u_i for positions 0..m-1, each at least the (1 - delta)-quantile of its Beta.
-    params(positions) -> (alpha, beta) of those positions: only the candidates
-    drawn have their parameters looked up.
-    target: about how many of the highest bounds to sort first (default: all);
-    if the best draw is still below the rest, the next band is four times larger.
-    lead: a position drawn first; it must not depend on this call's randomness.
-    """
-    if m == 0:
-        raise ValueError("no candidates to sample")
-    if not 0.0 < delta < 1.0:
-        raise ValueError("delta must be in (0, 1)")
-    stats = stats if stats is not None else PruneStats()
-    stats.candidates, stats.drawn, stats.bands, stats.picked, stats.tail_won = m, 0, 0, 0, False
-    run = _Running(params, rng, lead, stats)  # step 1: the lead, if any
-    _draw_above_cut(run, m, upper, target)
-    _draw_tail(run, m, delta)
-    return run.winner, run.best
 
 
 def thompson_argmax_pruned(

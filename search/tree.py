@@ -18,17 +18,31 @@ _FLOAT_FIELDS = ("s", "f", "S", "F", "feature")
 _INT_FIELDS = ("parent", "depth", "n_evals", "n_clade_evals", "n_children", "n_valid_children", "n_in_flight")
 
 
-def _own_mean(s: np.ndarray, n_evals: np.ndarray, nodes: int | np.integer | np.ndarray | None) -> float | np.ndarray:
-    """`s / n_evals` of one node (a float), of several (an array) or of all (nodes None: the arrays as given);
-    0 where a node has no evaluation. Vectorised: one division over the nodes asked for, no Python loop."""
-    if isinstance(nodes, int | np.integer):
-        n = int(n_evals[nodes])
-        return float(s[nodes]) / n if n else 0.0
-    sums, counts = (s, n_evals) if nodes is None else (s[nodes], n_evals[nodes])
-    return np.divide(sums, counts, out=np.zeros(counts.shape), where=counts > 0)
+class OwnMeans:
+    """A node's own mean dev score, for what holds the tree's own sums: `TreeStats` and its `TreeView`."""
+
+    n: int  # nodes; the arrays may be longer (TreeStats grows them ahead)
+    s: np.ndarray
+    n_evals: np.ndarray
+
+    @overload
+    def mean(self, nodes: int | np.integer) -> float: ...
+    @overload
+    def mean(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
+    def mean(self, nodes: int | np.integer | np.ndarray | None = None) -> float | np.ndarray:
+        """s / n_evals (0 without evaluations) of a node (a float), of nodes (an array), or of every node (no
+        argument). Vectorised: one division over the nodes asked for, no Python loop."""
+        if isinstance(nodes, int | np.integer):
+            n = int(self.n_evals[nodes])
+            return float(self.s[nodes]) / n if n else 0.0
+        if nodes is None:
+            sums, counts = self.s[: self.n], self.n_evals[: self.n]
+        else:
+            sums, counts = self.s[nodes], self.n_evals[nodes]
+        return np.divide(sums, counts, out=np.zeros(counts.shape), where=counts > 0)
 
 
-class TreeStats:
+class TreeStats(OwnMeans):
     """The tree's numbers, owned by the engine; policies see a `TreeView`."""
 
     # per node, in arrays of `_capacity` that `_grow` makes (the first `n` are nodes)
@@ -172,17 +186,6 @@ class TreeStats:
         return cache
 
     # ----- reading ---------------------------------------------------------
-    @overload
-    def mean(self, nodes: int | np.integer) -> float: ...
-    @overload
-    def mean(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
-    def mean(self, nodes: int | np.integer | np.ndarray | None = None) -> float | np.ndarray:
-        """The own mean dev score (s / n_evals, 0 without evaluations) of a node (a float), of nodes (an array)
-        or of every node (no argument)."""
-        if nodes is None:
-            return _own_mean(self.s[: self.n], self.n_evals[: self.n], None)
-        return _own_mean(self.s, self.n_evals, nodes)
-
     def untried(self, node: int) -> list[int]:
         mask = self.tried[node]
         return [i for i in range(self.n_instances) if not mask >> i & 1]
@@ -227,7 +230,7 @@ class TreeStats:
 
 
 @dataclass(frozen=True)
-class TreeView:
+class TreeView(OwnMeans):
     """A read-only picture of the tree handed to a policy. Arrays are not writeable."""
 
     n: int
@@ -268,15 +271,6 @@ class TreeView:
     def derived_cache(self, key: object, make: Callable[[TreeStats], object]) -> object:
         """A cache derived from the tree's numbers, kept with the tree across views (TreeStats.derived_cache)."""
         return self._tree.derived_cache(key, make)
-
-    @overload
-    def mean(self, nodes: int | np.integer) -> float: ...
-    @overload
-    def mean(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
-    def mean(self, nodes: int | np.integer | np.ndarray | None = None) -> float | np.ndarray:
-        """The own mean dev score (s / n_evals, 0 without evaluations) of a node (a float), of nodes (an array)
-        or of every node (no argument)."""
-        return _own_mean(self.s, self.n_evals, nodes)
 
 
 def recompute_clade_sums(parent: np.ndarray, s: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

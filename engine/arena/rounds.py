@@ -123,16 +123,7 @@ class Arena:
             return
         files = self.testers.seed_files()
         node = self.archive.next_node_id()
-        record = NodeRecord(
-            id=node,
-            parent_id=None,
-            depth=0,
-            status="valid",
-            mutator="seed",
-            code_hash=files_hash(files),
-            description=f"the {self.task.name} seed tester",
-            role="tester",
-        )
+        record = NodeRecord.root(node, files_hash(files), f"the {self.task.name} seed tester", role="tester")
         self.archive.add_node(record, files, event=("arena_start", node, {"mode": self.settings.mode}))
 
     async def _single(self, number: int, agents: list[int], testers: list[int]) -> str | None:
@@ -450,7 +441,7 @@ async def _propose(
     context = mutation_context(view, parent, detail)
     try:
         if isinstance(mutator, AsyncMutator):
-            return await mutator.propose_async(view.files(parent), context, rng, parent=parent)
+            return await mutator.propose_async(view.files(parent), context, rng)
         return mutator.propose(view.files(parent), context, rng)
     except StopRun:
         raise

@@ -14,50 +14,45 @@ from engine.config.settings import one_model, setting
 from engine.errors import UserError
 
 
-def _meta_agent(default: Any, help: str, on_resume: str = "keep", **more: Any) -> Any:
-    """A setting of the meta-agent: a replay repeats the original's, so giving it with --replay is refused."""
-    return setting(default, help=help, on_resume=on_resume, on_replay="refuse", **more)  # type: ignore[arg-type]
-
-
 @dataclass(frozen=True)
 class LLMSection(Section):
     title: ClassVar[str] = "LLM meta-agent (without --model, the offline mutator is used)"
 
-    model: str | None = _meta_agent(
+    model: str | None = setting(
         None,
-        "litellm model(s), e.g. openai/gpt-5-mini; several as a,b,c or a@2,b@1",
+        help="litellm model(s), e.g. openai/gpt-5-mini; several as a,b,c or a@2,b@1",
         shown="none: the offline mutator",
         metavar="M",
     )
-    api_base: str | None = _meta_agent(
+    api_base: str | None = setting(
         None,
-        "OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama)",
+        help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama)",
         shown="the provider's",
         metavar="URL",
     )
-    embedding_model: str | None = _meta_agent(
+    embedding_model: str | None = setting(
         None,
-        "litellm embedding model (e.g. openai/text-embedding-3-small): with --model, a child whose code embeds "
+        help="litellm embedding model (e.g. openai/text-embedding-3-small): with --model, a child whose code embeds "
         "within cosine 0.995 of a node's is sent back to the model as a near-duplicate",
         shown="the offline MinHash check",
         metavar="M",
     )
-    max_cost: float | None = _meta_agent(
-        None, "stop new expansions once this many dollars are spent", "change", type=float, metavar="USD"
+    max_cost: float | None = setting(
+        None, help="stop new expansions once this many dollars are spent", on_resume="change", type=float, metavar="USD"
     )
-    max_tokens: int | None = _meta_agent(
-        None, "stop new expansions once this many tokens are spent", "change", type=int, metavar="N"
+    max_tokens: int | None = setting(
+        None, help="stop new expansions once this many tokens are spent", on_resume="change", type=int, metavar="N"
     )
-    llm_concurrency: int = _meta_agent(2, "model calls in flight at once", "change", type=int, metavar="K")
-    meta_steps: str = _meta_agent(
+    llm_concurrency: int = setting(2, help="model calls in flight at once", on_resume="change", type=int, metavar="K")
+    meta_steps: str = setting(
         "implement",
-        "implement, or diagnose,implement (a reviewer's diagnosis first, then the implementer)",
+        help="implement, or diagnose,implement (a reviewer's diagnosis first, then the implementer)",
         choices=("implement", "diagnose,implement"),
         metavar="STEPS",
     )
-    answer_format: str = _meta_agent(
+    answer_format: str = setting(
         "auto",
-        "auto: SEARCH/REPLACE blocks, switched to whole files for a model whose diff answers keep coming back "
+        help="auto: SEARCH/REPLACE blocks, switched to whole files for a model whose diff answers keep coming back "
         "malformed; diff; or rewrite (whole files)",
         choices=("auto", "diff", "rewrite"),
     )
@@ -78,25 +73,26 @@ class LLMSection(Section):
         on_resume="change",
         on_replay="original",
     )
-    model_choice: str = _meta_agent(
-        "fixed", "fixed (the weights of --model) or bandit (ShinkaEvolve's asymmetric UCB)", choices=("fixed", "bandit")
+    model_choice: str = setting(
+        "fixed",
+        help="fixed (the weights of --model) or bandit (ShinkaEvolve's asymmetric UCB)",
+        choices=("fixed", "bandit"),
     )
-    replay: str | None = setting(  # the archive whose recorded answers serve every model call
+    replay: str | None = setting(
         None,
         help="run the search of RUN again, every model call answered from RUN's archive at no cost",
         metavar="RUN",
-        on_resume="keep",
         on_replay="change",
     )
-    agent_model: str | None = _meta_agent(
+    agent_model: str | None = setting(
         None,
-        "models the agents themselves may call through the run's LLM gateway (a,b), for tasks such as humaneval",
+        help="models the agents themselves may call through the run's LLM gateway (a,b), for tasks such as humaneval",
         shown="--model's",
         metavar="M",
     )
-    agent_max_tokens: int | None = _meta_agent(
+    agent_max_tokens: int | None = setting(
         None,
-        "tokens (in + out) one evaluation's agent may use; past it the evaluation ends as an error",
+        help="tokens (in + out) one evaluation's agent may use; past it the evaluation ends as an error",
         shown="the task's cap",
         type=int,
         metavar="N",
@@ -132,38 +128,38 @@ class LLMSection(Section):
 class ImprovementSection(Section):
     title: ClassVar[str] = "self-improving agents (HGM, DGM, SICA)"
 
-    mutator: str = _meta_agent(
+    mutator: str = setting(
         "offline",
-        "offline, llm, or self: the parent agent is run on a copy of its own code and its edits are the child "
+        help="offline, llm, or self: the parent agent is run on a copy of its own code and its edits are the child "
         "(needs --model, which the agent calls through the gateway)",
         shown="offline without --model, llm with it",
         choices=("offline", "llm", "self"),
         noun="mutator",
     )
-    utility: str | None = _meta_agent(
+    utility: str | None = setting(
         None,
-        "SICA's utility as the score policies see, e.g. score=0.5,cost=0.25,time=0.25 (weights summing to 1; a "
+        help="SICA's utility as the score policies see, e.g. score=0.5,cost=0.25,time=0.25 (weights summing to 1; a "
         "timeout halves it)",
         shown="none: the task's score",
         metavar="TERMS",
     )
-    cost_cap: float | None = _meta_agent(
+    cost_cap: float | None = setting(
         None,
-        "dollars per instance at which the utility's cost term reaches 0",
+        help="dollars per instance at which the utility's cost term reaches 0",
         shown="SICA's 10",
         type=float,
         metavar="USD",
     )
-    time_cap: float | None = _meta_agent(
+    time_cap: float | None = setting(
         None,
-        "seconds per instance at which the utility's time term reaches 0",
+        help="seconds per instance at which the utility's time term reaches 0",
         shown="SICA's 300",
         type=float,
         metavar="SEC",
     )
-    overseer: str | None = _meta_agent(
+    overseer: str | None = setting(
         None,
-        "a model that reads running agents' recent calls every few calls and may stop one that loops, stalls or "
+        help="a model that reads running agents' recent calls every few calls and may stop one that loops, stalls or "
         "games its task (SICA's overseer)",
         metavar="MODEL",
     )
@@ -192,16 +188,16 @@ class ImprovementSection(Section):
 
 def _arena(default: int, help: str, metavar: str) -> Any:
     """A number of the arena's rounds: a run keeps its own; a replay follows the original's recorded events."""
-    return setting(default, help=help, type=int, metavar=metavar, on_resume="keep", on_replay="original")
+    return setting(default, help=help, type=int, metavar=metavar, on_replay="original")
 
 
 @dataclass(frozen=True)
 class BenchmarkSection(Section):
     title: ClassVar[str] = "benchmarks that evolve or are judged (SIA, the four-level loops)"
 
-    bootstrap: bool = _meta_agent(
+    bootstrap: bool = setting(
         False,
-        "a public/private task folder without a seed program: the meta-agent (--model) writes the seed from "
+        help="a public/private task folder without a seed program: the meta-agent (--model) writes the seed from "
         "data/public/task.md (up to 3 tries, each failure fed back)",
         switch=True,
     )
@@ -211,7 +207,6 @@ class BenchmarkSection(Section):
         "confirms join the dev set (tasks with an oracle: email_validation)",
         shown="off",
         choices=("single", "tournament"),
-        on_resume="keep",
         on_replay="original",
     )
     arena_round: int = _arena(
@@ -222,9 +217,9 @@ class BenchmarkSection(Section):
     )
     arena_population: int = _arena(4, "tournament: code agents and testers, each", "P")
     arena_proposals: int = _arena(10, "tests a tester proposes per run", "N")
-    judge_model: str | None = _meta_agent(
+    judge_model: str | None = setting(
         None,
-        "the model that grades a rubric task's answers against its boolean checks, outside the sandbox",
+        help="the model that grades a rubric task's answers against its boolean checks, outside the sandbox",
         shown="none; rubric tasks need one",
         metavar="MODEL",
     )

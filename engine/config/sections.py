@@ -47,8 +47,6 @@ class SearchSection(Section):
         "repofix, email_validation, or a task folder in OpenEvolve, ShinkaEvolve, metric:value, public/private or "
         "rubric format",
         metavar="NAME",
-        on_resume="keep",
-        on_replay="refuse",
     )
     target: float | None = setting(
         None,
@@ -56,33 +54,25 @@ class SearchSection(Section):
         shown="the folder's PERFECT_SCORE if it states one",
         type=float,
         metavar="X",
-        on_resume="keep",
-        on_replay="refuse",
     )
     policy: str = setting(
         "hgm",
         help="search policy: hgm, dgm, shinka, shinka_power_law, shinka_beam, openevolve, adas, greedy, uct, "
         "best_of_n, random (README, Policies)",
         metavar="NAME",
-        on_resume="keep",
-        on_replay="refuse",
     )
-    stages: str = setting(  # "default": the policy's own
+    stages: str = setting(
         "default",
         help="staged evaluation for any policy: N:T or P%:T[,...] (a node gets N instances, or P% of them, and "
         "more only if its mean is at least T); none turns off the default of dgm and hgm",
         shown="DGM's for dgm and hgm, 1/6 of dev at 0.4; none for the others",
         metavar="SPEC",
-        on_resume="keep",
-        on_replay="refuse",
     )
     final: str | None = setting(
         None,
         help="final rule: epsilon_quantile (HGM's), max_mean, max_mean_k",
         shown="the policy's own",
         metavar="RULE",
-        on_resume="keep",
-        on_replay="refuse",
     )
     final_k: int | None = setting(
         None,
@@ -90,10 +80,8 @@ class SearchSection(Section):
         shown="every dev instance",
         type=int,
         metavar="K",
-        on_resume="keep",
-        on_replay="refuse",
     )
-    budget: int = setting(  # HGM's convention
+    budget: int = setting(
         200,
         help="dev evaluations (node x instance) to spend; with --resume, the new total",
         type=int,
@@ -101,7 +89,7 @@ class SearchSection(Section):
         on_resume="change",
         on_replay="original",
     )
-    workers: int = setting(  # 0: one per core
+    workers: int = setting(
         0,
         help="evaluations in flight at once, 1 or more",
         shown="one per core",
@@ -110,9 +98,7 @@ class SearchSection(Section):
         on_resume="change",
         on_replay="change",
     )
-    seed: int = setting(
-        0, help="random seed of the search", type=int, metavar="S", on_resume="keep", on_replay="refuse"
-    )
+    seed: int = setting(0, help="random seed of the search", type=int, metavar="S")
     time_limit: float | None = setting(
         None,
         help="stop starting new work after this many seconds",
@@ -126,16 +112,12 @@ class SearchSection(Section):
         help="start from this agent (a file, or a folder with the task's entry file)",
         shown="the task's seed",
         metavar="PATH",
-        on_resume="keep",
-        on_replay="refuse",
     )
     instances: str | None = setting(
         None,
         help="JSON file of instances (name -> {capacity, items[, split]})",
         shown="the task's own, generated for binpack",
         metavar="FILE",
-        on_resume="keep",
-        on_replay="refuse",
     )
 
     def make_policy(self) -> Any:
@@ -199,14 +181,7 @@ class SearchSection(Section):
 def _limit(default_help: str, kind: type, metavar: str, **more: Any) -> Any:
     """A per-evaluation limit: it overrides the task's, and a run (and its replay) keeps its own."""
     return setting(
-        None,
-        help=default_help,
-        shown="the task's",
-        type=kind,
-        metavar=metavar,
-        on_resume="keep",
-        on_replay="original",
-        **more,
+        None, help=default_help, shown="the task's", type=kind, metavar=metavar, on_replay="original", **more
     )
 
 
@@ -223,7 +198,6 @@ class EvaluationSection(Section):
         "network, read-only root); docker (containers)",
         choices=_sandbox_names,
         noun="sandbox",
-        on_resume="keep",
         on_replay="original",
     )
     compile_check: str = setting(
@@ -233,7 +207,6 @@ class EvaluationSection(Section):
         "inside the sandbox, where installed; on: the compiler must be there; off: the tree-sitter syntax check "
         "alone",
         choices=("auto", "on", "off"),
-        on_resume="keep",
         on_replay="original",
     )
     image: str | None = setting(
@@ -241,7 +214,6 @@ class EvaluationSection(Section):
         help="docker image for --sandbox docker",
         shown="clade-sandbox:py3.11, built from python:3.11-slim + numpy when missing",
         metavar="IMAGE",
-        on_resume="keep",
         on_replay="original",
     )
     task_python: str | None = setting(
@@ -250,7 +222,6 @@ class EvaluationSection(Section):
         "a venv folder; not with docker",
         shown="the task folder's 'python' file if it has one, else the engine's own",
         metavar="PATH",
-        on_resume="keep",
         on_replay="change",
     )
     executor: str = setting(
@@ -278,7 +249,7 @@ class EvaluationSection(Section):
         on_resume="change",
         on_replay="change",
     )
-    gateway_tls: list[str] | None = setting(  # [certificate file, key file]
+    gateway_tls: list[str] | None = setting(
         None,
         help="serve that TCP endpoint over TLS with this certificate and key (PEM); workers pin the certificate",
         shown="plain TCP",
@@ -344,9 +315,7 @@ class EvaluationSection(Section):
 class OutputSection(Section):
     title: ClassVar[str] = "output"
 
-    run_dir: str = setting(
-        "runs", help="folder that holds run folders", metavar="DIR", on_resume="keep", on_replay="change"
-    )
+    run_dir: str = setting("runs", help="folder that holds run folders", metavar="DIR", on_replay="change")
     live_interval: float = setting(
         2.0,
         help="while the search runs, refresh every SEC seconds a read-only copy of its archive "

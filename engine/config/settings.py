@@ -1,6 +1,7 @@
 """A setting declared once: its default and everything the command line and the resume rules need to know of it.
 
     budget: int = setting(200, help="dev evaluations ...", on_resume="change", on_replay="original")
+    seed: int = setting(0, help="random seed of the search", type=int)  # kept on --resume, refused by --replay
 
 `setting` returns a dataclass field whose metadata is a `Setting`; the parser
 (engine/config/arguments.py), what `--resume` and `--replay` may change, and the
@@ -52,11 +53,14 @@ def setting(
     default: Any,
     *,
     help: str,
-    on_resume: OnResume,
-    on_replay: OnReplay,
+    on_resume: OnResume = "keep",
+    on_replay: OnReplay = "refuse",
     **spelling: Any,
 ) -> Any:
-    """A dataclass field with its `Setting` (the keyword arguments of `Setting` besides those named here)."""
+    """A dataclass field with its `Setting` (the keyword arguments of `Setting` besides those named here).
+
+    By default a setting is part of what a run is: a resumed run keeps its own and refuses the flag, and a
+    replay, which repeats the original, refuses it too; a setting that may change says so."""
     meta = Setting(help=help, on_resume=on_resume, on_replay=on_replay, **spelling)
     return dataclasses.field(default=default, metadata={_KEY: meta})
 

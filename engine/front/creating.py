@@ -42,15 +42,7 @@ def create_run(config: RunConfig, llm_mock: Any = None, task: Task | None = None
     archive.add_instances([(i.id, i.split, i.data) for i in instances])
     if files is None:
         files, origin = _bootstrap(config, task, archive, llm_mock, folder)
-    root = NodeRecord(
-        id=0,
-        parent_id=None,
-        depth=0,
-        status="valid",
-        mutator="seed",
-        code_hash=files_hash(files),
-        description=f"from {origin}",
-    )
+    root = NodeRecord.root(0, files_hash(files), f"from {origin}")
     archive.add_node(root, files, event=("start", 0, {"config": config.to_dict()}))
     return archive, task, config
 

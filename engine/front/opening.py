@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
@@ -66,13 +66,26 @@ def make_run_task(config: RunConfig):
     return task
 
 
+def stored_run_task(archive: Archive, config: RunConfig) -> Task:
+    """The task of a run the archive already holds (resumed or restored): made by name, its instances from the
+    archive rather than the file, its seed node 0's when --bootstrap wrote it. The archive is closed when that
+    fails, so the caller's error leaves nothing open."""
+    try:
+        task = make_run_task(config)
+        adopt_run_seed(task, archive)
+    except Exception:
+        archive.close()
+        raise
+    return task
+
+
 def adopt_run_seed(task: Task, archive: Archive) -> None:
     """A run whose seed was written by --bootstrap: the task takes node 0's program as its seed (entry point)."""
     if not task.has_seed:
         task.adopt_seed(archive.node_files(0)[task.entry_file])
 
 
-def open_resumed(args: argparse.Namespace) -> tuple[Any, Any, RunConfig]:
+def open_resumed(args: argparse.Namespace) -> tuple[Archive, Task, RunConfig]:
     """(archive, task, config) of the stopped run `args.resume`, with what the command line may change."""
     from archive import Archive
     from engine.config.arguments import refuse_given, resumed_config, settings_kept
@@ -82,12 +95,10 @@ def open_resumed(args: argparse.Namespace) -> tuple[Any, Any, RunConfig]:
     try:
         config = resumed_config(RunConfig.from_dict(archive.config()), args)
         config.validate()
-        task = make_run_task(config)  # instances come from the archive, not the file
-        adopt_run_seed(task, archive)
     except Exception:
         archive.close()
         raise
-    return archive, task, config
+    return archive, stored_run_task(archive, config), config
 
 
 def replay_config(args: argparse.Namespace) -> RunConfig:

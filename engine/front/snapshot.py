@@ -30,7 +30,7 @@ def open_from_snapshot(args):
     from archive.snapshot import restore_snapshot, snapshot_run_row, verify_snapshot
     from engine.config import OutputSection, RunConfig
     from engine.config.arguments import refuse_given, resumed_config, settings_kept
-    from engine.front.opening import adopt_run_seed, make_run_task, new_run_folder
+    from engine.front.opening import new_run_folder, stored_run_task
 
     # what a resume keeps, a restored run keeps too; but a new run goes where new runs go (--run-dir, default
     # runs), not beside the original
@@ -47,10 +47,9 @@ def open_from_snapshot(args):
         folder, run_folder / "archive.duckdb", run_id=run_id, config={**config.to_dict(), "resumed_from": origin}
     )
     archive = Archive.open(run_folder)
+    task = stored_run_task(archive, config)  # reads only: the restore event below is still the first one written
     try:
         archive.add_event("restore", None, {**origin, "rows": {t: e["rows"] for t, e in manifest["tables"].items()}})
-        task = make_run_task(config)  # instances come from the archive, not the file
-        adopt_run_seed(task, archive)
     except Exception:
         archive.close()
         raise

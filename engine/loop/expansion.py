@@ -26,9 +26,11 @@ from archive.store import files_hash
 from engine.errors import StopRun
 from engine.loop.state import RunState
 from engine.mutators import (
+    NOT_PINNED,
     ExpansionFailed,
     MutationContext,
     Mutator,
+    Pinned,
     Proposal,
     SyncMutator,
     check_child,
@@ -78,8 +80,11 @@ def donors(state: RunState, parent: int, count: int = DONORS) -> tuple[dict[str,
     return tuple(state.files(int(node)) for node in order)
 
 
-def mutation_context(state: RunState, parent: int, decision_detail: Mapping | None = None) -> MutationContext:
-    """What the mutator may use besides the parent; a decision with context 'archive' (ADAS) widens it."""
+def mutation_context(
+    state: RunState, parent: int, decision_detail: Mapping | None = None, pinned: Pinned = NOT_PINNED
+) -> MutationContext:
+    """What the mutator may use besides the parent; a decision with context 'archive' (ADAS) widens it.
+    `pinned`: what a resumed or replayed expansion repeats."""
     task = state.task
     whole = decision_detail is not None and decision_detail.get("context") == "archive"
     return MutationContext(
@@ -89,6 +94,8 @@ def mutation_context(state: RunState, parent: int, decision_detail: Mapping | No
         donors(state, parent, ARCHIVE_DONORS if whole else DONORS),
         whole_archive=whole,
         operator_credit=state.credit.as_mapping(),
+        parent=parent,
+        pinned=pinned,
     )
 
 

@@ -227,11 +227,7 @@ class Scheduler:
         child_rng = np.random.default_rng(int(self.rng.integers(2**63)))
         task = asyncio.ensure_future(
             self.mutator.propose_async(
-                self.state.files(parent),
-                mutation_context(self.state, parent, decision.detail),
-                child_rng,
-                parent=parent,
-                pinned=pinned,
+                self.state.files(parent), mutation_context(self.state, parent, decision.detail, pinned), child_rng
             )
         )
         return task, ExpansionLaunch(parent, decision.detail)

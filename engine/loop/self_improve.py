@@ -34,7 +34,7 @@ import numpy as np
 from engine.errors import StopRun
 from engine.loop.evaluation import LLM_CLIENT_FILE, Outcome, RunHandles
 from engine.loop.state import RunState
-from engine.mutators import NOT_PINNED, AsyncMutator, ExpansionFailed, MutationContext, MutationError, Pinned, Proposal
+from engine.mutators import AsyncMutator, ExpansionFailed, MutationContext, MutationError, Proposal
 from engine.mutators.llm import lineage_notes
 from engine.mutators.self_problem import EvaluationLog, choose_weakness, diagnosis_messages, self_improvement_statement
 from engine.mutators.validate import check_child
@@ -180,16 +180,12 @@ class SelfMutator(AsyncMutator):
 
     # ----- the expansion ---------------------------------------------------------
     async def propose_async(
-        self,
-        parent_files: Mapping[str, str],
-        context: MutationContext,
-        rng: np.random.Generator,
-        *,
-        parent: int,
-        pinned: Pinned = NOT_PINNED,
+        self, parent_files: Mapping[str, str], context: MutationContext, rng: np.random.Generator
     ) -> Proposal:
-        """Only `pinned.key` counts: the model is the run's one, and a self-edit asks for no answer format."""
-        key = pinned.key or self._key(parent)
+        """Only `context.pinned.key` counts: the model is the run's one, and a self-edit asks for no answer
+        format."""
+        parent = context.parent
+        key = context.pinned.key or self._key(parent)
         try:
             return await self._improve(dict(parent_files), context, rng, parent, key)
         except (StopRun, ExpansionFailed):  # a stop; a failure that already says what it was

@@ -11,10 +11,10 @@ novelty check) and stores it as `valid` or `invalid`.
 A mutator comes in one of two forms, declared by the base it subclasses; the
 loop dispatches on the form and never probes for attributes:
 - `SyncMutator.propose(...)`: made inline, in the loop (the offline mutator);
-- `AsyncMutator.propose_async(..., parent=, pinned=)`: awaited while
-  evaluations go on (a model's conversation, a self-improvement run). `pinned`
-  repeats a resumed or replayed expansion exactly (its key, model, answer
-  format, novelty horizon).
+- `AsyncMutator.propose_async(...)`, the same arguments: awaited while
+  evaluations go on (a model's conversation, a self-improvement run). The
+  context names the parent, and `context.pinned` repeats a resumed or replayed
+  expansion exactly (its key, model, answer format, novelty horizon).
 
 Both share `Mutator`: a `name` (stored on every child), a `model` (None for
 none), and optional capabilities with defaults a mutator overrides when it has
@@ -47,13 +47,30 @@ class MutationError(Exception):
 
 
 @dataclass(frozen=True)
+class Pinned:
+    """What a resumed or replayed expansion repeats, each replacing the mutator's own choice when set."""
+
+    key: str | None = None  # the expansion's identity: its recorded answers are reused
+    model: str | None = None  # the model its first call asked (an ensemble draws it otherwise)
+    answer_format: str | None = None  # what the model was asked for
+    novelty_below: int | None = None  # the nodes its novelty check compared with (ids below this)
+
+
+NOT_PINNED = Pinned()
+
+
+@dataclass(frozen=True)
 class MutationContext:
+    """What the loop tells a mutator about one expansion, besides the parent's files."""
+
     entry_file: str  # e.g. "agent.py"
     entry_function: str  # e.g. "priority"
     entry_args: tuple[str, ...]  # e.g. ("item", "bins")
     donors: tuple[Mapping[str, str], ...] = ()  # files of other valid nodes (for crossover), best first
     whole_archive: bool = False  # the policy asks the meta-agent to see the archive (ADAS)
     operator_credit: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # op -> (better, tried)
+    parent: int = 0  # the node being expanded (an async mutator's conversation and key are about it)
+    pinned: Pinned = NOT_PINNED  # what a resumed or replayed expansion repeats
 
 
 @dataclass(frozen=True)
@@ -71,19 +88,6 @@ class Proposal:
     near_duplicate: str | None = None  # the mutator's own novelty verdict (embeddings): why it is one, else None
     invalid_reason: str | None = None  # the mutator's own check failed (a self-edit's smoke run): stored invalid
     trajectory: tuple[dict, ...] = ()  # the steps that made it (a self-edit's), stored with the child
-
-
-@dataclass(frozen=True)
-class Pinned:
-    """What a resumed or replayed expansion repeats, each replacing the mutator's own choice when set."""
-
-    key: str | None = None  # the expansion's identity: its recorded answers are reused
-    model: str | None = None  # the model its first call asked (an ensemble draws it otherwise)
-    answer_format: str | None = None  # what the model was asked for
-    novelty_below: int | None = None  # the nodes its novelty check compared with (ids below this)
-
-
-NOT_PINNED = Pinned()
 
 
 class ExpansionFailed(Exception):
@@ -154,13 +158,8 @@ class AsyncMutator(Mutator):
 
     @abstractmethod
     async def propose_async(
-        self,
-        parent_files: Mapping[str, str],
-        context: MutationContext,
-        rng: numpy.random.Generator,
-        *,
-        parent: int,
-        pinned: Pinned = NOT_PINNED,
+        self, parent_files: Mapping[str, str], context: MutationContext, rng: numpy.random.Generator
     ) -> Proposal:
-        """Return a child of node `parent` (whose files are `parent_files`), or raise `MutationError`,
-        `ExpansionFailed` or a `StopRun`. `pinned` repeats a resumed or replayed expansion as first made."""
+        """Return a child of node `context.parent` (whose files are `parent_files`), or raise `MutationError`,
+        `ExpansionFailed` or a `StopRun`. `context.pinned` repeats a resumed or replayed expansion as first
+        made."""

@@ -35,12 +35,10 @@ import numpy as np
 from engine.errors import StopRun
 from engine.mutators.answers import AnswerFormatError, extract_description, parse_answer, parse_diagnosis
 from engine.mutators.base import (
-    NOT_PINNED,
     AsyncMutator,
     ExpansionFailed,
     MutationContext,
     MutationError,
-    Pinned,
     Proposal,
 )
 from engine.mutators.edits import EditableRegion, apply_blocks, apply_rewrite, find_editable
@@ -226,16 +224,11 @@ class LLMMutator(AsyncMutator):
 
     # ----- the conversation ------------------------------------------------
     async def propose_async(
-        self,
-        parent_files: Mapping[str, str],
-        context: MutationContext,
-        rng: np.random.Generator,
-        *,
-        parent: int,
-        pinned: Pinned = NOT_PINNED,
+        self, parent_files: Mapping[str, str], context: MutationContext, rng: np.random.Generator
     ) -> Proposal:
-        """What `pinned` gives (a resumed or replayed expansion) replaces the run's own choices: the expansion
-        asks what it asked when it was first made."""
+        """What `context.pinned` gives (a resumed or replayed expansion) replaces the run's own choices: the
+        expansion asks what it asked when it was first made."""
+        parent, pinned = context.parent, context.pinned
         key = pinned.key or self._key(parent)
         model = pinned.model or self.chooser.pick(rng)
         answer_format = pinned.answer_format or self.format_for(model)

@@ -36,25 +36,14 @@ def _draw_group(row, group: ProgressGroup, colour, money: bool) -> None:
         return
     x = group.evals
     by_evals.step(x, group.best_mean, where="post", color=colour, lw=2.4)
-    by_evals.fill_between(
-        x,
-        group.best_mean - group.best_sd,
-        group.best_mean + group.best_sd,
-        step="post",
-        color=colour,
-        alpha=0.18,
-        lw=0,
-    )
+    _band(by_evals, x, group.best_mean, group.best_sd, colour, alpha=0.18)
     by_evals.step(x, group.final_mean, where="post", color=colour, lw=1.8, ls="--")
-    by_evals.fill_between(
-        x,
-        group.final_mean - group.final_sd,
-        group.final_mean + group.final_sd,
-        step="post",
-        color=colour,
-        alpha=0.08,
-        lw=0,
-    )
+    _band(by_evals, x, group.final_mean, group.final_sd, colour, alpha=0.08)
+
+
+def _band(axes, x, mean, sd, colour, alpha: float) -> None:
+    """A band of one standard deviation around a pooled mean, stepped like the runs."""
+    axes.fill_between(x, mean - sd, mean + sd, step="post", color=colour, alpha=alpha, lw=0)
 
 
 def _style_handles(series: Sequence[ProgressSeries]) -> list:

@@ -93,7 +93,7 @@ class SlowBumpMutator(AsyncMutator):
     model = "thinking/none"
     novelty_check = False
 
-    async def propose_async(self, parent_files, context, rng, *, parent, pinned=None):
+    async def propose_async(self, parent_files, context, rng):
         await asyncio.sleep(0.01)  # as a model would take its time
         return bump(parent_files, context.entry_file, rng)
 '''

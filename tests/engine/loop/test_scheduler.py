@@ -12,7 +12,7 @@ from engine.front.creating import create_run
 from engine.loop.evaluation import RunHandles
 from engine.loop.scheduler import Scheduler, SchedulerSettings
 from engine.loop.state import RunState
-from engine.mutators import NOT_PINNED, AsyncMutator, OfflineMutator
+from engine.mutators import AsyncMutator, OfflineMutator
 from engine.sandbox import make_sandbox
 from search import make_policy
 
@@ -30,7 +30,7 @@ class SlowAsyncMutator(AsyncMutator):
         self.scheduler_ref = scheduler_ref
         self.stop_after = stop_after
 
-    async def propose_async(self, files, context, rng, *, parent, pinned=NOT_PINNED):
+    async def propose_async(self, files, context, rng):
         self.calls += 1
         if self.stop_after is not None and self.calls > self.stop_after:
             raise StopRun("spend budget reached")
