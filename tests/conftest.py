@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,18 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGINT back to its default, as a terminal's foreground command has it.
+
+    Several tests send SIGINT to a command they start, as Ctrl-C does. A shell without job control (a script
+    that runs `.ci/run &`, nohup, some CI runners) starts a background job with SIGINT ignored (POSIX), an
+    ignored signal stays ignored through exec, and Python then never raises KeyboardInterrupt: the commands
+    would run on as if no Ctrl-C came. A handler here (not SIG_IGN) is reset to the default in every child.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def small_instances(path: Path, n_dev: int = 4, n_holdout: int = 2, n_items: int = 120, seed: int = 0) -> Path:
