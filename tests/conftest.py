@@ -1,4 +1,5 @@
-"""Shared fixtures: small instance files and a way to run the CLI as a user does."""
+"""Shared fixtures: small instance files and a way to run the CLI as a user does; how tests share the machine
+(tests/parallel.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests import parallel
+from tests.parallel import pytest_collection_modifyitems, pytest_runtest_protocol  # noqa: F401 - hooks
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,6 +29,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    parallel.configure(config)
 
 
 def small_instances(path: Path, n_dev: int = 4, n_holdout: int = 2, n_items: int = 120, seed: int = 0) -> Path:
