@@ -77,6 +77,7 @@ def tree_of(run: Path) -> list[tuple]:
     return read(run, "SELECT id, parent_id, status, code_hash, diff, reason FROM nodes ORDER BY id")
 
 
+@pytest.mark.slow
 def test_same_seed_same_tree_with_one_worker(tmp_path, instances_file):
     trees = []
     for k in range(2):
@@ -118,6 +119,7 @@ def test_same_seed_same_tree_with_one_worker(tmp_path, instances_file):
     assert tree_of(only_run(other)) != trees[0]
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_spends_exactly_the_budget(tmp_path):
     instances = small_instances(tmp_path / "inst.json", n_dev=6, n_holdout=2)
     runs = tmp_path / "runs"
@@ -239,6 +241,7 @@ def engine_containers(engine_pid: int) -> list[str]:
         client.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sandbox,signum",
     [
@@ -312,6 +315,7 @@ def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox,
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < ENDLESS
 
 
+@pytest.mark.slow
 def test_agent_folder_time_limit_and_a_larger_budget_on_resume(tmp_path, instances_file):
     agent = tmp_path / "my_agent"
     agent.mkdir()
