@@ -9,9 +9,10 @@ Three rules, all keyed on a test's path so that the test files stay as they are:
   live readers, headless browsers), and modules whose module-wide fixture builds a run (built once, not
   once on each worker).
 - ALONE: tests that run while no other test runs, on any worker: they count every process of the machine
-  (a fork bomb must leave nothing) or hold a job to a wall-clock bound (jobs that run side by side, a
-  timeout close to its limit). A test takes a shared lock for its whole run (its fixtures' setup included),
-  these an exclusive one; a turnstile lets a waiting exclusive test in before new shared ones.
+  (a fork bomb must leave nothing), hold a job to a wall-clock bound (jobs that run side by side, a
+  timeout close to its limit), or read a running search at the lowest CPU priority. A test takes a shared
+  lock for its whole run (its fixtures' setup included), these an exclusive one; a turnstile lets a waiting
+  exclusive test in before new shared ones.
 - `built_once`: a folder (a finished run) built by one worker and read by all, instead of once per worker.
 
 With `-n 0` (no workers) the rules change nothing: one process runs every test in turn.
@@ -60,6 +61,12 @@ ALONE: tuple[str, ...] = (
     "tests/engine/sandbox/test_process.py::test_jobs_run_concurrently",
     "tests/engine/sandbox/test_process.py::test_infinite_loop_times_out_close_to_the_limit",
     "tests/engine/front/test_cli.py::test_help_is_fast_and_imports_nothing_heavy",
+    # readers of a running search yield the CPU to everything else (autogroup nice 19): beside another worker
+    # they would wait minutes for their share, or read too late (bench_live counts their requests)
+    "tests/engine/test_live_readers.py",
+    "tests/engine/live/test_live_browser.py",
+    "tests/engine/test_reader_priority.py",
+    "tests/scripts/test_bench_live.py",
 )
 
 
