@@ -58,6 +58,7 @@ ALONE: tuple[str, ...] = (
     "tests/engine/sandbox/test_bwrap.py::test_jobs_run_concurrently",
     "tests/engine/sandbox/test_bwrap.py::test_timeout_kills_everything",
     "tests/engine/sandbox/test_containment.py::test_fork_bomb_is_capped_and_leaves_nothing",
+    "tests/engine/sandbox/test_containment.py::test_cancellation_kills_the_job_and_removes_the_directory",
     "tests/engine/sandbox/test_process.py::test_jobs_run_concurrently",
     "tests/engine/sandbox/test_process.py::test_infinite_loop_times_out_close_to_the_limit",
     "tests/engine/front/test_cli.py::test_help_is_fast_and_imports_nothing_heavy",
