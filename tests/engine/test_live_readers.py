@@ -93,11 +93,11 @@ def test_every_reader_works_on_a_running_search_and_changes_nothing(tmp_path):
             wait_for_more(run, counts[-1], search)
         assert rounds >= 2, "the search ended before the readers could read it twice"
         assert counts == sorted(counts) and counts[-1] > 0  # current figures: they only grow
+        unread = start_search(tmp_path / "unread")  # the same search nobody reads, beside the rest of this one
     finally:
         out = search.communicate(timeout=300)[0]
     assert search.returncode == 0, out
     assert not (run / LIVE_FILE).exists()  # the copy goes with the search
-    unread = start_search(tmp_path / "unread")
     assert unread.wait(timeout=300) == 0
     other = only_run(tmp_path / "unread")
     for query in (
