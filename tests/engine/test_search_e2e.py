@@ -283,6 +283,8 @@ def test_interrupt_stops_cleanly_and_leaves_no_sandbox_behind(tmp_path, sandbox,
             str(runs),
             "--sandbox",
             sandbox,
+            "--live-interval",
+            "0.2",  # the live copy this test watches, refreshed often
         ],
         cwd=REPO,
         env=env,
