@@ -1,17 +1,38 @@
-"""Shared fixtures: small instance files and a way to run the CLI as a user does."""
+"""Shared fixtures: small instance files and a way to run the CLI as a user does; how tests share the machine
+(tests/parallel.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests import parallel
+from tests.parallel import pytest_collection_modifyitems, pytest_runtest_protocol  # noqa: F401 - hooks
+
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGINT back to its default, as a terminal's foreground command has it.
+
+    Several tests send SIGINT to a command they start, as Ctrl-C does. A shell without job control (a script
+    that runs `.ci/run &`, nohup, some CI runners) starts a background job with SIGINT ignored (POSIX), an
+    ignored signal stays ignored through exec, and Python then never raises KeyboardInterrupt: the commands
+    would run on as if no Ctrl-C came. A handler here (not SIG_IGN) is reset to the default in every child.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    parallel.configure(config)
 
 
 def small_instances(path: Path, n_dev: int = 4, n_holdout: int = 2, n_items: int = 120, seed: int = 0) -> Path:
@@ -40,3 +61,46 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subpro
         text=True,
         timeout=timeout,
     )
+
+
+def process_state(pid: int) -> str:
+    """The kernel's one-letter state of a process (R, S, T stopped, Z ended, ...); '' once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+class Hold:
+    """A running search held still (SIGSTOP) while a test reads it, then let go (SIGCONT): held, it cannot end,
+    however long the readers take, and what it stores is what it would have stored anyway (its sandboxed jobs
+    run on and wait for it; give it a `--timeout` far above an evaluation's, since its clock runs on)."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process, self.held = process, False
+
+    def stop(self) -> bool:
+        """Hold it; False (and nothing held) if it has ended already."""
+        if self.process.poll() is not None:
+            return False
+        os.kill(self.process.pid, signal.SIGSTOP)
+        while (state := process_state(self.process.pid)) not in ("T", "t", "Z", ""):
+            time.sleep(0.01)
+        self.held = True
+        return state in ("T", "t")
+
+    def go_on(self) -> None:
+        if self.held:
+            self.held = False
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGCONT)
+
+
+@contextlib.contextmanager
+def paused(process: subprocess.Popen) -> Iterator[bool]:
+    """`Hold` for a block: yields whether the search was running (and is now held)."""
+    hold = Hold(process)
+    try:
+        yield hold.stop()
+    finally:
+        hold.go_on()

@@ -253,6 +253,7 @@ def _report(command: str, out: subprocess.CompletedProcess) -> str:
 COMMANDS = readme_commands()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.skip)] if c.skip else []) for c in COMMANDS]
 )
@@ -262,6 +263,7 @@ def test_readme_command_exits_0(workspace, command):
     assert "Traceback" not in out.stderr, _report(ran, out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sql", [pytest.param(body, id=f"L{line} sql block") for line, body in readme_sql()])
 def test_readme_sql_block_runs_through_engine_runs_sql(workspace, sql):
     workspace.ensure_runs(1)

@@ -129,7 +129,8 @@ def snoop(problem):
         try:
             with open(path, "a") as fh:
                 fh.write("# passed")
-            report[name] = "written"
+            with open(path) as fh:  # appended to what was there, or made a file the sandbox alone sees
+                report[name] = "written" if fh.read() != "# passed" else "a new file"
         except OSError as exc:
             report[name] = type(exc).__name__
     try:
@@ -146,6 +147,14 @@ def snoop(problem):
     print("SNOOP " + json.dumps(report), flush=True)
 
 '''
+
+
+# What a write to the grader's path does in the bwrap sandbox, where the checkout is not mounted: the path's
+# folders exist only as mount points of the hidden instances, on the read-only root (OSError: read-only file
+# system), or, for a checkout under /tmp, on the sandbox's own /tmp, a private tmpfs, where it makes a new file
+# that vanishes with the job. Never "written": the grader's content is not there to append to (and the tests
+# check that the host's file is untouched).
+GRADER_UNREACHED = ("OSError", "a new file")
 
 
 def hostile(files: dict[str, str], kind: str) -> dict[str, str]:
@@ -187,7 +196,7 @@ def test_a_child_that_snoops_writes_the_grader_and_calls_out_is_contained_under_
     )
     report = json.loads(next(x for x in outcome.stdout_tail.splitlines() if x.startswith("SNOOP "))[6:])
     assert report["hidden"] == report["solution"] == "FileNotFoundError"  # hidden: not in the sandbox at all
-    assert report["grader"] == "OSError" and report["hidden_write"] in ("OSError", "FileNotFoundError")
+    assert report["grader"] in GRADER_UNREACHED and report["hidden_write"] in ("OSError", "FileNotFoundError")
     assert report["network"] == "OSError"
     assert report["tests"] == "emptied"  # its own copy: the hidden tests never read it
     assert [digest(p) for p in watched] == before

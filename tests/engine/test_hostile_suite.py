@@ -47,7 +47,7 @@ import tempfile
 import textwrap
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
@@ -63,6 +63,9 @@ from tasks.binpack.packing import first_fit, pack_online
 from tasks.binpack.task import BinPackTask
 from tests.conftest import REPO, run_cli, small_instances
 from tests.engine.test_search_e2e import only_run, read
+from tests.parallel import is_venv
+
+pytestmark = pytest.mark.slow  # 30 attacks on each backend, every one a real sandboxed process
 
 LIMITS = SandboxLimits(timeout_s=3.0, cpu_s=2, memory_mb=512, file_size_mb=8, processes=64, output_bytes=8192)
 BACKENDS = ("process", "bwrap", "docker")
@@ -944,16 +947,19 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def tree(root: Path) -> dict[str, str]:
-    """relative path -> sha256 of every regular file under root (caches and run folders left out)."""
+def tree(root: Path, hashed: Collection[str] | None = None) -> dict[str, str]:
+    """relative path -> sha256 of every regular file under root (caches, run folders and virtual environments
+    left out); with `hashed`, only those paths are read (the others map to ''): what a check of the checkout
+    compares, whatever a user keeps beside the code."""
     out = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not is_venv(Path(dirpath, d))]
         for name in filenames:
             p = Path(dirpath, name)
             if p.is_file() and not p.is_symlink():
+                rel = str(p.relative_to(root))
                 try:
-                    out[str(p.relative_to(root))] = sha256(p)
+                    out[rel] = sha256(p) if hashed is None or rel in hashed else ""
                 except OSError:
                     pass  # removed meanwhile by someone else's work
     return out
@@ -988,7 +994,7 @@ def marked_processes(marker: str) -> list[tuple[int, str]]:
     return found
 
 
-def wait_until_gone(marker: str, timeout: float = 3.0) -> list[tuple[int, str]]:
+def wait_until_gone(marker: str, timeout: float = 30.0) -> list[tuple[int, str]]:  # returns once they are gone
     end = time.monotonic() + timeout
     while (left := marked_processes(marker)) and time.monotonic() < end:
         time.sleep(0.05)
@@ -1108,7 +1114,7 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
         source = Template(PRELUDE + textwrap.dedent(attack.source)).substitute(context)
         compile(source, "agent.py", "exec")
 
-        before_repo, before_fake = tree(REPO), tree(world.fake_repo)
+        before_repo, before_fake = tree(REPO, WATCHED), tree(world.fake_repo)
         before_archive, before_tmp = archive_files(world.archive), listing(tmp)
         before_home, before_children = listing(home), my_children()
 
@@ -1118,7 +1124,7 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
 
         # -- nothing of the job lives on; the engine has no child left
         assert wait_until_gone(marker) == [], "a process of the job survived it"
-        end = time.monotonic() + 2
+        end = time.monotonic() + 30  # a guard: the loop ends as soon as they are reaped
         while (my_children() - before_children) and time.monotonic() < end:
             time.sleep(0.02)
         assert my_children() - before_children == set(), "the engine has a child left"
@@ -1147,7 +1153,7 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
         # -- nothing outside the sandbox changed
         assert archive_files(world.archive) == before_archive
         assert tree(world.fake_repo) == before_fake
-        after_repo = tree(REPO)
+        after_repo = tree(REPO, WATCHED)
         changed = {p for p in before_repo.keys() | after_repo.keys() if before_repo.get(p) != after_repo.get(p)}
         assert {p for p in changed if marker in p or p in WATCHED} == set()
         assert [n for n in listing(tmp) - before_tmp if marker in n] == []
@@ -1299,7 +1305,7 @@ def test_a_search_from_a_hostile_seed_stops_contained(backend: str, tmp_path: Pa
     agent.write_text(Template(SEARCH_SEED).substitute(marker=repr(marker), daemon=repr(DAEMON)))
     runs = tmp_path / "runs"
     tmp = Path(tempfile.gettempdir())
-    before_tmp, before_repo = listing(tmp), tree(REPO)
+    before_tmp, before_repo = listing(tmp), tree(REPO, WATCHED)
     out = run_cli(
         "--agent",
         str(agent),
@@ -1334,6 +1340,6 @@ def test_a_search_from_a_hostile_seed_stops_contained(backend: str, tmp_path: Pa
         if marker in n or (n.startswith("clade-sbx-") and not Path("/proc", n.split("-")[2]).exists())
     ]
     assert leftovers == []
-    after_repo = tree(REPO)
+    after_repo = tree(REPO, WATCHED)
     changed = {p for p in before_repo.keys() | after_repo.keys() if before_repo.get(p) != after_repo.get(p)}
     assert {p for p in changed if marker in p or p in WATCHED} == set()

@@ -11,16 +11,18 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from archive.live import LIVE_FILE
-from tests.conftest import REPO
+from tests.conftest import REPO, paused
 from tests.engine.test_search_e2e import only_run, read
 
 pytestmark = pytest.mark.slow
 # One worker: the two searches compared must make the same choices (with two, which evaluation ends first
-# depends on timing). The readers read the live copy, which is the same with any number of workers.
-SEARCH = ["--task", "binpack", "--budget", "48", "--workers", "1", "--seed", "3", "--quiet"]
+# depends on timing). The readers read the live copy, which is the same with any number of workers. A
+# timeout far above any evaluation's: the engine's clock runs on while the test holds the search still.
+SEARCH = ["--task", "binpack", "--budget", "48", "--workers", "1", "--seed", "3", "--quiet", "--timeout", "600"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -44,6 +46,20 @@ def start_search(run_dir: Path) -> subprocess.Popen:
     )
 
 
+def live_count(run: Path) -> int:
+    try:
+        with duckdb.connect(str(run / LIVE_FILE), read_only=True) as con:
+            return con.execute("SELECT count(*) FROM evaluations").fetchone()[0]
+    except duckdb.Error:  # replaced while opened, or gone with the search
+        return -1
+
+
+def wait_for_more(run: Path, seen: int, search: subprocess.Popen) -> None:
+    """Until the search's live copy holds more than `seen` evaluations, or the search has ended."""
+    while search.poll() is None and live_count(run) <= seen:
+        time.sleep(0.1)
+
+
 def test_every_reader_works_on_a_running_search_and_changes_nothing(tmp_path):
     search = start_search(tmp_path / "read")
     try:
@@ -54,12 +70,15 @@ def test_every_reader_works_on_a_running_search_and_changes_nothing(tmp_path):
         run = next((tmp_path / "read").iterdir())
         counts, rounds = [], 0
         while search.poll() is None and rounds < 6:
-            listed = cli("-m", "engine.runs", "list", str(tmp_path / "read"))
-            shown = cli("-m", "engine.runs", "show", str(run))
-            sql = cli("-m", "engine.runs", "sql", str(run), "SELECT count(*) AS n FROM evaluations", "--csv")
-            plot = cli("scripts/plot_lineage.py", str(run), "--out", str(tmp_path / "plots"), "--formats", "svg")
-            if search.poll() is not None:
-                break  # the run ended while we read: what we read is checked only while it runs
+            # the search holds still while they read (they yield the CPU to it: on a busy machine they would
+            # otherwise read long after it ended), then goes on until its live copy shows more evaluations
+            with paused(search) as running:
+                if not running:
+                    break  # it ended before we read: what we read is checked only while it runs
+                listed = cli("-m", "engine.runs", "list", str(tmp_path / "read"))
+                shown = cli("-m", "engine.runs", "show", str(run))
+                sql = cli("-m", "engine.runs", "sql", str(run), "SELECT count(*) AS n FROM evaluations", "--csv")
+                plot = cli("scripts/plot_lineage.py", str(run), "--out", str(tmp_path / "plots"), "--formats", "svg")
             for done in (listed, shown, sql, plot):
                 assert done.returncode == 0, done.stderr
             assert re.search(r"running \(live, as of \d+ s ago\)", listed.stdout), listed.stdout
@@ -71,13 +90,14 @@ def test_every_reader_works_on_a_running_search_and_changes_nothing(tmp_path):
             evals = int(re.search(r"dev evaluations\s*│\s*(\d+) of budget 48", shown.stdout).group(1))
             assert 0 <= evals <= 48
             rounds += 1
+            wait_for_more(run, counts[-1], search)
         assert rounds >= 2, "the search ended before the readers could read it twice"
         assert counts == sorted(counts) and counts[-1] > 0  # current figures: they only grow
+        unread = start_search(tmp_path / "unread")  # the same search nobody reads, beside the rest of this one
     finally:
         out = search.communicate(timeout=300)[0]
     assert search.returncode == 0, out
     assert not (run / LIVE_FILE).exists()  # the copy goes with the search
-    unread = start_search(tmp_path / "unread")
     assert unread.wait(timeout=300) == 0
     other = only_run(tmp_path / "unread")
     for query in (

@@ -77,6 +77,7 @@ def search(tmp_path, instances_file, *extra: str, mock=None, runs="runs"):
     return run_from_args(args, llm_mock=mock)
 
 
+@pytest.mark.slow
 def test_every_kind_of_answer_through_litellm(tmp_path, instances_file):
     model = ScriptedModel()
     assert search(tmp_path, instances_file, mock=model) == 0

@@ -58,6 +58,7 @@ def outputs(run: Path) -> list[str]:
     return json.loads((run.parents[1] / "outputs.json").read_text())
 
 
+@pytest.mark.slow
 def test_one_wall_time_everywhere_without_the_idle_gap(resumed_run):
     shown = run_info(resumed_run).wall_s
     with open_read_only(resumed_run) as archive:

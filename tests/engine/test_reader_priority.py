@@ -32,7 +32,7 @@ PROBE = textwrap.dedent("""
     def work():
         if sys.argv[1] == "sleep":
             print("sleeping", flush=True)
-            time.sleep(60)
+            time.sleep(600)  # far longer than the test waits: only the Ctrl-C ends it
         print(parent_session != os.getsid(0), open("/proc/self/autogroup").read().split()[-1], os.nice(0))
         return 7
     sys.exit(yielding(work))
@@ -65,8 +65,8 @@ def test_ctrl_c_reaches_the_work_and_the_command_exits_130():
     assert running.stdout.readline().strip() == "sleeping"
     began = time.monotonic()
     running.send_signal(signal.SIGINT)  # the terminal sends it to the command, not to the work's new session
-    running.communicate(timeout=30)
-    assert running.returncode == 130 and time.monotonic() - began < 20
+    running.communicate(timeout=300)  # the work runs at nice 19: on a busy machine it takes its time to end
+    assert running.returncode == 130 and time.monotonic() - began < 300
 
 
 def test_without_a_real_stdout_the_work_runs_here(capsys):

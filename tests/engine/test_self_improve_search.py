@@ -21,10 +21,11 @@ import pytest
 from engine.front.cli import build_parser
 from engine.front.run import run_from_args
 from engine.sandbox.bwrap import bwrap_available
+from tasks.repofix.task import HERE as REPOFIX
 from tests.conftest import REPO, run_cli
 from tests.engine.coding_model import RETRY, CodingModel
 from tests.engine.llm.openai_stub import Answer, OpenAIStub
-from tests.engine.test_coding_agent_runs import NO_BUDGET, SNOOP, hostile
+from tests.engine.test_coding_agent_runs import GRADER_UNREACHED, NO_BUDGET, SNOOP, digest, hostile
 from tests.engine.test_search_e2e import assert_budget_invariants, only_run, read
 
 BWRAP_OK, BWRAP_WHY = bwrap_available()
@@ -216,6 +217,7 @@ def hostile_self_edits(source: str, n: int, statement: str) -> tuple[str, str]:
 def test_hostile_self_edits_are_contained_and_stored_with_their_reasons(tmp_path):
     (tmp_path / "two.json").write_text(json.dumps({"dev": ["rf01", "rf04"], "holdout": []}))
     model = CodingModel(self_edit=hostile_self_edits, loop_on={"rf04"})  # on rf04 the model never finishes
+    grader = digest(REPOFIX / "check.py")
     argv = [
         "--task",
         "repofix",
@@ -262,7 +264,8 @@ def test_hostile_self_edits_are_contained_and_stored_with_their_reasons(tmp_path
     ][1].startswith("agent token cap of 700 exceeded")
     # the snooping child found nothing to read, could write no grader and reach no network
     report = json.loads(next(x for x in results[(snoop, "rf01")][2].splitlines() if x.startswith("SNOOP "))[6:])
-    assert report["hidden"] == "FileNotFoundError" and report["grader"] == "OSError"
+    assert report["hidden"] == "FileNotFoundError" and report["grader"] in GRADER_UNREACHED
+    assert digest(REPOFIX / "check.py") == grader  # the host's grader untouched, wherever the checkout lies
     assert report["network"] == "OSError"
     assert "edited the tests (ignored)" in results[(snoop, "rf01")][1]
 

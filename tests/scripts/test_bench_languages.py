@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not 
 PERCENT = r"(\d+\.\d) %"
 
 
+@pytest.mark.slow
 def test_bench_languages_prints_a_row_per_language_and_how_it_was_measured():
     env = dict(os.environ, PYTHONPATH=str(REPO))
     out = subprocess.run(

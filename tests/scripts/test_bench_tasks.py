@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import REPO
+from tests.parallel import is_venv
 
 SCRIPT = REPO / "scripts" / "bench_tasks.py"
 # Top-level folders of a checkout that are not code: what users and tools leave there.
@@ -39,7 +40,7 @@ def checkout_copy(dest: Path) -> Path:
 
     def ignore(folder: str, names: list[str]) -> set[str]:
         skip = NOT_CODE if Path(folder) == REPO else set()
-        return {n for n in names if n in skip or n == "__pycache__"}
+        return {n for n in names if n in skip or n == "__pycache__" or is_venv(Path(folder, n))}
 
     shutil.copytree(REPO, dest, ignore=ignore)
     run = dest / "runs" / USERS_RUN

@@ -135,6 +135,7 @@ def test_without_gxx_the_task_is_refused_in_one_line_before_a_run_folder(tmp_pat
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_a_default_search_ends_on_a_node_better_than_the_seed_on_dev_and_holdout(tmp_path):
     argv = ["--task", "binpack_cpp", "--budget", "16", "--run-dir", str(tmp_path / "runs"), "--quiet"]
     assert run_from_args(build_parser().parse_args(argv)) == 0  # sandbox auto, 2 workers: the defaults

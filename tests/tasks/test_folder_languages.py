@@ -38,6 +38,7 @@ def test_the_folder_is_read_with_its_cpp_program_and_children_are_checked_before
     assert "EVOLVE-BLOCK-END is inside a block comment" in check_child(swallowed, "initial.cpp", "", ())
 
 
+@pytest.mark.slow
 def test_a_search_on_the_cpp_folder_improves_its_program(tmp_path):
     argv = ["--task", str(FOLDER), "--budget", "16", "--run-dir", str(tmp_path / "runs"), "--quiet"]
     assert run_from_args(build_parser().parse_args(argv)) == 0

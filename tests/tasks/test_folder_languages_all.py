@@ -30,6 +30,8 @@ from tasks.adapters import detect, make_adapted_task  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 from tests.engine.test_search_e2e import only_run, read  # noqa: E402
 
+pytestmark = pytest.mark.slow  # whole searches that compile every child
+
 FIXTURES = REPO / "tests" / "fixtures" / "tasks"
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # bwrap binds the system's folders; a rustup toolchain in ~ is not there
 # the failures a child may cause itself (a mutation the compiler refuses, a program that prints inf or nan);

@@ -58,6 +58,7 @@ def test_the_problems_and_their_split(task):
     assert check_child(task.seed_files(), task.entry_file, task.entry_function, task.entry_args) is None
 
 
+@pytest.mark.slow
 def test_the_canonical_solutions_score_164_of_164_through_the_evaluator(task):
     canonical = {k: p["canonical_solution"] for k, p in task.problems.items()}
     sandbox = ProcessSandbox()
@@ -70,6 +71,7 @@ def test_the_canonical_solutions_score_164_of_164_through_the_evaluator(task):
     assert sum(task.score(i, o.metrics, None) for i, o in zip(task.instances(), outcomes)) == 164
 
 
+@pytest.mark.slow
 def test_an_empty_body_scores_0_on_every_problem(task):
     """The check step alone (the agent's step is the same as above): `pass` fails every problem's tests."""
     sandbox = ProcessSandbox()
@@ -109,6 +111,7 @@ FORGERIES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FORGERIES))
 def test_code_that_tries_to_forge_its_verdict_only_fails(task, name):
     instance = next(i for i in task.instances() if i.id == "HumanEval/0")

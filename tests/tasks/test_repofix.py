@@ -126,6 +126,7 @@ def test_the_visible_tests_pass_with_the_solution(every, tmp_path):
 
 
 # ----- the evaluator -------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_every_solution_resolves_its_instance_and_doing_nothing_does_not(task, every):
     solutions = {i.id: i.data["solution"] for i in every}
     sandbox = ProcessSandbox()

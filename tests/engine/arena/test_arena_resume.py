@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from archive import Archive
 from engine.arena import ledger
 from tests.conftest import REPO, run_cli
@@ -18,6 +20,7 @@ from tests.engine.test_search_e2e import only_run, read
 INSTANCES = "SELECT id, split, data, origin, tester_id, arena_round FROM instances ORDER BY rowid"
 
 
+@pytest.mark.slow
 def test_kill_9_mid_arena_then_resume_keeps_the_grown_set(tmp_path):
     subset = tmp_path / "subset.json"
     subset.write_text(json.dumps({"holdout": 2}))

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, Hold
+from tests.engine.test_live_readers import live_count
 from tests.scripts.test_report import chromium_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -64,16 +65,31 @@ def test_the_live_page_follows_a_running_search(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
     search = start(
-        "engine.search", "--task", "binpack", "--budget", "60", "--workers", "2", "--run-dir", str(runs), "--quiet"
+        "engine.search",
+        "--task",
+        "binpack",
+        "--budget",
+        "60",
+        "--workers",
+        "2",
+        "--run-dir",
+        str(runs),
+        "--quiet",
+        "--timeout",
+        "600",  # far above any evaluation's: the engine's clock runs on while the test holds the search still
     )
     server = start("engine.runs", "serve", str(runs), "--port", "0")
     problems: list[str] = []
     shot = tmp_path / "live-page.png"
+    hold = Hold(search)
     try:
         url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)
         run = wait_for(
             lambda: next((p for p in runs.iterdir() if (p / "archive.duckdb").is_file()), None), 60, "the run's archive"
         )
+        if LIVE_COPY:  # an evaluation in its live copy, then the search held still until the page shows it
+            wait_for(lambda: live_count(run) > 0 or search.poll() is not None, 120, "a first evaluation")
+        assert hold.stop(), "the search ended before the page loaded"
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=browser_path)
             try:
@@ -100,16 +116,17 @@ def test_the_live_page_follows_a_running_search(tmp_path):
                     text = page.inner_text("#eval-count").strip()
                     return int(text) if text.isdigit() else None
 
-                first = wait_for(lambda: count() is not None and count(), 45, "an evaluation count") or 0
+                first = wait_for(lambda: count() is not None and count(), 120, "an evaluation count") or 0
                 assert "live, as of" in page.inner_text("#freshness") or search.poll() is not None
                 # it grows without a reload (no navigation happens: the same document keeps polling)
                 marker = page.evaluate("window.__clade_marker = Math.random()")
-                wait_for(lambda: (count() or 0) > first, 30, f"the count to grow past {first}")
+                hold.go_on()
+                wait_for(lambda: (count() or 0) > first, 120, f"the count to grow past {first}")
                 assert page.evaluate("window.__clade_marker") == marker
                 # a click on a child opens its panel with its diff against its parent
-                page.locator('#tree .node[data-id="1"]').wait_for(timeout=30_000)
+                page.locator('#tree .node[data-id="1"]').wait_for(timeout=120_000)
                 page.click('#tree .node[data-id="1"]')
-                page.locator("#panel pre.diff").wait_for(timeout=10_000)
+                page.locator("#panel pre.diff").wait_for(timeout=120_000)
                 panel = page.inner_text("#panel")
                 assert "Node #1" in panel and "Diff against parent #0" in panel and "+++ b/agent.py" in panel
                 assert "Evaluation logs" in panel
@@ -119,12 +136,13 @@ def test_the_live_page_follows_a_running_search(tmp_path):
                 assert "Node #1" in page.inner_text("#panel")
                 assert page.locator('#tree .node.selected[data-id="1"]').count() == 1
                 # after the search ends, the page says so (and stays useful)
-                search.wait(timeout=180)
-                wait_for(lambda: page.inner_text("#state").strip() == "finished", 30, "the finished state")
+                search.wait(timeout=300)
+                wait_for(lambda: page.inner_text("#state").strip() == "finished", 120, "the finished state")
                 assert page.inner_text("#eval-count").strip() == "60"
             finally:
                 browser.close()
     finally:
+        hold.go_on()
         stop(server)
         stop(search)
     assert problems == []

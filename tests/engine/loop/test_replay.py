@@ -101,11 +101,13 @@ def assert_replayed(tmp_path, stub, original, workers: int, *extra: str) -> Path
     return replayed
 
 
+@pytest.mark.slow
 def test_a_two_worker_run_replays_to_the_same_tree(tmp_path, stub, instances_file):
     original = original_run(tmp_path, stub, instances_file, 2)
     assert_replayed(tmp_path, stub, original, 2)  # the default sandbox (auto: bwrap where it works)
 
 
+@pytest.mark.slow
 def test_a_four_worker_run_replays_with_any_workers(tmp_path, stub, instances_file):
     original = original_run(
         tmp_path,

@@ -2,9 +2,9 @@
 
 One real small run (`python -m engine.search`, budget 40, 2 workers) and one
 synthetic archive with invalid and failed children and priced LLM calls are
-made once per test session (cached on pytest's session base folder, so every
-test module's fixtures that call these helpers share them; see
-tests/engine/plots/conftest.py).
+made once per test session (in pytest's session base folder, shared by every
+test module's fixtures that call these helpers, and by every xdist worker:
+tests/parallel.py's `built_once`; see tests/engine/plots/conftest.py).
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ import functools
 from pathlib import Path
 
 from tests.conftest import run_cli, small_instances
+from tests.parallel import built_once
 
 SMALL_RUN_BUDGET = 40
 
 
-@functools.cache
-def _small_run(base: Path) -> Path:
-    folder = base / "shared-small-run"
-    folder.mkdir()
+def _build_small_run(folder: Path) -> None:
     instances = small_instances(folder / "instances.json")
     out = run_cli(
         "--budget",
@@ -37,26 +35,24 @@ def _small_run(base: Path) -> Path:
         timeout=240,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    (run,) = list((folder / "runs").iterdir())
-    return run
 
 
-@functools.cache
-def _synthetic_run(base: Path, n_nodes: int) -> Path:
+def _build_synthetic_run(n_nodes: int, folder: Path) -> None:
     from engine.plots.synthetic import synthetic_archive
 
-    folder = base / f"shared-synthetic-{n_nodes}" / "synthetic-run"
-    folder.mkdir(parents=True)
-    synthetic_archive(folder / "archive.duckdb", n_nodes=n_nodes, seed=3, n_dev=6, n_holdout=2)
-    return folder
+    run = folder / "synthetic-run"
+    run.mkdir()
+    synthetic_archive(run / "archive.duckdb", n_nodes=n_nodes, seed=3, n_dev=6, n_holdout=2)
 
 
 def shared_small_run(tmp_path_factory) -> Path:
     """The folder of a real finished run (offline mutator, 10-odd nodes, 4 dev instances)."""
-    return _small_run(tmp_path_factory.getbasetemp())
+    (run,) = list((built_once(tmp_path_factory, "shared-small-run", _build_small_run) / "runs").iterdir())
+    return run
 
 
 def shared_synthetic_run(tmp_path_factory, n_nodes: int = 60) -> Path:
     """The folder of a synthetic finished run: invalid and failed children, failed evaluations, priced
     LLM calls (engine/plots/synthetic.py)."""
-    return _synthetic_run(tmp_path_factory.getbasetemp(), n_nodes)
+    build = functools.partial(_build_synthetic_run, n_nodes)
+    return built_once(tmp_path_factory, f"shared-synthetic-{n_nodes}", build) / "synthetic-run"

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,20 @@ modes = pytest.mark.parametrize(
 )
 
 
-def wait_for_file(path: Path, timeout: float = 10.0) -> str:
+def written(path: Path) -> bool:
+    """The job wrote its line to `path` (a whole line: it ends with a newline)."""
+    return path.exists() and path.read_text().endswith("\n")
+
+
+async def until(check: Callable[[], bool], what: str, limit_s: float = 120) -> None:
+    """Wait for an event the job makes (`limit_s` only bounds a hang)."""
+    end = time.monotonic() + limit_s
+    while not check():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def wait_for_file(path: Path, timeout: float = 60.0) -> str:  # a guard: it returns as soon as the line is there
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if path.exists() and path.read_text().endswith("\n"):
@@ -181,11 +195,7 @@ def test_cancellation_kills_the_job_and_removes_the_directory(use_cgroup: bool, 
 
     async def cancel_after_start() -> None:
         task = asyncio.create_task(ProcessSandbox(use_cgroup=use_cgroup).run(job))
-        await asyncio.sleep(0.5)
-        for _ in range(200):
-            if info.exists() and Path(str(info) + ".child").exists():
-                break
-            await asyncio.sleep(0.02)
+        await until(lambda: written(info) and written(Path(str(info) + ".child")), "the job and its child started")
         t0 = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -212,10 +222,7 @@ def test_cancellation_while_timing_out_still_cleans_up(tmp_path: Path) -> None:
 
     async def go() -> None:
         task = asyncio.create_task(ProcessSandbox().run(job))
-        for _ in range(300):
-            if info.exists():
-                break
-            await asyncio.sleep(0.02)
+        await until(lambda: written(info), "the job started")
         task.cancel()
         await asyncio.sleep(0)  # the task runs up to its first await in the clean-up: stopping the supervisor
         task.cancel()
@@ -224,7 +231,7 @@ def test_cancellation_while_timing_out_still_cleans_up(tmp_path: Path) -> None:
 
     asyncio.run(go())
     pid_s, cwd = wait_for_file(info).split()
-    end = time.monotonic() + 2  # after a hard kill, init reaps; give it a moment
+    end = time.monotonic() + 30  # after a hard kill, init reaps; give it a moment (a busy machine: a long one)
     while process_exists(int(pid_s)) and time.monotonic() < end:
         time.sleep(0.02)
     assert not process_exists(int(pid_s))
@@ -249,7 +256,7 @@ def test_job_killing_its_supervisor_is_still_contained(tmp_path: Path) -> None:
     assert "supervisor ended without a report" in res.reason
     assert res.runtime_s < 5
     child = int(wait_for_file(info))
-    end = time.monotonic() + 5  # orphans of a killed supervisor are reaped by init
+    end = time.monotonic() + 30  # orphans of a killed supervisor are reaped by init (a guard: it ends once they are)
     while process_exists(child) and time.monotonic() < end:
         time.sleep(0.05)
     assert not process_exists(child)
@@ -310,7 +317,7 @@ def test_engine_killed_mid_job_takes_the_job_along(tmp_path: Path) -> None:
     finally:
         engine.kill()
         engine.wait()
-    end = time.monotonic() + 5
+    end = time.monotonic() + 30  # a guard: the loop ends as soon as both are gone
     while (process_exists(int(pid_s)) or process_exists(child)) and time.monotonic() < end:
         time.sleep(0.02)
     assert not process_exists(int(pid_s))
