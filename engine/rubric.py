@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 EXIT_USER_ERROR = 2
 TRIES = 3
@@ -31,7 +32,7 @@ SYSTEM = (
 
 
 class OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
 
 

@@ -68,7 +68,7 @@ def make_policy(
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; choose one of: {', '.join(sorted(POLICIES))}") from None
     try:
-        policy: object = factory(**options)
+        policy: Policy = factory(**options)
     except TypeError:
         known = sorted(f for f in getattr(factory, "__dataclass_fields__", {}) if f != "name")
         raise ValueError(
@@ -79,7 +79,7 @@ def make_policy(
     chosen = DEFAULT_STAGES.get(name, ()) if stages is None else stages
     if chosen:
         policy = with_stages(policy, chosen)
-    return policy  # type: ignore[return-value]
+    return policy
 
 
 __all__ = [

@@ -140,7 +140,7 @@ class PosteriorBounds:
 
 def posterior_bounds(view: TreeView) -> PosteriorBounds:
     """The tree's bound cache (made on first use)."""
-    return view.derived_cache(("posterior-bounds", DELTA), lambda tree: PosteriorBounds(tree, DELTA))  # type: ignore
+    return view.derived_cache(("posterior-bounds", DELTA), lambda tree: PosteriorBounds(tree, DELTA))
 
 
 def _draw(

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from search.decisions import Decision, Evaluate, FinalChoice
+from search.decisions import Decision, Evaluate, FinalChoice, Policy
 from search.tree import TreeView
 
 
@@ -55,13 +55,13 @@ class Stage:
 class Staged:
     """A policy whose nodes are evaluated in a first batch, and further only above a threshold."""
 
-    inner: object
+    inner: Policy
     first: int | float
     threshold: float
 
     @property
     def name(self) -> str:
-        return self.inner.name  # type: ignore[attr-defined]
+        return self.inner.name
 
     @property
     def stage(self) -> Stage:
@@ -88,7 +88,7 @@ class Staged:
         return dataclasses.replace(view, open_mask=open_mask, stage_key=view.stage_key + (self.stage.spec(),))
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
-        decision = self.inner.decide(self.stage_view(view), rng)  # type: ignore[attr-defined]
+        decision = self.inner.decide(self.stage_view(view), rng)
         if isinstance(decision, Evaluate):
             k = self.stage.size(view.n_instances)
             tried = int(view.n_evals[decision.node_id] + view.n_in_flight[decision.node_id])
@@ -103,7 +103,7 @@ class Staged:
             valid = view.valid & passed
             valid.flags.writeable = False
             view = dataclasses.replace(view, valid=valid)
-        return self.inner.select_final(view, rng)  # type: ignore[attr-defined]
+        return self.inner.select_final(view, rng)
 
     def __getattr__(self, attr: str):
         """The inner policy's score methods (probabilities, weights, ...) on the staged view."""
@@ -163,7 +163,7 @@ def first_batch(policy: object, n_instances: int) -> int:
     return max(1, min(sizes))
 
 
-def with_stages(policy: object, stages: str | tuple[Stage, ...] | list[Stage]) -> object:
+def with_stages(policy: Policy, stages: str | tuple[Stage, ...] | list[Stage]) -> Policy:
     """The policy with staged evaluation (a spec string as in `parse_stages`, or Stage objects)."""
     if isinstance(stages, str):
         stages = parse_stages(stages)

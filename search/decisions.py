@@ -39,7 +39,9 @@ Decision = Expand | Evaluate
 
 
 class Policy(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The policy's name, as `make_policy` and the archive's config know it."""
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
         """The next step, or None when nothing can be done now."""

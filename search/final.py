@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from search.decisions import Decision, FinalChoice, evaluable
+from search.decisions import Decision, FinalChoice, Policy, evaluable
 from search.tree import TreeView
 
 
@@ -105,7 +105,7 @@ def final_rule(name: str, k: int | None = None, epsilon: float = 0.1) -> FinalRu
 class WithFinal:
     """Any policy with another final rule: decisions are the inner policy's, the final choice is `rule`'s."""
 
-    inner: object
+    inner: Policy
     rule: str = "epsilon_quantile"
     k: int | None = None
     epsilon: float = 0.1
@@ -115,10 +115,10 @@ class WithFinal:
 
     @property
     def name(self) -> str:
-        return self.inner.name  # type: ignore[attr-defined]
+        return self.inner.name
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
-        return self.inner.decide(view, rng)  # type: ignore[attr-defined]
+        return self.inner.decide(view, rng)
 
     def select_final(self, view: TreeView, rng: np.random.Generator) -> FinalChoice | None:
         return final_rule(self.rule, self.k, self.epsilon)(view)

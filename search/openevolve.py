@@ -236,7 +236,7 @@ class OpenEvolvePolicy:
                 count=np.zeros((self.num_islands, 0), dtype=np.int32),
             )
 
-        state: IslandState = view.derived_cache(key, make)  # type: ignore[assignment]
+        state: IslandState = view.derived_cache(key, make)
         settled = settled_mask(view)
         means = Means(view)
         state.sync(view, settled, means)

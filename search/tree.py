@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import overload
+from typing import TypeVar, cast, overload
 
 import numpy as np
 
 _FLOAT_FIELDS = ("s", "f", "S", "F", "feature")
 _INT_FIELDS = ("parent", "depth", "n_evals", "n_clade_evals", "n_children", "n_valid_children", "n_in_flight")
+
+
+Cache = TypeVar("Cache")  # what a derived cache holds (posterior bounds, island state, ...)
 
 
 class OwnMeans:
@@ -178,12 +181,13 @@ class TreeStats(OwnMeans):
         self._changes[watcher] = []
         return changes
 
-    def derived_cache(self, key: object, make: Callable[[TreeStats], object]) -> object:
-        """The cache stored under `key`, made by `make(self)` the first time (e.g. posterior bounds)."""
+    def derived_cache(self, key: object, make: Callable[[TreeStats], Cache]) -> Cache:
+        """The cache stored under `key`, made by `make(self)` the first time (e.g. posterior bounds); a key is
+        always made by the same `make`, so what is stored under it is what `make` returns."""
         cache = self.derived.get(key)
         if cache is None:
             cache = self.derived[key] = make(self)
-        return cache
+        return cast(Cache, cache)
 
     # ----- reading ---------------------------------------------------------
     def untried(self, node: int) -> list[int]:
@@ -268,7 +272,7 @@ class TreeView(OwnMeans):
         """Dev instance indices this node has neither finished nor has in flight."""
         return self._tree.untried(node)
 
-    def derived_cache(self, key: object, make: Callable[[TreeStats], object]) -> object:
+    def derived_cache(self, key: object, make: Callable[[TreeStats], Cache]) -> Cache:
         """A cache derived from the tree's numbers, kept with the tree across views (TreeStats.derived_cache)."""
         return self._tree.derived_cache(key, make)
 

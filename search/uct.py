@@ -68,7 +68,7 @@ class Children:
 
 
 def children_cache(view: TreeView) -> Children:
-    cache: Children = view.derived_cache("children-lists", lambda tree: Children())  # type: ignore[assignment]
+    cache: Children = view.derived_cache("children-lists", lambda tree: Children())
     cache.sync(view.parent, view.n)
     return cache
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from engine.config.model_sections import BenchmarkSection, ImprovementSection, LLMSection
 from engine.config.sections import EvaluationSection, OutputSection, SearchSection, Section
@@ -37,7 +37,7 @@ class RunConfig:
     @staticmethod
     def sections() -> tuple[tuple[str, type[Section]], ...]:
         """(attribute, section class) of each section, in the order `--help` shows them."""
-        return tuple((f.name, f.default_factory) for f in dataclasses.fields(RunConfig))  # type: ignore[misc]
+        return tuple((f.name, cast(type[Section], f.default_factory)) for f in dataclasses.fields(RunConfig))
 
     @classmethod
     def settings(cls) -> Iterator[tuple[str, Declared]]:

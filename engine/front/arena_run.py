@@ -112,7 +112,9 @@ async def _rounds(run: OpenedRun, front: Front, made: tuple) -> str:
     settings, make_mutator, client = made
     arena_task = check_arena(run.config, run.task)
     config, archive = run.config, run.archive
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)  # type: ignore[union-attr]
+    current = asyncio.current_task()
+    assert current is not None  # this coroutine runs as the session's task
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, current.cancel)
     async with serve_gateway(config, run.task, client, archive) as gateway:
         unanswered = await probe_models(config, run.task, client, front.llm_mock, archive)
         if unanswered:

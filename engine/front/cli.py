@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from engine.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR  # light: the errors module imports nothing
 
@@ -16,7 +17,7 @@ from engine.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR  # light: the errors
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad flag ends in one line (not usage + error) and exit code 2."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
 
 

@@ -120,7 +120,9 @@ async def _session(run: OpenedRun, front: Front, work: Search, deadline: float |
     from engine.front.progress import SearchProgress
 
     config, state = run.config, work.state
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)  # type: ignore[union-attr]
+    current = asyncio.current_task()
+    assert current is not None  # this coroutine runs as the session's task
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, current.cancel)
     async with serve_gateway(config, run.task, work.client, run.archive) as gateway:
         work.handles.gateway = gateway  # agents that call a model reach it; None otherwise
         unanswered = await probe_models(config, run.task, work.client, front.llm_mock, run.archive)

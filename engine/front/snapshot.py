@@ -18,6 +18,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from engine.errors import UserError
 
@@ -58,7 +59,7 @@ def open_from_snapshot(args):
 
 # ----- python -m engine.snapshot ---------------------------------------------
 class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
 
 

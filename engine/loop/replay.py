@@ -99,7 +99,7 @@ class ReplayScheduler(Scheduler):
             stop = await self._settle(pending, asyncio.ALL_COMPLETED) or self.fatal
             return stop or f"replayed {len(plan)} recorded evaluations and expansions"
         finally:
-            await self._abandon(pending)  # type: ignore[arg-type]
+            await self._abandon(pending)  # type: ignore[arg-type]  # dict is invariant: these are evaluations only
             original.close()
 
     async def _settle(self, pending: dict[asyncio.Task, Launch], until: str) -> str | None:

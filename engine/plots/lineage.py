@@ -99,7 +99,7 @@ def _shown(
         return on_path, faded, set(parents), fade_below
     ranked = sorted(
         (n for n in parents if n not in faded and stats.get(n) and stats[n].mean is not None),
-        key=lambda n: (-stats[n].mean, n),  # type: ignore[operator]
+        key=lambda n: (-(stats[n].mean or 0.0), n),  # every mean here is a number: the filter above
     )
     return on_path, faded, on_path | set(ranked[:max_labels]), fade_below
 

@@ -61,8 +61,9 @@ def _grow(n_nodes: int, rng: np.random.Generator) -> _Tree:
         status.append("invalid" if roll < 0.10 else "failed" if roll < 0.14 else "valid")
         quality.append(float(np.clip(quality[parent] + rng.normal(0.0, 0.06), 0.0, 1.0)))
     depth = [0] * n_nodes
-    for i in range(1, n_nodes):
-        depth[i] = depth[parents[i]] + 1  # type: ignore[index]
+    for i, above in enumerate(parents[1:], start=1):
+        assert above is not None  # only the root has no parent
+        depth[i] = depth[above] + 1
     return _Tree(parents, status, quality, depth)
 
 

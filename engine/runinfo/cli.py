@@ -20,6 +20,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from engine.front.console import print_whole
 
@@ -29,7 +30,7 @@ EXIT_USER_ERROR = 2
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad flag ends in one line (not usage + error) and exit code 2."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
 
 
