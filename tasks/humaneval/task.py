@@ -25,11 +25,8 @@ from both jobs under bwrap; the process sandbox cannot hide it.
 from __future__ import annotations
 
 import gzip
-import hashlib
-import hmac
 import json
 import re
-import secrets
 import sys
 from collections.abc import Mapping, Sequence
 from functools import cached_property
@@ -38,6 +35,7 @@ from pathlib import Path
 from engine.sandbox.base import SandboxJob, SandboxLimits
 from tasks.base import CheckedTask, CheckRun, Grade, Instance
 from tasks.packaged import choose, package_dir, read_subset
+from tasks.signed_check import signed_by_the_job, signed_check_job
 
 HERE = Path(__file__).resolve().parent
 SEEDS = HERE.parents[1] / "agents_seed"
@@ -133,18 +131,7 @@ class HumanEvalTask(CheckedTask):
             **{k: instance.data[k] for k in ("task_id", "prompt", "entry_point", "test")},
             "completion": completion,
         }
-        files = {
-            "check.py": (HERE / "check.py").read_bytes(),
-            "problem.json": json.dumps(problem).encode(),
-            "key": secrets.token_hex(32).encode(),
-        }
-        return SandboxJob(
-            files=files,
-            command=[self.python or sys.executable, "-I", "check.py"],
-            answer_file="verdict.json",
-            limits=CHECK_LIMITS,
-            hidden=self.hidden_paths(),
-        )
+        return signed_check_job(HERE / "check.py", problem, CHECK_LIMITS, self.python, self.hidden_paths())
 
     def grade(self, instance: Instance, answer: bytes, check: CheckRun | None = None) -> Grade:
         if completion_of(answer) is None:
@@ -183,8 +170,6 @@ def verdict(task_id: str, check: CheckRun) -> tuple[bool, str]:
         detail = str(data.get("detail", ""))[:400]
     except (ValueError, UnicodeDecodeError, KeyError, TypeError):
         return False, "the test run left no readable verdict"
-    key = bytes(check.job.files["key"]).strip()
-    expected = hmac.new(key, f"{task_id}|{int(passed)}".encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, mac):
+    if not signed_by_the_job(check, f"{task_id}|{int(passed)}", mac):
         return False, "the test verdict was not written by the checker (ignored)"
     return passed, re.sub(r"\s+", " ", detail).strip() or ("passed" if passed else "failed")

@@ -26,11 +26,8 @@ sandbox under bwrap; the process sandbox cannot hide it.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
-import secrets
 import sys
 from collections.abc import Mapping, Sequence
 from functools import cached_property
@@ -40,6 +37,7 @@ from engine.errors import UserError
 from engine.sandbox.base import SandboxJob, SandboxLimits
 from tasks.base import CheckedTask, CheckRun, Grade, Instance
 from tasks.packaged import choose, read_subset
+from tasks.signed_check import signed_by_the_job, signed_check_job
 
 HERE = Path(__file__).resolve().parent
 INSTANCES = HERE / "instances"
@@ -214,18 +212,7 @@ class RepoFixTask(CheckedTask):
             "files": candidate_files(instance.data["repo"], data["files"]),
             "cases": instance.data["hidden"],
         }
-        files = {
-            "check.py": (HERE / "check.py").read_bytes(),
-            "problem.json": json.dumps(problem).encode(),
-            "key": secrets.token_hex(32).encode(),
-        }
-        return SandboxJob(
-            files=files,
-            command=[self.python or sys.executable, "-I", "check.py"],
-            answer_file="verdict.json",
-            limits=CHECK_LIMITS,
-            hidden=self.hidden_paths(),
-        )
+        return signed_check_job(HERE / "check.py", problem, CHECK_LIMITS, self.python, self.hidden_paths())
 
     def grade(self, instance: Instance, answer: bytes, check: CheckRun | None = None) -> Grade:
         data = answer_of(answer)
@@ -284,9 +271,8 @@ def verdict(instance_id: str, expected_total: int, check: CheckRun) -> tuple[int
         rows = [(str(r[0]), bool(r[1]), str(r[2])) for r in data.get("results", [])]
     except (ValueError, UnicodeDecodeError, KeyError, TypeError, IndexError):
         return 0, expected_total, "the hidden tests left no readable verdict"
-    key = bytes(check.job.files["key"]).strip()
-    expected = hmac.new(key, f"{instance_id}|{passed}|{total}".encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, mac) or total != expected_total or not 0 <= passed <= total:
+    signed = signed_by_the_job(check, f"{instance_id}|{passed}|{total}", mac)
+    if not signed or total != expected_total or not 0 <= passed <= total:
         return 0, expected_total, "the hidden tests' verdict was not written by the checker (ignored)"
     line = f"{passed}/{total} hidden tests pass"
     failure = next(((name, detail) for name, ok, detail in rows if not ok), None)
