@@ -1,0 +1,77 @@
+"""The `clade` command: one entry for what `python -m engine.search`, `python -m engine.runs`,
+`python -m engine.snapshot` and `scripts/*.py` do (each keeps working; this only dispatches to them).
+
+    clade search [flags]                     # python -m engine.search
+    clade runs list|show|compare|best|sql|serve ...
+    clade snapshot export|list ...
+    clade plot lineage|progress|arena RUN
+    clade report RUN
+    clade new-task DIR --format F
+
+Each subcommand's own parser reads the rest of the line, so `clade search --help` is that command's help.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from importlib import import_module
+
+from engine.errors import EXIT_USER_ERROR
+
+# name -> (module, function taking argv, one line for the overview); imported only when chosen
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "search": ("engine.front.cli", "main", "run a search (python -m engine.search)"),
+    "runs": ("engine.runinfo.cli", "main", "list, show, compare, query and serve runs (python -m engine.runs)"),
+    "snapshot": ("engine.front.snapshot", "main", "export, list and inspect snapshots (python -m engine.snapshot)"),
+    "report": ("engine.report", "main", "write a run's HTML report"),
+}
+PLOTS: dict[str, tuple[str, str, str]] = {
+    "lineage": ("engine.plots.cli", "lineage_main", "the lineage tree (lineage.png, lineage.svg)"),
+    "progress": ("engine.plots.cli", "progress_main", "best score against evaluations spent"),
+    "arena": ("engine.plots.cli", "arena_main", "an arena run's two populations"),
+}
+
+
+def _version() -> str:
+    from clade import __version__
+
+    return f"clade {__version__}"
+
+
+def _overview() -> str:
+    lines = ["usage: clade COMMAND [ARGS]   (clade COMMAND --help for a command's own)", "", "commands:"]
+    lines += [f"  {name:<10} {about}" for name, (_, _, about) in COMMANDS.items()]
+    lines += [f"  plot {name:<5} {about}" for name, (_, _, about) in PLOTS.items()]
+    lines += ["", "options:", "  --version  print the version and exit", "  -h, --help show this help and exit"]
+    return "\n".join(lines)
+
+
+def _entry(table: dict[str, tuple[str, str, str]], name: str) -> Callable[[Sequence[str]], int] | None:
+    if name not in table:
+        return None
+    module, function, _ = table[name]
+    return getattr(import_module(module), function)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_overview())
+        return 0 if args else EXIT_USER_ERROR
+    if args[0] == "--version":
+        print(_version())
+        return 0
+    command, rest = args[0], args[1:]
+    if command == "plot":
+        kind = rest[0] if rest else ""
+        entry = _entry(PLOTS, kind)
+        if entry is None:
+            print(f"error: clade plot needs one of {', '.join(PLOTS)} (got {kind or 'nothing'})", file=sys.stderr)
+            return EXIT_USER_ERROR
+        return entry(rest[1:])
+    entry = _entry(COMMANDS, command)
+    if entry is None:
+        print(f"error: unknown command {command!r}; the commands: {', '.join([*COMMANDS, 'plot'])}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return entry(rest)
