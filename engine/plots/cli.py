@@ -56,7 +56,8 @@ def _drawn(work):
         raise
 
 
-def lineage_main(argv: Sequence[str] | None = None) -> int:
+def lineage_parser() -> OneLineParser:
+    """`clade plot lineage`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
         prog="python scripts/plot_lineage.py",
         description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
@@ -75,7 +76,11 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def lineage_main(argv: Sequence[str] | None = None) -> int:
+    args = lineage_parser().parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
     started = time.perf_counter()
@@ -102,7 +107,8 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def progress_main(argv: Sequence[str] | None = None) -> int:
+def progress_parser() -> OneLineParser:
+    """`clade plot progress`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
         prog="python scripts/plot_progress.py",
         description="Draw best-so-far and final-rule score against dev evaluations (and against "
@@ -125,7 +131,11 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def progress_main(argv: Sequence[str] | None = None) -> int:
+    args = progress_parser().parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
     if args.min_evals is not None and args.min_evals < 1:
@@ -162,7 +172,8 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def arena_main(argv: Sequence[str] | None = None) -> int:
+def arena_parser() -> OneLineParser:
+    """`clade plot arena`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
         prog="python scripts/plot_arena.py",
         description="Draw an arena run's scores over rounds: each round's champion on the original "
@@ -175,7 +186,11 @@ def arena_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def arena_main(argv: Sequence[str] | None = None) -> int:
+    args = arena_parser().parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
     started = time.perf_counter()

@@ -40,13 +40,18 @@ def write_report(run: str | Path, out: str | Path | None = None) -> Path:
     return target
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The report command's options (also the reference page's source: docs/hooks)."""
     p = argparse.ArgumentParser(
         prog="python scripts/report.py", description="Write one self-contained HTML report of a run (works offline)."
     )
     p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
     p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     from archive import ArchiveError
 
     try:
