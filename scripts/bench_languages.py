@@ -14,7 +14,7 @@ Julia is listed and skipped: no fixture is written for it (and its toolchain is 
 
 Each run is `python -m engine.search --task FOLDER --budget B --seed S --run-dir TMP --quiet` with
 everything else the default (policy hgm, sandbox auto, workers one per core, the offline mutator, the
-default syntax and compile checks), read back from its archive afterwards (docs: ../shared/DESIGN.md,
+default syntax and compile checks), read back from its archive afterwards (docs/reference/schema.md:
 tables `nodes` and `evaluations`).
 """
 
