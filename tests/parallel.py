@@ -51,6 +51,7 @@ GROUPS: dict[str, str] = {
     "tests/engine/test_newcomer.py": "newcomer",
     "tests/engine/test_snapshot.py": "snapshot",
     "tests/engine/live/test_live_page.py": "live_page",
+    "tests/test_docs_site.py": "docs_site",  # its module-wide fixture builds the site: once, on one worker
 }
 
 ALONE: tuple[str, ...] = (
