@@ -18,9 +18,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from engine.errors import UserError
+from engine.front.one_line import OneLineParser
 
 EXIT_USER_ERROR = 2
 
@@ -58,24 +58,21 @@ def open_from_snapshot(args):
 
 
 # ----- python -m engine.snapshot ---------------------------------------------
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _OneLineParser(
+    p = OneLineParser(
         prog="python -m engine.snapshot",
         description="Snapshots of a run: its archive as Parquet files (one per table) and a "
         "manifest (schema version, run id, row counts, sha256 checksums).",
     )
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
-    export = sub.add_parser("export", help="write RUN's tables to DEST (a new or empty folder)")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    export = sub.add_parser("export", intermixed=True, help="write RUN's tables to DEST (a new or empty folder)")
     export.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
     export.add_argument("dest", metavar="DEST", help="the snapshot's folder (must not exist, or be empty)")
     verify = sub.add_parser("verify", help="check that SNAPSHOT is whole: manifest, files, checksums")
     verify.add_argument("snapshot", metavar="SNAPSHOT")
-    restore = sub.add_parser("restore", help="rebuild the snapshot's run exactly, as RUN_DIR/<run-id>/archive.duckdb")
+    restore = sub.add_parser(
+        "restore", intermixed=True, help="rebuild the snapshot's run exactly, as RUN_DIR/<run-id>/archive.duckdb"
+    )
     restore.add_argument("snapshot", metavar="SNAPSHOT")
     restore.add_argument("--run-dir", default="runs", help="where the run folder goes (default: runs)")
     return p

@@ -13,7 +13,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.runinfo.cli import EXIT_USER_ERROR, OneLineParser
+from engine.errors import EXIT_USER_ERROR
+from engine.front.one_line import OneLineParser
 
 NEEDS_VIZ = "plots need matplotlib: pip install -e '.[viz]'"
 
@@ -58,6 +59,7 @@ def _drawn(work):
 
 def lineage_main(argv: Sequence[str] | None = None) -> int:
     p = OneLineParser(
+        intermixed=True,
         prog="python scripts/plot_lineage.py",
         description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
         "evaluations; the path to the final node in red) as lineage.png and lineage.svg "
@@ -104,6 +106,7 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
 
 def progress_main(argv: Sequence[str] | None = None) -> int:
     p = OneLineParser(
+        intermixed=True,
         prog="python scripts/plot_progress.py",
         description="Draw best-so-far and final-rule score against dev evaluations (and against "
         "LLM dollars when a run paid for calls), runs overlaid; runs that share a config "
@@ -164,6 +167,7 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
 
 def arena_main(argv: Sequence[str] | None = None) -> int:
     p = OneLineParser(
+        intermixed=True,
         prog="python scripts/plot_arena.py",
         description="Draw an arena run's scores over rounds: each round's champion on the original "
         "dev set, on the evolved dev set (as of that round) and on holdout, and the dev set's size, "

@@ -14,7 +14,6 @@ data.py reads the archive, tree.py draws the tree, page.py writes the HTML.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,8 +40,12 @@ def write_report(run: str | Path, out: str | Path | None = None) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python scripts/report.py", description="Write one self-contained HTML report of a run (works offline)."
+    from engine.front.one_line import OneLineParser
+
+    p = OneLineParser(
+        prog="python scripts/report.py",
+        intermixed=True,
+        description="Write one self-contained HTML report of a run (works offline).",
     )
     p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
     p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html)")
