@@ -21,6 +21,7 @@ from pathlib import Path
 
 from engine.errors import UserError
 from engine.front.one_line import OneLineParser
+from engine.words import plural
 
 EXIT_USER_ERROR = 2
 
@@ -88,7 +89,7 @@ def _export(args) -> None:
     tables = manifest["tables"]
     print(
         f"Snapshot of {manifest['run_id']} -> {args.dest} in {time.perf_counter() - start:.2f} s: "
-        + ", ".join(f"{tables[t]['rows']} {t}" for t in ("nodes", "evaluations", "llm_calls", "events"))
+        + ", ".join(plural(tables[t]["rows"], t[:-1]) for t in ("nodes", "evaluations", "llm_calls", "events"))
     )
     print(f"Continue it as a new run: python -m engine.search --resume-from {args.dest} [--budget N]")
 
@@ -100,7 +101,7 @@ def _verify(args) -> None:
     rows = sum(e["rows"] for e in manifest["tables"].values())
     print(
         f"{args.snapshot}: whole. Run {manifest['run_id']}, schema version {manifest['schema_version']}, "
-        f"{len(manifest['tables'])} tables, {rows} rows, every checksum matches."
+        f"{plural(len(manifest['tables']), 'table')}, {plural(rows, 'row')}, every checksum matches."
     )
 
 
