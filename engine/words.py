@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-_IRREGULAR = {"child": "children", "was": "were", "is": "are", "has": "have", "this": "these"}
+_IRREGULAR = {"child": "children", "datum": "data"}
 
 
 def plural(n: int | float, word: str, many: str | None = None) -> str:
@@ -21,6 +21,11 @@ def plural_word(n: int | float, word: str, many: str | None = None) -> str:
         return word
     if many is not None:
         return many
+    head, space, last = word.rpartition(" ")  # "dev evaluation": the last word takes the number
+    return head + space + _plural_of(last)
+
+
+def _plural_of(word: str) -> str:
     if word in _IRREGULAR:
         return _IRREGULAR[word]
     if word.endswith(("s", "x", "ch", "sh")):

@@ -41,7 +41,7 @@ class OneLineParser(argparse.ArgumentParser):
     ) -> argparse.Namespace:
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
-            self.error(_unknown(extras, _flags(self, parsed)))
+            self.error(_unknown(extras, self, parsed))
         return parsed
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
@@ -55,21 +55,26 @@ class OneLineParser(argparse.ArgumentParser):
         raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint}; choose from {', '.join(names)}")
 
 
-def _flags(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> list[str]:
-    """The flags the command line could have meant: the parser's, and those of the subcommand it chose."""
+def _flags(parser: argparse.ArgumentParser, parsed: argparse.Namespace | None) -> list[str]:
+    """The flags the command line could have meant: the parser's, and those of the subcommand it chose
+    (`parsed` None: of every subcommand)."""
     flags = [flag for action in parser._actions for flag in action.option_strings]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
-            if chosen is not None:
-                flags += _flags(chosen, parsed)
+            for name, sub in action.choices.items():
+                if parsed is None or getattr(parsed, action.dest, None) == name:
+                    flags += _flags(sub, parsed)
     return flags
 
 
-def _unknown(extras: list[str], flags: list[str]) -> str:
+def _unknown(extras: list[str], parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> str:
     """The message for what no argument took: the first unknown flag and the closest known one, if any."""
     for extra in extras:
         if extra.startswith("-") and len(extra) > 1 and not extra[1:2].isdigit():
             flag = extra.split("=", 1)[0]
-            return f"unknown flag {flag}{did_you_mean(flag, flags, quote=False)}"
+            here = _flags(parser, parsed)
+            hint = did_you_mean(flag, here, quote=False)
+            if flag in here or (not hint and flag in _flags(parser, None)):  # another subcommand's, or misplaced
+                return f"{flag} is not an option here"
+            return f"unknown flag {flag}{hint}"
     return f"unrecognized arguments: {' '.join(extras)}"

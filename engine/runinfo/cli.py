@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_readers(sub) -> tuple[argparse.ArgumentParser, ...]:
-    """list, show, best, compare: the commands that print what a run holds; those that name runs."""
+    """list, show, best, compare: the commands that print what a run holds (each also takes --run-dir)."""
     ls = sub.add_parser(
         "list",
         intermixed=True,
@@ -87,7 +87,7 @@ def _add_readers(sub) -> tuple[argparse.ArgumentParser, ...]:
     best.add_argument("--code-only", action="store_true", help="print only the code (one file: as is)")
     cmp_ = sub.add_parser("compare", intermixed=True, help="two or more runs side by side")
     cmp_.add_argument("runs", nargs="+", metavar="RUN")
-    return show, best, cmp_
+    return ls, show, best, cmp_
 
 
 def _add_sql(sub) -> argparse.ArgumentParser:
