@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = OneLineParser(
         prog="python -m engine.search",
+        usage="%(prog)s [OPTION ...]",  # each option, its values and default, below: not all of them twice
         description="Search for better agents: a tree of agent variants in a DuckDB archive, "
         "expanded by a policy (HGM by default), mutated by the offline mutator, evaluated in sandboxes.",
     )

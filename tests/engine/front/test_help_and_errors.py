@@ -61,6 +61,13 @@ def test_the_help_shows_the_choices_a_user_asked_about():
     assert "--policy NAME" not in text and "--meta-steps STEPS" not in text
 
 
+def test_the_usage_is_one_line_and_each_flag_is_listed_once_below_it():
+    lines = help_text().splitlines()
+    assert lines[0] == "usage: python -m engine.search [OPTION ...]" and lines[1] == ""
+    listed = [line.split()[0] for line in lines if line.startswith("  --")]
+    assert len(listed) == len(set(listed)) and {item.flag for item in SETTINGS} | {"--resume", "--quiet"} <= set(listed)
+
+
 def test_the_task_help_lists_every_built_in_task_and_so_does_its_error(capsys):
     from tasks import TASKS
 
