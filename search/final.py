@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.decisions import Decision, FinalChoice, Policy, evaluable
+from search.names import FINAL_RULES
 from search.tree import TreeView
 
 
@@ -78,11 +79,6 @@ def max_mean_k(view: TreeView, k: int | None = None) -> FinalChoice | None:
 
 
 FinalRule = Callable[[TreeView], "FinalChoice | None"]
-FINAL_RULES = {  # name -> what it does, for --help
-    "epsilon_quantile": "HGM's: the highest epsilon-quantile (0.1) of the node's Beta(1 + s, 1 + f) (default)",
-    "max_mean": "the highest mean dev score",
-    "max_mean_k": "the highest mean dev score among nodes with at least k evaluations (default: every dev instance)",
-}
 
 
 def final_rule(name: str, k: int | None = None, epsilon: float = 0.1) -> FinalRule:

@@ -18,17 +18,21 @@ from engine.errors import UserError
 
 
 def help_line(item: Declared) -> str:
-    """The setting's help, then its default; '%' doubled, since argparse formats help with %."""
+    """The setting's help (`{known}` in it: the names an open set knows), then its default; '%' doubled,
+    since argparse formats help with %."""
     text = f"{item.meta.help} (default: {item.default_said()})"
+    if "{known}" in text:
+        text = text.replace("{known}", ", ".join(item.known() or ()))
     return text.replace("%", "%%")
 
 
 def metavar(item: Declared) -> str | tuple[str, ...] | None:
-    """The declared metavar; else a fixed list of choices, shown as {a,b,c}; else argparse's own (NAME)."""
+    """The declared metavar; else a fixed list of choices, shown as {a,b,c} (one with a comma quoted);
+    else argparse's own (NAME)."""
     if item.meta.metavar is not None:
         return item.meta.metavar
     choices = item.choices()
-    return "{" + ",".join(choices) + "}" if choices else None
+    return "{" + ",".join(repr(c) if "," in c else c for c in choices) + "}" if choices else None
 
 
 def add_settings(parser: argparse.ArgumentParser) -> None:

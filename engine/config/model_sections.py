@@ -48,7 +48,6 @@ class LLMSection(Section):
         "implement",
         help="implement, or diagnose,implement (a reviewer's diagnosis first, then the implementer)",
         choices=("implement", "diagnose,implement"),
-        metavar="STEPS",
     )
     answer_format: str = setting(
         "auto",

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from engine.config.settings import check_choices, positive_int, setting
 from engine.errors import UserError
+from engine.words import did_you_mean
 
 
 class Section:
@@ -37,16 +38,39 @@ def _sandbox_names() -> Sequence[str]:
     return SANDBOX_NAMES
 
 
+def _task_names() -> Sequence[str]:
+    from tasks import TASKS  # light: a task's module is imported when it is made
+
+    return TASKS
+
+
+def _policy_names() -> Sequence[str]:
+    from search.names import POLICY_NAMES  # light: strings only, no policy (and no numpy) imported
+
+    return POLICY_NAMES
+
+
+def _final_rules() -> Sequence[str]:
+    from search.names import FINAL_RULES
+
+    return tuple(FINAL_RULES)
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """A value meant as a folder, not a name: it has a slash, or starts with . or ~."""
+    return "/" in text or os.sep in text or text.startswith((".", "~"))
+
+
 @dataclass(frozen=True)
 class SearchSection(Section):
     title: ClassVar[str] = "search"
 
     task: str = setting(
         "binpack",
-        help="benchmark to run: binpack, binpack_cpp (its agent in C++, needs g++), circle_packing, humaneval, arc, "
-        "repofix, email_validation, or a task folder in OpenEvolve, ShinkaEvolve, metric:value, public/private or "
-        "rubric format",
-        metavar="NAME",
+        help="benchmark to run: a built-in task ({known}), or a task folder in OpenEvolve, ShinkaEvolve, "
+        "metric:value, public/private or rubric format (binpack_cpp's agent is C++ and needs g++)",
+        metavar="TASK",
+        known=_task_names,
     )
     target: float | None = setting(
         None,
@@ -57,9 +81,9 @@ class SearchSection(Section):
     )
     policy: str = setting(
         "hgm",
-        help="search policy: hgm, dgm, shinka, shinka_power_law, shinka_beam, openevolve, adas, greedy, uct, "
-        "best_of_n, random (README, Policies)",
-        metavar="NAME",
+        help="search policy (docs/guide/policies.md)",
+        choices=_policy_names,
+        noun="policy",
     )
     stages: str = setting(
         "default",
@@ -70,9 +94,10 @@ class SearchSection(Section):
     )
     final: str | None = setting(
         None,
-        help="final rule: epsilon_quantile (HGM's), max_mean, max_mean_k",
+        help="final rule: epsilon_quantile (HGM's), max_mean, or max_mean_k",
         shown="the policy's own",
-        metavar="RULE",
+        choices=_final_rules,
+        noun="final rule",
     )
     final_k: int | None = setting(
         None,
@@ -151,10 +176,16 @@ class SearchSection(Section):
 
         if self.task in TASKS:
             return
+        if not _looks_like_a_path(self.task) and not os.path.exists(self.task):
+            raise UserError(
+                f"unknown task {self.task!r}{did_you_mean(self.task, TASKS)}; choose one of: {', '.join(TASKS)}, "
+                "or give a task folder (OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)"
+            )
+        if not os.path.exists(self.task):
+            raise UserError(f"no such folder: {self.task}")
         if not os.path.isdir(self.task):
             raise UserError(
-                f"unknown task {self.task!r}; choose one of: {', '.join(TASKS)}, or give a task "
-                "folder (OpenEvolve, ShinkaEvolve, metric:value, public/private or rubric format)"
+                f"--task {self.task}: a file, not a folder (a task folder holds the program and its grader)"
             )
         from tasks.adapters import detect
 
@@ -164,10 +195,6 @@ class SearchSection(Section):
             raise UserError(str(exc)) from None
 
     def _check_policy(self) -> None:
-        from search import POLICIES
-
-        if self.policy not in POLICIES:
-            raise UserError(f"unknown policy {self.policy!r}; choose one of: {', '.join(sorted(POLICIES))}")
         if self.final_k is not None and self.final_k < 1:
             raise UserError(f"--final-k must be 1 or more evaluations, not {self.final_k}")
         if self.final_k is not None and self.final != "max_mean_k":

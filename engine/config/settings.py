@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from engine.errors import UserError
+from engine.words import did_you_mean
 
 OnResume = Literal["keep", "change"]
 OnReplay = Literal["refuse", "change", "original"]
@@ -43,6 +44,7 @@ class Setting:
     flag: str | None = None  # the flag, where it is not --<name with dashes>
     metavar: str | tuple[str, ...] | None = None
     choices: Choices | None = None  # the values it takes (a tuple, or a function that lists them lazily)
+    known: Choices | None = None  # an open set's known names (built-in tasks): `{known}` in help lists them
     noun: str | None = None  # a refused choice says "unknown <noun> 'x'; choose one of: ..." (else "--x must be")
     type: Callable[[str], Any] | None = None  # argparse's conversion of the flag's text
     nargs: int | None = None
@@ -78,8 +80,11 @@ class Declared:
         return self.meta.flag or "--" + self.name.replace("_", "-")
 
     def choices(self) -> tuple[str, ...] | None:
-        found = self.meta.choices
-        return tuple(found()) if callable(found) else found
+        return _listed(self.meta.choices)
+
+    def known(self) -> tuple[str, ...] | None:
+        """The names an open set knows (a folder may stand for a task too), or else its choices."""
+        return _listed(self.meta.known) or self.choices()
 
     def default_said(self) -> str:
         """The default as the help states it."""
@@ -92,6 +97,10 @@ class Declared:
         if isinstance(self.default, float):
             return f"{self.default:g}"
         return str(self.default)
+
+
+def _listed(names: Choices | None) -> tuple[str, ...] | None:
+    return tuple(names()) if callable(names) else names
 
 
 def declared(section: type) -> Iterator[Declared]:
@@ -108,11 +117,17 @@ def check_choices(section: object) -> None:
         value = getattr(section, item.name)
         if choices is None or value is None or value in choices:  # None: the setting is off
             continue
-        if item.meta.noun:
-            raise UserError(f"unknown {item.meta.noun} {value!r}; choose one of: {', '.join(choices)}")
-        quoted = [repr(c) for c in choices]
-        listed = ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
-        raise UserError(f"{item.flag} must be {listed}, not {value!r}")
+        raise UserError(refusal(item, value, choices))
+
+
+def refusal(item: Declared, value: str, choices: Sequence[str]) -> str:
+    """The one line that refuses `value`: the closest choice first, when one is close, then every choice."""
+    hint = did_you_mean(value, choices)
+    if item.meta.noun:
+        return f"unknown {item.meta.noun} {value!r}{hint}; choose one of: {', '.join(choices)}"
+    quoted = [repr(c) for c in choices]
+    listed = ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+    return f"{item.flag} must be {listed}, not {value!r}{hint}"
 
 
 def positive_int(text: str) -> int:

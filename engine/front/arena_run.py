@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from engine.config import RunConfig
 from engine.errors import UserError
 from engine.front.opened_run import Front, OpenedRun
+from engine.words import plural
 
 if TYPE_CHECKING:
     from tasks.base import ArenaTask, Task
@@ -90,8 +91,10 @@ def _header(run: OpenedRun, settings, workers: int) -> list[str]:
     resumed = f" (resumed at {ledger.spent(archive)})" if run.resumed else ""
     lines = [
         f"Run [bold]{archive.run_id}[/bold] -> {archive.path}",
-        f"Task {run.task.name}, arena ({_mode_said(settings)}), budget {search.budget} evaluations (code agents' "
-        f"dev runs + testers' runs), {workers} workers, {run.box.said}, seed {search.seed}{resumed}",
+        f"Task {run.task.name}, arena ({_mode_said(settings)}), budget "
+        f"{plural(search.budget, 'evaluation')} (code agents' dev runs + "
+        f"testers' runs), {plural(workers, 'worker')}, "
+        f"{run.box.said}, seed {search.seed}{resumed}",
         "Testers propose tests; the task's oracle confirms each outside any sandbox, and the confirmed "
         "ones join the dev set. At the end every code agent is measured on the whole evolved set and on "
         "holdout (outside the budget)." + ("" if run.config.llm.model else " Mutator: the built-in offline one."),
@@ -139,10 +142,10 @@ async def _rounds(run: OpenedRun, front: Front, made: tuple) -> str:
 
 def _mode_said(settings) -> str:
     if settings.mode == "single":
-        return f"single: one code lineage against one tester lineage, {settings.every} code children per round"
+        return f"single: one code lineage against one tester lineage, {plural(settings.every, 'code child')} per round"
     return (
         f"tournament: {settings.population} code agents and {settings.population} testers, the worst of each "
-        f"replaced by a child of its best every {settings.every} rounds"
+        f"replaced by a child of its best every {plural(settings.every, 'round')}"
     )
 
 
@@ -155,7 +158,7 @@ def render_arena_summary(archive, console, stop: str) -> None:
     counts = ledger.instance_counts(archive)
     played = ledger.rounds(archive)
     console.print(
-        f"\nStopped: {stop}. {len(played)} rounds; dev set: {counts['task']} original instances + "
+        f"\nStopped: {stop}. {plural(len(played), 'round')}; dev set: {plural(counts['task'], 'original instance')} + "
         f"{counts['arena']} confirmed by the oracle from testers' proposals; holdout {counts['holdout']} "
         "(fixed, hidden)."
     )

@@ -9,24 +9,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 from engine.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR  # light: the errors module imports nothing
-
-
-class _OneLineParser(argparse.ArgumentParser):
-    """argparse, but a bad flag ends in one line (not usage + error) and exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
+from engine.front.one_line import OneLineParser
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command's own options, then every setting's flag, generated from its declaration (engine/config)."""
     from engine.config.arguments import add_settings
 
-    p = _OneLineParser(
+    p = OneLineParser(
         prog="python -m engine.search",
+        usage="%(prog)s [OPTION ...]",  # each option, its values and default, below: not all of them twice
         description="Search for better agents: a tree of agent variants in a DuckDB archive, "
         "expanded by a policy (HGM by default), mutated by the offline mutator, evaluated in sandboxes.",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.config import RunConfig
+from engine.words import plural
 
 
 def policy_label(policy: Any, n_dev: int) -> str:
@@ -35,8 +36,9 @@ def header_lines(run: Any, state: Any, policy: Any, workers: int) -> list[str]:
     resumed = f" (resumed at {state.dev_spent})" if run.resumed else ""
     lines = [
         f"Run [bold]{run.archive.run_id}[/bold] -> {run.archive.path}",
-        f"Task {task.name}, policy {policy_label(policy, len(state.dev))}, budget {search.budget} dev evaluations, "
-        f"{workers} workers, {box.said}, seed {search.seed}{resumed}",
+        f"Task {task.name}, policy {policy_label(policy, len(state.dev))}, budget "
+        f"{plural(search.budget, 'dev evaluation')}, {plural(workers, 'worker')}, {box.said}, "
+        f"seed {search.seed}{resumed}",
         mutator_line(config, task),
         said[:1].upper() + said[1:] + "." if said else "",
         describe(config, task),
@@ -103,5 +105,5 @@ def _seed_note(state: Any, budget: int) -> str:
     n_dev = state.tree.n_instances
     left = n_dev - int(state.tree.n_evals[0])
     if left and state.dev_spent + left >= budget:
-        return f"Note: the seed alone uses {n_dev} of {budget} dev evaluations: no expansion will run."
+        return f"Note: the seed alone uses {n_dev} of {plural(budget, 'dev evaluation')}: no expansion will run."
     return ""

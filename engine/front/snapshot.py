@@ -18,9 +18,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from engine.errors import UserError
+from engine.front.one_line import OneLineParser
+from engine.words import plural
 
 EXIT_USER_ERROR = 2
 
@@ -58,24 +59,21 @@ def open_from_snapshot(args):
 
 
 # ----- python -m engine.snapshot ---------------------------------------------
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _OneLineParser(
+    p = OneLineParser(
         prog="python -m engine.snapshot",
         description="Snapshots of a run: its archive as Parquet files (one per table) and a "
         "manifest (schema version, run id, row counts, sha256 checksums).",
     )
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
-    export = sub.add_parser("export", help="write RUN's tables to DEST (a new or empty folder)")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    export = sub.add_parser("export", intermixed=True, help="write RUN's tables to DEST (a new or empty folder)")
     export.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
     export.add_argument("dest", metavar="DEST", help="the snapshot's folder (must not exist, or be empty)")
     verify = sub.add_parser("verify", help="check that SNAPSHOT is whole: manifest, files, checksums")
     verify.add_argument("snapshot", metavar="SNAPSHOT")
-    restore = sub.add_parser("restore", help="rebuild the snapshot's run exactly, as RUN_DIR/<run-id>/archive.duckdb")
+    restore = sub.add_parser(
+        "restore", intermixed=True, help="rebuild the snapshot's run exactly, as RUN_DIR/<run-id>/archive.duckdb"
+    )
     restore.add_argument("snapshot", metavar="SNAPSHOT")
     restore.add_argument("--run-dir", default="runs", help="where the run folder goes (default: runs)")
     return p
@@ -91,7 +89,7 @@ def _export(args) -> None:
     tables = manifest["tables"]
     print(
         f"Snapshot of {manifest['run_id']} -> {args.dest} in {time.perf_counter() - start:.2f} s: "
-        + ", ".join(f"{tables[t]['rows']} {t}" for t in ("nodes", "evaluations", "llm_calls", "events"))
+        + ", ".join(plural(tables[t]["rows"], t[:-1]) for t in ("nodes", "evaluations", "llm_calls", "events"))
     )
     print(f"Continue it as a new run: python -m engine.search --resume-from {args.dest} [--budget N]")
 
@@ -103,7 +101,7 @@ def _verify(args) -> None:
     rows = sum(e["rows"] for e in manifest["tables"].values())
     print(
         f"{args.snapshot}: whole. Run {manifest['run_id']}, schema version {manifest['schema_version']}, "
-        f"{len(manifest['tables'])} tables, {rows} rows, every checksum matches."
+        f"{plural(len(manifest['tables']), 'table')}, {plural(rows, 'row')}, every checksum matches."
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive import Archive
+from engine.words import plural, plural_word
 from tasks.base import SCORE_NOTE
 
 
@@ -152,8 +153,9 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def _money(line) -> str:
     """One spend line: dollars, tokens in and out, calls."""
-    return f"${line.cost_usd:.4f}, {line.tokens_in} tokens in, {line.tokens_out} out, {line.calls} calls" + (
-        f" ({line.failed} failed)" if line.failed else ""
+    return (
+        f"${line.cost_usd:.4f}, {plural(line.tokens_in, 'token')} in, {line.tokens_out} out, "
+        f"{plural(line.calls, 'call')}" + (f" ({line.failed} failed)" if line.failed else "")
     )
 
 
@@ -164,7 +166,7 @@ def render_summary(summary: Summary, console) -> None:
     console.print(
         f"[bold]Run {summary.run_id}[/bold]: {summary.stop_reason}; "
         f"{summary.dev_done}/{summary.budget} dev evaluations, "
-        f"{summary.holdout_done} holdout evaluations on top"
+        f"{plural(summary.holdout_done, 'holdout evaluation')} on top"
     )
     if summary.final_node is None:
         console.print("No valid evaluated node to report.")
@@ -239,8 +241,9 @@ def _render_noise(summary: Summary, console) -> None:
     )
     if remeasured[0]:
         console.print(
-            f"Re-measured for the final choice (search/remeasure.py): {remeasured[0]} more runs of "
-            f"{remeasured[1]} candidates; noise variance {variance:.3g} per run."
+            f"Re-measured for the final choice (search/remeasure.py): "
+            f"{remeasured[0]} more {plural_word(remeasured[0], 'run')} of "
+            f"{plural(remeasured[1], 'candidate')}; noise variance {variance:.3g} per run."
         )
 
 
@@ -249,7 +252,8 @@ def _render_spend(summary: Summary, console) -> None:
     if spend is None:
         return
     console.print(
-        f"LLM spend: {_money(spend.total)}" + (f", {spend.cached} answers from the archive" if spend.cached else "")
+        f"LLM spend: {_money(spend.total)}"
+        + (f", {plural(spend.cached, 'answer')} from the archive" if spend.cached else "")
     )
     for title, lines in (("by purpose", spend.by_purpose), ("by model", spend.by_model)):
         if lines:

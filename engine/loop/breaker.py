@@ -26,6 +26,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from engine.words import plural
+
 DEFAULT_MAX_FAILED_EXPANSIONS = 8
 DEFAULT_MAX_FAILING_S = 300.0
 
@@ -70,7 +72,7 @@ class CircuitBreaker:
         if self._failed_in_row >= self.max_failed_expansions:
             what = " or ".join(self.unusable)
             return (
-                f"{self._failed_in_row} expansion{'s' if self._failed_in_row > 1 else ''} in a row made no "
+                f"{plural(self._failed_in_row, 'expansion')} in a row made no "
                 f"usable child ({what}; the limit is --max-failed-expansions {self.max_failed_expansions}); "
                 f"the last: {self.last_error}"
             )

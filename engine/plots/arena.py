@@ -16,6 +16,7 @@ from pathlib import Path
 
 from archive import Archive, ArchiveError
 from engine.plots.output import plot_title, save_figure
+from engine.words import plural
 
 KIND = "arena"
 
@@ -117,9 +118,7 @@ def _draw(info: ArenaInfo):
     sizes.xaxis.set_major_locator(MaxNLocator(integer=True))
     sizes.yaxis.set_major_locator(MaxNLocator(integer=True))
     kept = f"champion node {champions[0]}" if len(set(champions)) == 1 else f"{len(set(champions))} champions"
-    fig.suptitle(
-        f"{plot_title(KIND, info.run_id)}\n{info.mode}, {len(x)} round{'s' if len(x) != 1 else ''}, {kept}", fontsize=10
-    )
+    fig.suptitle(f"{plot_title(KIND, info.run_id)}\n{info.mode}, {plural(len(x), 'round')}, {kept}", fontsize=10)
     return fig
 
 

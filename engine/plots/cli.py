@@ -13,7 +13,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.runinfo.cli import EXIT_USER_ERROR, OneLineParser
+from engine.errors import EXIT_USER_ERROR
+from engine.front.one_line import OneLineParser
+from engine.words import plural
 
 NEEDS_VIZ = "plots need matplotlib: pip install -e '.[viz]'"
 
@@ -59,6 +61,7 @@ def _drawn(work):
 def lineage_parser() -> OneLineParser:
     """`clade plot lineage`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
+        intermixed=True,
         prog="python scripts/plot_lineage.py",
         description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
         "evaluations; the path to the final node in red) as lineage.png and lineage.svg "
@@ -102,7 +105,7 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
         return code
     data, planned = done
     final = f", final node {data.final_node}" if data.final_node is not None else ", no final node yet"
-    print(f"lineage of {data.run_id}: {len(data.nodes)} nodes{final}")
+    print(f"lineage of {data.run_id}: {plural(len(data.nodes), 'node')}{final}")
     _report(planned, time.perf_counter() - started, [args.run])
     return 0
 
@@ -110,6 +113,7 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
 def progress_parser() -> OneLineParser:
     """`clade plot progress`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
+        intermixed=True,
         prog="python scripts/plot_progress.py",
         description="Draw best-so-far and final-rule score against dev evaluations (and against "
         "LLM dollars when a run paid for calls), runs overlaid; runs that share a config "
@@ -163,11 +167,13 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
 
     for s in series:
         best = s.best[~np.isnan(s.best)]
-        reached = f"best-so-far {best[-1]:.3f}" if len(best) else f"no node with {s.min_evals} dev evaluations"
-        print(f"{s.run_id}: {len(s.evals)} dev evaluations, {reached}")
+        reached = (
+            f"best-so-far {best[-1]:.3f}" if len(best) else f"no node with {plural(s.min_evals, 'dev evaluation')}"
+        )
+        print(f"{s.run_id}: {plural(len(s.evals), 'dev evaluation')}, {reached}")
     for g in groups:
         if len(g.members) > 1:
-            print(f"group {g.label}: mean and band over {len(g.evals)} evaluations")
+            print(f"group {g.label}: mean and band over {plural(len(g.evals), 'evaluation')}")
     _report(planned, time.perf_counter() - started, args.runs)
     return 0
 
@@ -175,6 +181,7 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
 def arena_parser() -> OneLineParser:
     """`clade plot arena`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
+        intermixed=True,
         prog="python scripts/plot_arena.py",
         description="Draw an arena run's scores over rounds: each round's champion on the original "
         "dev set, on the evolved dev set (as of that round) and on holdout, and the dev set's size, "
@@ -213,8 +220,8 @@ def arena_main(argv: Sequence[str] | None = None) -> int:
     said = {"original": last.original, "evolved": last.evolved, "holdout": last.holdout}
     scores = ", ".join(f"{k} {'-' if v is None else f'{100 * v:.1f}%'}" for k, v in said.items())
     print(
-        f"arena of {info.run_id}: {len(info.rounds)} rounds; round {last.round} champion node {last.champion}: "
-        f"{scores}; dev set {last.dev_instances} instances"
+        f"arena of {info.run_id}: {plural(len(info.rounds), 'round')}; round {last.round} champion node "
+        f"{last.champion}: {scores}; dev set {plural(last.dev_instances, 'instance')}"
     )
     _report(planned, time.perf_counter() - started, [args.run])
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from engine.plots.lineage import LineageData, LineageNode
 from engine.plots.output import plot_title
+from engine.words import plural
 
 PATH_COLOUR = "#d62728"
 INVALID_COLOUR = "#8c8c8c"
@@ -162,12 +163,13 @@ def _frame(fig, ax, data: LineageData, final: LineageNode | None) -> None:
     counts = {s: sum(1 for n in nodes if n.status == s) for s in ("valid", "invalid", "failed")}
     lines = [
         f"Lineage of {data.run_id}",
-        f"{len(nodes)} nodes ({counts['valid']} valid, {counts['invalid']} invalid, {counts['failed']} failed)",
+        f"{plural(len(nodes), 'node')} ({counts['valid']} valid, {counts['invalid']} invalid, "
+        f"{counts['failed']} failed)",
     ]
     if final is not None:
         lines.append(f"final node {final.id}" + (f": {data.final_rule}" if data.final_rule else ""))
     if data.fade_below:
-        lines.append(f"faded: invalid, failed, or fewer than {data.fade_below} dev evaluations")
+        lines.append(f"faded: invalid, failed, or fewer than {plural(data.fade_below, 'dev evaluation')}")
     fig.suptitle("\n".join(lines), fontsize=10, x=0.01, ha="left")
     xs = [n.x for n in nodes] or [0.0]
     ax.set_xlim(min(xs) - 1.0, max(xs) + 1.0)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.plots.output import plot_title, save_figure
 from engine.plots.progress import ProgressGroup, ProgressSeries, group_series
+from engine.words import plural
 
 
 def _short(text: str, limit: int) -> str:
@@ -104,7 +105,7 @@ def _draw(series: Sequence[ProgressSeries], groups: list[ProgressGroup]):
         handles=handles, loc="outside lower center", ncol=1 if len(handles) <= 4 else 2, fontsize=8, frameon=False
     )
     names = ", ".join(s.run_id for s in series)
-    fig.suptitle(_short(f"Progress of {len(series)} run{'s' if len(series) != 1 else ''}: {names}", 110), fontsize=10)
+    fig.suptitle(_short(f"Progress of {plural(len(series), 'run')}: {names}", 110), fontsize=10)
     return fig
 
 

@@ -42,8 +42,12 @@ def write_report(run: str | Path, out: str | Path | None = None) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     """The report command's options (also the reference page's source: docs/hooks)."""
-    p = argparse.ArgumentParser(
-        prog="python scripts/report.py", description="Write one self-contained HTML report of a run (works offline)."
+    from engine.front.one_line import OneLineParser
+
+    p = OneLineParser(
+        prog="python scripts/report.py",
+        intermixed=True,
+        description="Write one self-contained HTML report of a run (works offline).",
     )
     p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
     p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html)")

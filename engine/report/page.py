@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.report.tree import legend_html, render_tree
+from engine.words import plural, plural_word
 
 _HERE = Path(__file__).resolve().parent
 STATIC = _HERE  # report.css and the scripts, also served as files by the live page (engine/live)
@@ -65,7 +66,8 @@ def _cards(data: dict[str, Any]) -> str:
             "LLM spend",
             cost,
             (
-                f"{llm['calls']:,} calls ({llm['errors']} failed), {llm['tokens_in']:,} tokens in, "
+                f"{llm['calls']:,} {plural_word(llm['calls'], 'call')} ({llm['errors']} failed), "
+                f"{llm['tokens_in']:,} {plural_word(llm['tokens_in'], 'token')} in, "
                 f"{llm['tokens_out']:,} out"
             ),
         ),
@@ -108,7 +110,7 @@ def _arena_html(data: dict[str, Any]) -> str:
     )
     return (
         f'<details class="cfg arena" open><summary>Arena ({escape(str(arena["mode"]))}): '
-        f"{len(arena['rounds'])} rounds; dev set {counts['task']} original + {counts['arena']} confirmed "
+        f"{plural(len(arena['rounds']), 'round')}; dev set {counts['task']} original + {counts['arena']} confirmed "
         f"tests from testers; holdout {counts['holdout']} (fixed)</summary>"
         '<table class="config arena-agents"><tr><th>code agent</th><th>status</th><th>original dev set</th>'
         f"<th>evolved dev set</th><th>holdout</th></tr>{agents}</table>"
@@ -151,7 +153,7 @@ def _workers_html(data: dict[str, Any]) -> str:
         )
     return (
         f'<details class="cfg workers" open><summary>Evaluations per worker over time '
-        f"({len(part['rows'])} workers; bars by finished_at, total at the right)</summary>"
+        f"({plural(len(part['rows']), 'worker')}; bars by finished_at, total at the right)</summary>"
         f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="Evaluations per worker over time">{"".join(out)}</svg></details>'
     )

@@ -20,18 +20,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
+from engine.errors import EXIT_USER_ERROR
 from engine.front.console import print_whole
-
-EXIT_USER_ERROR = 2
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a bad flag ends in one line (not usage + error) and exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
+from engine.front.one_line import OneLineParser
 
 
 def _rows(text: str) -> int:
@@ -69,14 +61,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_readers(sub) -> tuple[argparse.ArgumentParser, ...]:
-    """list, show, best, compare: the commands that print what a run holds; those that name runs."""
+    """list, show, best, compare: the commands that print what a run holds (each also takes --run-dir)."""
     ls = sub.add_parser(
         "list",
+        intermixed=True,
         help="every run in a folder: id, task, policy, status, budget, evaluations, "
         "best mean, final node's holdout score, created",
     )
     ls.add_argument("folder", nargs="?", help="folder of runs (default: --run-dir)")
-    show = sub.add_parser("show", help="one run: config, counts by status, spend, final node")
+    show = sub.add_parser("show", intermixed=True, help="one run: config, counts by status, spend, final node")
     show.add_argument("run")
     show.add_argument(
         "--node",
@@ -86,13 +79,15 @@ def _add_readers(sub) -> tuple[argparse.ArgumentParser, ...]:
         "change, then its agents' steps on each instance and the steps its parent took to make it",
     )
     best = sub.add_parser(
-        "best", help="the run's final node (or best fully evaluated node): id, score, description and its code"
+        "best",
+        intermixed=True,
+        help="the run's final node (or best fully evaluated node): id, score, description and its code",
     )
     best.add_argument("run")
     best.add_argument("--code-only", action="store_true", help="print only the code (one file: as is)")
-    cmp_ = sub.add_parser("compare", help="two or more runs side by side")
+    cmp_ = sub.add_parser("compare", intermixed=True, help="two or more runs side by side")
     cmp_.add_argument("runs", nargs="+", metavar="RUN")
-    return show, best, cmp_
+    return ls, show, best, cmp_
 
 
 def _add_sql(sub) -> argparse.ArgumentParser:
@@ -100,7 +95,7 @@ def _add_sql(sub) -> argparse.ArgumentParser:
         "SQL on the run's archive, read-only: QUERY, else statements from stdin (one a line), else a "
         "`sql> ` prompt on a terminal (.tables, .schema TABLE; an empty line quits)"
     )
-    sql = sub.add_parser("sql", help=about, description=about + ". Errors: one line, exit code 2.")
+    sql = sub.add_parser("sql", intermixed=True, help=about, description=about + ". Errors: one line, exit code 2.")
     sql.add_argument("run", help="a run folder, its archive.duckdb, or a run id under --run-dir")
     sql.add_argument("query", nargs="?", help="one or more statements (`;` between them); none: stdin or the prompt")
     sql.add_argument(
@@ -124,6 +119,7 @@ def _add_sql(sub) -> argparse.ArgumentParser:
 def _add_serve(sub) -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve",
+        intermixed=True,
         help="a page on localhost that follows running searches (and finished ones): "
         "the runs list, each run's tree, scores, worker lanes and spend; needs the live extra",
     )

@@ -18,6 +18,7 @@ from engine.runinfo.reading import (
     open_read_only,
     shown_status,
 )
+from engine.words import plural
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,10 @@ def best_node(path: str | Path) -> tuple[RunInfo, int, str, dict[str, str], str]
     elif info.best_node is not None:
         node, why = (
             info.best_node,
-            (f"best mean among nodes with all {info.n_dev_instances} dev evaluations (the run chose no final node)"),
+            (
+                f"best mean among nodes with all {plural(info.n_dev_instances, 'dev evaluation')} "
+                "(the run chose no final node)"
+            ),
         )
     else:
         node, why = 0, "the seed (no node has every dev evaluation yet, and the run chose no final node)"

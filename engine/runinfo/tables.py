@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Literal
 
 from engine.runinfo.info import NodeInfo, RunInfo, Trajectory, Unreadable
+from engine.words import plural
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -34,7 +35,7 @@ def _spend(info: RunInfo) -> str:
     s = info.spend
     if not s.calls:
         return "no model calls"
-    return f"${s.dollars:.4f}, {s.tokens_in} tokens in, {s.tokens_out} out, {s.calls} calls" + (
+    return f"${s.dollars:.4f}, {plural(s.tokens_in, 'token')} in, {s.tokens_out} out, {plural(s.calls, 'call')}" + (
         f" ({s.failed} failed)" if s.failed else ""
     )
 
@@ -134,7 +135,7 @@ def show_tables(info: RunInfo) -> list:
         ),
         ("holdout evaluations", str(info.holdout_evals)),
         ("dev instances", str(info.n_dev_instances)),
-        ("best mean", f"{_best(info)} among nodes with all {info.n_dev_instances} dev evaluations"),
+        ("best mean", f"{_best(info)} among nodes with all {plural(info.n_dev_instances, 'dev evaluation')}"),
         ("final node", final),
         ("final's change", info.final_description or "-"),
         ("LLM spend", _spend(info)),
@@ -252,7 +253,7 @@ def step_line(step: dict, width: int = 60) -> str:
 def _steps_lines(t: Trajectory, indent: str = "") -> list[str]:
     lines = [indent + step_line(s) for s in t.steps]
     if t.total > len(t.steps):
-        lines.append(f"{indent}  ... {t.total - len(t.steps)} more steps not shown (table trajectory_steps)")
+        lines.append(f"{indent}  ... {plural(t.total - len(t.steps), 'more step')} not shown (table trajectory_steps)")
     return lines
 
 

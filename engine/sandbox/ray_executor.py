@@ -72,6 +72,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Self
 
+from engine.words import plural
+
 from .base import Sandbox, SandboxJob, SandboxResult
 
 __all__ = ["MAX_RETRIES", "RaySandbox", "ray_available"]
@@ -169,7 +171,7 @@ class RaySandbox:
 
         alive = [n for n in ray.nodes() if n.get("Alive")]
         cpus = sum(n.get("Resources", {}).get("CPU", 0) for n in alive)
-        return f"a Ray cluster of {len(alive)} node{'s' if len(alive) != 1 else ''} ({cpus:g} CPUs for evaluations)"
+        return f"a Ray cluster of {plural(len(alive), 'node')} ({cpus:g} CPUs for evaluations)"
 
     def close(self) -> None:
         """Shut Ray down (a local Ray) or disconnect (a cluster), if this object started it."""

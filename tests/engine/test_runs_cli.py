@@ -127,7 +127,7 @@ def test_compare_puts_runs_side_by_side_and_flags_what_differs(real_run, fake_ru
         (["show", "."], "not an archive (no archive.duckdb there)"),
         (["compare", "README.md"], "compare needs two runs or more"),
         (["list", "/no/such/folder"], "not a folder of runs"),
-        (["frobnicate"], "invalid choice"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
         ([], "required"),
     ],
 )

@@ -43,7 +43,7 @@ def test_help_is_fast_and_imports_nothing_heavy():
         (["--budget", "0"], "--budget must be a positive"),
         (["--budget", "-3"], "--budget must be a positive"),
         (["--budget", "many"], "invalid int value"),
-        (["--frobnicate"], "unrecognized arguments"),
+        (["--frobnicate"], "unknown flag --frobnicate"),
         (["--workers", "-1"], "--workers: must be 1 or more"),
         (["--agent", "/no/such/agent.py"], "no such file"),
         (["--instances", "/no/such.json"], "cannot read instances"),

@@ -120,12 +120,15 @@ def test_the_flat_json_of_runs_config_reads_back_and_old_archives_still_read():
 
 
 def test_the_lists_in_the_help_are_the_registries():
+    from engine.config.arguments import help_line
     from engine.sandbox import SANDBOX_NAMES
     from search import POLICIES
+    from search.final import FINAL_RULES
     from tasks import TASKS
 
-    helps = {item.name: item.meta.help for _, item in SETTINGS}
-    assert all(name in helps["task"] for name in TASKS)
-    assert all(name in helps["policy"] for name in POLICIES)
-    sandbox = next(item for _, item in SETTINGS if item.name == "sandbox")
-    assert sandbox.choices() == SANDBOX_NAMES
+    items = {item.name: item for _, item in SETTINGS}
+    assert all(name in help_line(items["task"]) for name in TASKS)
+    assert "{known}" not in help_line(items["task"])
+    assert items["policy"].choices() == tuple(POLICIES)
+    assert items["final"].choices() == tuple(FINAL_RULES)
+    assert items["sandbox"].choices() == SANDBOX_NAMES
