@@ -19,7 +19,6 @@ import types
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +80,6 @@ def _kinds(annotation: Any) -> tuple[tuple[type, ...], type | None, bool]:
     return tuple(kinds), element, optional
 
 
-@cache
 def keys() -> dict[str, dict[str, Key]]:
     """section -> field name -> Key, in declaration order, read from RunConfig's sections."""
     table: dict[str, dict[str, Key]] = {}
@@ -89,6 +87,10 @@ def keys() -> dict[str, dict[str, Key]]:
         hints = typing.get_type_hints(cls)
         table[section] = {item.name: Key(section, item, *_kinds(hints[item.name])) for item in declared(cls)}
     return table
+
+
+def _key(name: str) -> Key:
+    return next(named[name] for named in keys().values() if name in named)
 
 
 def _near(word: str, names: Iterable[str], spelled: str = "{}") -> str:
@@ -189,24 +191,22 @@ def check_values(path: str | Path, from_file: Mapping[str, Any], flags: Mapping[
             return str(exc)
         return None
 
-    given = {k: v for k, v in from_file.items() if k not in flags}
-    why = broken({**given, **flags})
+    file_only = {k: v for k, v in from_file.items() if k not in flags}
+    why = broken({**file_only, **flags})
     if why is None or broken(flags) is not None:
         return
-    where = {name: key for named in keys().values() for name, key in named.items()}
-    for name, value in given.items():
+    for name, value in file_only.items():
         alone = broken({name: value, **flags})
         if alone is not None:
-            raise UserError(f"{path}: {where[name].spelled} = {_toml_value(value)}: {alone}")
+            raise UserError(f"{path}: {_key(name).spelled} = {_toml_value(value)}: {alone}")
     raise UserError(f"{path}: {why}")
 
 
 def refuse_kept(path: str | Path, from_file: Mapping[str, Any], items: Iterable[Declared], why: str) -> None:
     """A UserError for the first of `items` (settings a resume or replay keeps) that the file gives."""
-    where = {name: key for named in keys().values() for name, key in named.items()}
     for item in items:
         if item.name in from_file:
-            raise UserError(f"{path}: {where[item.name].spelled} {why}")
+            raise UserError(f"{path}: {_key(item.name).spelled} {why}")
 
 
 def apply_run_file(args: argparse.Namespace) -> None:
@@ -252,8 +252,6 @@ def to_toml(config: RunConfig) -> str:
     A setting whose value is None is left out (TOML has no null; read back, it is the default, None), shown as a
     comment. `mutator` is written only where it is not what `model` implies (llm with a model, offline without),
     since the file's mutator would otherwise override that rule when a later --model is given."""
-    import tomli_w
-
     lines = ["# A Clade run file: clade search --config FILE (flags given too override it)."]
     for section, named in keys().items():
         lines += ["", f"[{section}]"]
@@ -265,7 +263,7 @@ def to_toml(config: RunConfig) -> str:
             elif name == "mutator" and value == ("llm" if config.llm.model else "offline"):
                 lines.append(f"# {name} = {_toml_value(value)} (as model implies: llm with a model, offline without)")
             else:
-                lines.append(tomli_w.dumps({name: value}).rstrip("\n"))
+                lines.append(f"{name} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 
@@ -274,6 +272,9 @@ def _help(key: Key) -> str:
 
 
 def _toml_value(value: Any) -> str:
+    """A value as TOML writes it, on one line (tomli-w puts each item of a list on a line of its own)."""
     import tomli_w
 
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()

@@ -28,6 +28,7 @@ def clade(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 def refused(out: subprocess.CompletedProcess) -> str:
     """The one line of a refusal (exit 2, nothing on stdout, no traceback)."""
     assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
+    assert out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
     return lines[0]
