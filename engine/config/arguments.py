@@ -59,12 +59,17 @@ def given(args: argparse.Namespace, names: Iterable[str] | None = None) -> dict[
     }
 
 
+def config_of(chosen: dict[str, Any]) -> RunConfig:
+    """The defaults with the settings chosen (flags, a run file), unchecked; a model chosen means the LLM
+    mutator, unless the mutator is chosen too."""
+    if chosen.get("model") and "mutator" not in chosen:
+        chosen = {**chosen, "mutator": "llm"}
+    return RunConfig().with_overrides(**chosen)
+
+
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The checked configuration of a new run: the defaults, with what the command line gave."""
-    chosen = given(args)
-    if chosen.get("model") and "mutator" not in chosen:  # a model given: the LLM mutator, unless told otherwise
-        chosen["mutator"] = "llm"
-    return RunConfig().with_overrides(**chosen).validate()
+    return config_of(given(args)).validate()
 
 
 def _named(on_resume: str | None = None, on_replay: str | None = None) -> tuple[Declared, ...]:
@@ -94,9 +99,14 @@ def resumed_config(stored: RunConfig, args: argparse.Namespace) -> RunConfig:
     return stored.with_overrides(**given(args, (item.name for item in _named(on_resume="change"))))
 
 
+def replay_refused() -> tuple[Declared, ...]:
+    """The settings a replay repeats from its original: giving one is an error."""
+    return _named(on_replay="refuse")
+
+
 def refuse_replayed(args: argparse.Namespace) -> None:
     """A UserError for the first flag that a replay repeats from its original."""
-    refuse_given(args, _named(on_replay="refuse"), "cannot be set with --replay: the replay repeats the original")
+    refuse_given(args, replay_refused(), "cannot be set with --replay: the replay repeats the original")
 
 
 def replayed_config(stored: RunConfig, args: argparse.Namespace, original: str) -> RunConfig:

@@ -32,6 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
         "of a snapshot made by python -m engine.snapshot export; --budget counts its evaluations too",
     )
     p.add_argument("--quiet", action="store_true", help="no live progress display")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a run file (TOML): a table per section ([search], [evaluation], [llm], [improvement], [benchmark], "
+        "[output]) of settings by their names (budget, policy, ...); flags given too override it",
+    )
+    p.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the configuration (the defaults, the run file's, the flags') as a run file, and exit",
+    )
     add_settings(p)
     return p
 
@@ -41,6 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from engine.errors import UserError
 
     try:
+        if args.config is not None:
+            from engine.config.run_file import apply_run_file
+
+            apply_run_file(args)
+        if args.print_config:
+            return _print_config(args)
         from engine.front.run import run_from_args
 
         return run_from_args(args)
@@ -50,3 +67,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _print_config(args: argparse.Namespace) -> int:
+    """The new run's checked configuration, as a run file on stdout; no run folder is made."""
+    from engine.config.arguments import config_from_args
+    from engine.config.run_file import to_toml
+    from engine.errors import UserError
+
+    if args.resume or args.resume_from or args.replay:
+        raise UserError("--print-config prints a new run's configuration; a stored run's: clade runs show RUN --config")
+    sys.stdout.write(to_toml(config_from_args(args)))
+    return 0

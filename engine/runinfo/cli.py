@@ -3,6 +3,7 @@
     python -m engine.runs list [RUN_DIR]          # every run in a folder (default: runs)
     python -m engine.runs show RUN                # config, counts by status, spend, final node, resume
     python -m engine.runs show RUN --node N       # one node, and its agents' steps (trajectories)
+    python -m engine.runs show RUN --config       # its configuration as a run file (TOML) for `search --config`
     python -m engine.runs best RUN                # the final node: id, score, description, code
     python -m engine.runs compare RUN RUN [RUN..] # side by side
     python -m engine.runs sql RUN ["SELECT .."]   # SQL on the archive: QUERY, stdin, or a `sql> ` prompt
@@ -71,7 +72,13 @@ def _add_readers(sub) -> tuple[argparse.ArgumentParser, ...]:
     ls.add_argument("folder", nargs="?", help="folder of runs (default: --run-dir)")
     show = sub.add_parser("show", intermixed=True, help="one run: config, counts by status, spend, final node")
     show.add_argument("run")
-    show.add_argument(
+    what = show.add_mutually_exclusive_group()
+    what.add_argument(
+        "--config",
+        action="store_true",
+        help="print the run's configuration as a run file (TOML), which `clade search --config FILE` runs again",
+    )
+    what.add_argument(
         "--node",
         type=_node_id,
         metavar="N",
@@ -192,6 +199,8 @@ def run_command(args, console) -> int:
             return 0
         print_whole(console, tables.list_table(rows, f"Runs in {folder}"))
         _print_lines(console, tables.resume_lines(rows))
+    elif args.command == "show" and args.config:
+        _print_run_file(resolve_run(args.run, args.run_dir))
     elif args.command == "show" and args.node is not None:
         node = data.node_info(resolve_run(args.run, args.run_dir), args.node)
         print_whole(console, tables.node_table(node))
@@ -226,6 +235,17 @@ def run_command(args, console) -> int:
         print_whole(console, tables.compare_table(infos))
         _print_lines(console, tables.resume_lines(infos))
     return 0
+
+
+def _print_run_file(run: Path) -> None:
+    """The run's stored configuration (runs.config) as a run file on stdout."""
+    from engine.config import RunConfig
+    from engine.config.run_file import to_toml
+    from engine.runinfo.reading import open_read_only
+
+    with open_read_only(run) as archive:
+        stored = archive.config()
+    sys.stdout.write(to_toml(RunConfig.from_dict(stored)))
 
 
 def reads_a_running_search(args) -> bool:
