@@ -409,6 +409,18 @@ def test_the_pages_query_archives_with_clade_runs_sql():
         assert 'python -c "import duckdb' not in path.read_text(), page_name(path)
 
 
+def test_getting_started_lists_what_a_resume_may_change():
+    """Its `--resume` item names exactly the settings declared as changeable on a resume (engine/config), as the
+    README's `--resume` row did."""
+    from engine.config import RunConfig
+
+    text = (REPO / "docs" / "getting-started.md").read_text()
+    item = text[text.index("- `--resume RUN`") :]
+    item = item[: item.index("\n- ")]
+    named = set(re.findall(r"`(--[a-z][a-z-]*)`", item)) - {"--resume", "--resume-from"}
+    assert named == {item.flag for _, item in RunConfig.settings() if item.meta.on_resume == "change"}
+
+
 # ----- the rules themselves, on made-up lines -----------------------------------------------------------
 
 
