@@ -1,9 +1,10 @@
 """The documentation's commands run as a user types them, and exit 0: README.md's and every page's under docs/.
 
-What runs. Every line of a ``` block with no language (or bash, sh, shell) that runs `clade search`, `clade
-runs`, `clade snapshot`, `clade plot`, `clade report`, `python -m engine.search`, `python -m engine.runs`,
-`python -m engine.snapshot`, `python -m engine.report` or `python scripts/...`; a line `a && b` is split and
-only its parts that run one of these are kept (`pip install`, `pytest` and `mkdocs` are not run). Then every
+What runs. Every line of a ``` block with no language (or bash, sh, shell) that runs `clade` (`clade search`,
+`clade runs`, `clade snapshot`, `clade plot`, `clade report`, any other subcommand), `python -m engine.search`,
+`python -m engine.runs`, `python -m engine.snapshot`, `python -m engine.report` or `python scripts/...`; a
+line `a && b` is split and only its parts that run one of these are kept (`pip install`, `pytest` and `mkdocs`
+are not run). Then every
 ```sql block, through `clade runs sql RUN "<the block>"` on the most recent run of its page. Inline commands
 (in tables and prose) are not run. Each page is its own ordered sequence: README.md first, then the pages of
 docs/ in path order; its commands run in page order, each with `page:line` in its test id, in a temporary
@@ -18,7 +19,8 @@ Skipped (the reason is in the test id and in the skip message):
 - a line with `--replay`: the pages' replays replay a model run (made by the `--model` lines above them);
   tests/engine/loop/test_replay.py runs replays against a stub server.
 - a line that runs a benchmark (`scripts/bench_*.py`, as docs/bench_*.md show them): minutes to hours each;
-  tests/scripts/ runs the benchmarks on a small scale.
+  tests/scripts/ runs the benchmarks on a small scale;
+- a line that starts the live page (`runs serve`): it serves until Ctrl-C; tests/engine/live/ runs it.
 
 Rewrites, made by `rewrite()` and shown in the failure message of each command:
 1. Budgets: `--budget N` becomes `--budget 8` (SMALL_BUDGET); in a command that continues a run
@@ -67,9 +69,7 @@ SMALL_BUDGET = 8
 RESUME_BUDGET = 16
 TIME_LIMIT = 60
 WALL_LIMIT = 120
-RUNS = re.compile(
-    r"clade (search|runs|snapshot|report|plot)\b|python3? -m engine\.(search|runs|snapshot|report)\b|python3? scripts/"
-)
+RUNS = re.compile(r"clade(?=\s|$)|python3? -m engine\.(search|runs|snapshot|report)\b|python3? scripts/")
 SEARCH = re.compile(r"^(clade search|python3? -m engine\.search)\b")
 SKIPS = (
     (re.compile(r"--model\b|--agent-model\b|OPENAI_API_KEY"), "needs a model and its API key"),
@@ -78,6 +78,7 @@ SKIPS = (
         ("replays a model run (the --model runs above it need a key); tests/engine/loop/test_replay.py covers replay"),
     ),
     (re.compile(r"scripts/bench_"), "a benchmark (minutes to hours); tests/scripts/ runs the benchmarks small"),
+    (re.compile(r"\bruns serve\b"), "a server runs until Ctrl-C; tests/engine/live/ runs the live page"),
 )
 
 
@@ -430,7 +431,7 @@ def test_extraction_splits_drops_comments_and_skips_model_lines():
         "export OPENAI_API_KEY=...\npython -m engine.search --model openai/x --budget 5\n"
         "clade search --replay runs/<run-id>\nls runs\n```\n\n```python\nclade runs list\n```\n"
         "```bash\npython scripts/report.py runs/<run-id> --out 'a # b.html'  # note\nclade plot lineage <run>\n"
-        "mkdocs serve\n```\n"
+        "mkdocs serve\nclade runs serve\nclade-sandbox\n```\n"
         "```sql\nSELECT 1;\n```\n"
     )
     found = page_commands(text, "docs/x.md")
@@ -440,9 +441,10 @@ def test_extraction_splits_drops_comments_and_skips_model_lines():
         (5, "clade search --replay runs/<run-id>", True),
         (13, "python scripts/report.py runs/<run-id> --out 'a # b.html'", False),
         (14, "clade plot lineage <run>", False),
+        (16, "clade runs serve", True),
     ]
     assert found[0].id == "docs/x.md:2 clade search --budget 200"
-    assert page_sql(text) == [(17, "SELECT 1;\n")]
+    assert page_sql(text) == [(19, "SELECT 1;\n")]
 
 
 def test_every_page_is_read_in_order_readme_first():
