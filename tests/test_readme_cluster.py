@@ -1,14 +1,17 @@
-"""The README's cluster block (## Clusters) runs as written: Ray started by hand, a search on it, Ray stopped.
+"""The cluster block of docs/guide/clusters.md runs as written: Ray started by hand, a search on it, Ray stopped.
 
-tests/test_readme.py runs the README's plain blocks; this block is a ```console block (it starts and stops
-Ray daemons, which that test must not), so it is run here, whole, as one bash script, in a fresh folder."""
+tests/test_readme.py runs the documentation's plain blocks; this block is a ```console block (it starts and
+stops Ray daemons, which that test must not), so it is run here, whole, as one bash script, in a fresh folder,
+with `clade` this checkout's (a shim first on PATH)."""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -25,20 +28,28 @@ pytestmark = [
 ]
 
 
+PAGE = REPO / "docs" / "guide" / "clusters.md"
+
+
 def cluster_block() -> list[str]:
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("\n## Clusters\n") :]
-    section = section[: section.index("\n## ", 1)]
+    """The first ```console block of the page's first section (a cluster by hand)."""
+    text = PAGE.read_text()
+    section = text[: text.index("\n## ")]
     block = re.search(r"```console\n(.*?)```", section, re.DOTALL).group(1)
     return [line for line in block.splitlines() if line.strip()]
 
 
-def test_the_readme_cluster_commands_work_as_written(tmp_path):
+def test_the_documented_cluster_commands_work_as_written(tmp_path):
     lines = cluster_block()
     assert lines[0] == "export RAY_AUTH_MODE=token" and lines[-1] == "ray stop"
-    assert any(line.startswith("python -m engine.search --executor ray --ray-address") for line in lines)
+    assert any(line.startswith("clade search --executor ray --ray-address") for line in lines)
     script = "set -e\ntrap 'ray stop >/dev/null 2>&1 || true' EXIT\n" + "\n".join(lines[:-1]) + "\n"
-    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    bin_dir = tmp_path / ".bin"  # `clade` is this checkout's, run by this interpreter
+    bin_dir.mkdir()
+    (bin_dir / "clade").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m clade "$@"\n')
+    (bin_dir / "clade").chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", LITELLM_LOCAL_MODEL_COST_MAP="True", PATH=path)
     out = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "Traceback" not in out.stderr

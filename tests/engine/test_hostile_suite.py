@@ -26,7 +26,7 @@ from a hostile seed spends its budget and finishes.
 Backends: `process` always; `bwrap` when bubblewrap can create its namespaces;
 `docker` when engine/sandbox/docker.py exists and reports a daemon. What
 `process` does not hold by design (network, reading or writing files outside
-its directory, signals to the engine's processes: README, Sandbox) is skipped
+its directory, signals to the engine's processes: docs/guide/sandboxes.md) is skipped
 there, saying so; everything runs on the others.
 """
 
@@ -1078,7 +1078,7 @@ def test_hostile_agent(name: str, backend: str, world: World, monkeypatch, usr1)
         if os.geteuid() == 0 and not PidsCgroups().available:
             pytest.skip("no pids cgroup: an uncapped fork bomb as root is not safe to run")
     if backend == "process" and attack.process_limit:
-        pytest.skip(f"process backend does not hold {attack.process_limit}: a documented limit (README, Sandbox)")
+        pytest.skip(f"process backend does not hold {attack.process_limit}: a documented limit (guide: Sandboxes)")
     sandbox = Recording(sandbox_for(backend))
 
     marker = "hx" + uuid.uuid4().hex[:13]  # 15 characters: fits a process name

@@ -103,7 +103,7 @@ def test_csv_prints_every_row_as_plain_csv(real_run):
 
 
 def test_a_file_or_stdin_with_f_holds_statements_over_several_lines(real_run, tmp_path):
-    """-f FILE (or `-f -`, a heredoc) runs a query as the README writes it: several lines, `;`, both quotes."""
+    """-f FILE (or `-f -`, a heredoc) runs a query as docs/guide/archive.md writes it: several lines, `;`, quotes."""
     query = (
         "SELECT node_id, count(*) AS n FROM evaluations WHERE split = 'dev'\n"
         'GROUP BY node_id ORDER BY node_id LIMIT 3;\nSELECT count("at") AS events FROM events;\n'

@@ -1,7 +1,7 @@
 """scripts/bench_tasks.py: real searches through the command line, figures read back from their archives.
 
 No test here reads the checkout's runs/ folder: a user who followed the README has runs there (the
-README's own `python -m engine.search --task circle_packing ...` makes `runs/circle_packing-*`). Where a
+README's example `clade search --task circle_packing ...` makes `runs/circle_packing-*`). Where a
 test needs to see that the script leaves runs/ alone, it runs the script from a temporary copy of the
 checkout whose runs/ already holds such a run, and looks at that copy only.
 """

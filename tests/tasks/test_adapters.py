@@ -46,7 +46,7 @@ FORMATS = {
     "metric_value_sine": ("metric_value", "initial_solution.py"),
     "public_private_regression": ("public_private", "solution.py"),
 }
-README = (REPO / "README.md").read_text()
+GUIDE = (REPO / "docs" / "guide" / "tasks.md").read_text()  # the task folders' page
 
 
 def evaluate(task, files, split="dev"):
@@ -292,7 +292,7 @@ def test_a_hostile_solution_forges_the_metric_value_line_as_the_readme_says():
     assert out.status == "ok" and out.metrics["metric"] == 0.0  # forged: the true error is about 0.64
     assert task.score(task.instances()[0], out.metrics, {"metric": 0.0298}) == 1.0
     statement = "a hostile candidate can print the metric line itself"
-    assert statement in " ".join(README.split()), "the README must state what this format cannot protect"
+    assert statement in " ".join(GUIDE.split()), "the tasks page must state what this format cannot protect"
 
 
 HOSTILE_SOLUTION = """
@@ -339,7 +339,7 @@ def test_a_hostile_solution_cannot_forge_the_public_private_metric_in_bwrap():
     assert "private visible: False" in out.stdout_tail and "host answers read" not in out.stdout_tail
     assert out.status == "ok" and out.metrics["metric"] > 3.0  # the real RMSE of predicting 0 everywhere
     assert task.score(dev, out.metrics, {"metric": 0.6235}) == 0.0
-    assert "where a hostile program cannot forge its metric" in " ".join(README.split())
+    assert "where a hostile program cannot forge its metric" in " ".join(GUIDE.split())
 
 
 def test_the_process_sandbox_cannot_hide_the_host_answers_as_the_readme_says():
@@ -347,7 +347,7 @@ def test_the_process_sandbox_cannot_hide_the_host_answers_as_the_readme_says():
     out = evaluate(task, hostile_solution(task))
     assert "private visible: False" in out.stdout_tail  # not in its working directory...
     assert "host answers read" in out.stdout_tail and out.metrics["metric"] == 0.0  # ...but readable on the host
-    assert "`process` cannot hide them" in " ".join(README.split())
+    assert "`process` cannot hide them" in " ".join(GUIDE.split())
 
 
 def test_a_grader_exception_refuses_the_submission(tmp_path):

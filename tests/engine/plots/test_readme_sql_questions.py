@@ -1,4 +1,5 @@
-"""The five SQL questions of the README ("Seeing a run") run with duckdb on real archives and answer."""
+"""The five SQL questions of docs/guide/archive.md ("Five questions to ask an archive") run with duckdb on real
+archives and answer."""
 
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ QUESTIONS = ("mutations helped most", "cost per point", "failed and why", "root 
 
 
 def readme_queries() -> list[tuple[str, str]]:
-    """(the line that asks, the query) for each ```sql block of the README's "Seeing a run"."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## Seeing a run") :]
+    """(the line that asks, the query) for each ```sql block of the archive page's five questions."""
+    text = (REPO / "docs" / "guide" / "archive.md").read_text()
+    section = text[text.index("## Five questions to ask an archive") :]
     section = section[: section.index("\n## ", 4)]
     return re.findall(r"\n([^\n]+)\n\n```sql\n(.*?)```", section, re.DOTALL)
 
 
-def test_the_readme_asks_the_five_questions():
+def test_the_archive_page_asks_the_five_questions():
     asked = [q.lower() for q, _ in readme_queries()]
     assert len(asked) == 5
     for question, line in zip(QUESTIONS, asked):
