@@ -9,7 +9,7 @@ are not run). Then every
 (in tables and prose) are not run. Each page is its own ordered sequence: README.md first, then the pages of
 docs/ in path order; its commands run in page order, each with `page:line` in its test id, in a temporary
 folder of the page's own (the workspace, the cwd of every command; it holds copies of scripts/ and
-tests/fixtures/, the checkout is on PYTHONPATH, and `python` and `clade` are this interpreter and this
+tests/fixtures/ and examples/, the checkout is on PYTHONPATH, and `python` and `clade` are this interpreter and this
 checkout's `clade`): runs/, snapshots/, plots/ and the files the commands write go there, never into the
 checkout, and a later command of the page (of the same block or a later one) uses the runs an earlier one
 made.
@@ -205,6 +205,7 @@ class Workspace:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         shutil.copytree(REPO / "scripts", root / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(REPO / "examples", root / "examples", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(
             REPO / "tests" / "fixtures", root / "tests" / "fixtures", ignore=shutil.ignore_patterns("__pycache__")
         )

@@ -15,9 +15,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 OUTSIDE = (b"../shared", b"/work/shared")
 
-# Files that still point outside, each rewritten in another branch of the same issue (27). The test fails
-# once such a file no longer does, so that its line here goes with the merge instead of lingering.
-PENDING = {"README.md"}
 
 
 def _tracked() -> list[str]:
@@ -41,6 +38,4 @@ def test_no_file_outside_tests_points_to_the_shared_folder():
     names = _tracked()
     assert "pyproject.toml" in names and len(names) > 100  # git answered, from this checkout
     found = _pointing_outside()
-    assert found - PENDING == set(), f"these files name ../shared or /work/shared: {sorted(found - PENDING)}"
-    settled = PENDING - found
-    assert not settled, f"{sorted(settled)} no longer name the shared folder: remove them from PENDING"
+    assert found == set(), f"these files name ../shared or /work/shared: {sorted(found)}"
