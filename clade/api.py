@@ -10,6 +10,7 @@ Both raise `clade.UserError` with the one line `clade search` / `clade runs` wou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,12 +40,16 @@ def search(
     `quiet`: print nothing; otherwise the header, progress and summary `clade search` prints.
 
     Raises `clade.UserError` for a bad setting or a run that cannot start or must stop (one line, the
-    command's); KeyboardInterrupt on Ctrl-C, once the run is stored as interrupted."""
+    command's); KeyboardInterrupt on Ctrl-C, once the run is stored as interrupted. Where an event loop
+    already runs on this thread (a Jupyter notebook), the search runs on a thread of its own meanwhile."""
     from archive import ArchiveError
     from engine.front.api import run_search
+    from engine.front.cutting import CutShort
 
+    configured = _configured(config, settings)
+    cut = CutShort()
     try:
-        file = run_search(_configured(config, settings), task, mutator, quiet=quiet)
+        file = _beside_a_running_loop(lambda: run_search(configured, task, mutator, quiet=quiet, cut=cut), cut)
     except ArchiveError as exc:
         raise UserError(str(exc)) from None
     return Run(file.resolve())
@@ -54,6 +59,41 @@ def open_run(path: str | Path) -> Run:
     """A stored run, read-only: its folder or its archive.duckdb; a search still running it is read through
     its live copy. UserError (one line) for a path that is missing or holds no archive."""
     return Run(path)
+
+
+def _beside_a_running_loop(search: Callable[[], Path], cut: Callable[[], None]) -> Path:
+    """`search()` here, or, where an event loop runs on this thread (a notebook's cell runs inside one, and
+    asyncio.run refuses to start another there), on a thread of its own while this one waits; Ctrl-C while
+    it waits asks the search to stop (`cut`) and waits for it to store the run as interrupted."""
+    import asyncio
+    import threading
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none: the usual case, a script or a terminal
+        return search()
+    outcome: list[Any] = []
+    done = threading.Event()  # not Thread.join: a join cut by Ctrl-C may return at once the next time
+
+    def work() -> None:
+        try:
+            outcome.append(search())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread as it is
+            outcome.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="clade-search", daemon=True).start()
+    try:
+        while not done.wait(0.2):  # a short wait: Ctrl-C is taken between two
+            pass
+    except KeyboardInterrupt:
+        cut()
+        done.wait()
+    (result,) = outcome
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 def _configured(config: RunConfig | None, settings: dict[str, Any]) -> RunConfig:

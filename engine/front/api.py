@@ -21,19 +21,26 @@ from engine.config import RunConfig
 from engine.errors import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
+    from engine.front.cutting import CutShort
     from engine.mutators import Mutator
     from tasks.base import Task
 
 
 def run_search(
-    config: RunConfig, task: Task | None = None, mutator: Mutator | None = None, *, quiet: bool = True
+    config: RunConfig,
+    task: Task | None = None,
+    mutator: Mutator | None = None,
+    *,
+    quiet: bool = True,
+    cut: CutShort | None = None,
 ) -> Path:
     """Create the run, search, print its summary; the new run's archive file.
 
     A bad setting or a run that cannot start raises `UserError` (the one line the command prints before it
     exits 2); Ctrl-C (or SIGTERM) raises KeyboardInterrupt once the run is stored as interrupted, so it can
-    be resumed. `quiet`: nothing printed at all (the command's --quiet drops the progress bar only). The
-    stored configuration names the task and the mutator by their `name`."""
+    be resumed. `quiet`: nothing printed at all (the command's --quiet drops the progress bar only). `cut`:
+    how a caller on another thread stops the session (engine/front/cutting.py). The stored configuration
+    names the task and the mutator by their `name`."""
     from engine.front.console import make_console
     from engine.front.creating import create_run
     from engine.front.opened_run import Front
@@ -45,6 +52,6 @@ def run_search(
     console.quiet = quiet
     archive, task, config = create_run(config, task=task)
     file = Path(archive.path)  # run_opened closes the archive: its path is known before
-    if run_opened(archive, task, config, Front(console, quiet=quiet), "new", mutator) == EXIT_INTERRUPTED:
+    if run_opened(archive, task, config, Front(console, quiet=quiet, cut=cut), "new", mutator) == EXIT_INTERRUPTED:
         raise KeyboardInterrupt(f"the search was interrupted; {file.parent.resolve()} is stored as interrupted")
     return file

@@ -3,6 +3,7 @@ the docs say so, and against the archive's own tables where a figure must be rig
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -267,16 +269,35 @@ def test_every_python_block_of_the_pages_runs_as_written(tmp_path, pandas):
     assert len(list((tmp_path / "runs").iterdir())) == 2  # the guide's two searches, in the user's folder
 
 
+# a notebook's cell runs inside an event loop (ipykernel's), where asyncio.run refuses to start: as here
+IN_A_LOOP = """
+import asyncio
+async def cell():
+    return {call}
+loop = asyncio.new_event_loop()  # run_until_complete takes no SIGINT of its own: Ctrl-C raises, as in Jupyter
+run = loop.run_until_complete(cell())
+"""
+
+
+def test_a_search_runs_where_an_event_loop_runs(tmp_path):
+    instances = small_instances(tmp_path / "instances.json")
+
+    async def cell() -> clade.Run:
+        return clade.search(instances=str(instances), sandbox="process", budget=6, run_dir=str(tmp_path), quiet=True)
+
+    run = asyncio.run(cell())
+    assert run.status == "finished" and run.path.parent == tmp_path
+    assert len([e for e in _rows(run.evaluations()) if e["split"] == "dev"]) == 6
+
+
 @pytest.mark.slow
-def test_ctrl_c_stores_the_run_as_interrupted_and_raises(tmp_path):
+@pytest.mark.parametrize("where", ["script", "event-loop"])
+def test_ctrl_c_stores_the_run_as_interrupted_and_raises(tmp_path, where):
     instances = small_instances(tmp_path / "instances.json", n_dev=8, n_items=400)
-    code = (
-        "import clade\n"
-        "try:\n"
-        f"    clade.search(budget=500, workers=1, instances={str(instances)!r}, live_interval=0.3, quiet=True)\n"
-        "except KeyboardInterrupt as exc:\n"
-        "    print('KeyboardInterrupt:', exc)\n"
-    )
+    call = f"clade.search(budget=500, workers=1, instances={str(instances)!r}, live_interval=0.3, quiet=True)"
+    search = IN_A_LOOP.format(call=call) if where == "event-loop" else call
+    code = "import clade\ntry:\n" + textwrap.indent(search.strip(), "    ")
+    code += "\nexcept KeyboardInterrupt as exc:\n    print('KeyboardInterrupt:', exc)\n"
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
     child = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=_env(), text=True, **pipes)
     try:
