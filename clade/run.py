@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from archive.records import NodeStats
     from engine.config import RunConfig
 
+Table = Any  # a pandas.DataFrame, or a pyarrow.Table where pandas is not installed
+
 
 @dataclass(frozen=True)
 class Node:
@@ -34,7 +36,7 @@ class Node:
     dev_evaluations: int
     holdout_mean: float | None  # None unless it was measured on holdout (the final node is)
     description: str | None
-    files: Mapping[str, str] = field(repr=False)  # {path: text}: the agent's files
+    files: Mapping[str, str] = field(repr=False, compare=False)  # {path: text}: the agent's files
 
     @property
     def code(self) -> str:
@@ -78,19 +80,19 @@ class Run:
             return shown_status(str(archive.run_row().get("status", "")), archive.live_as_of)
 
     # ----- tables ----------------------------------------------------------------------------------------
-    def nodes(self) -> Any:
+    def nodes(self) -> Table:
         """The nodes table, one row per node in id order (the columns of `clade runs sql`)."""
         return self.table("nodes")
 
-    def evaluations(self) -> Any:
+    def evaluations(self) -> Table:
         """The evaluations table: one row per (node, instance, repeat), dev and holdout."""
         return self.table("evaluations")
 
-    def llm_calls(self) -> Any:
+    def llm_calls(self) -> Table:
         """The llm_calls table: every model call with its tokens and cost (empty for an offline run)."""
         return self.table("llm_calls")
 
-    def table(self, name: str) -> Any:
+    def table(self, name: str) -> Table:
         """Any public table of the archive (runs, instances, nodes, node_files, evaluations,
         reference_evaluations, llm_calls, events, trajectory_steps, arena_proposals), columns as stored:
         a pandas DataFrame when pandas is installed, else a pyarrow Table."""

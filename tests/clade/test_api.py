@@ -123,6 +123,7 @@ def test_best_is_the_final_node_with_its_own_figures(small_run):
     assert set(best.files) == files == {"agent.py"}
     assert best.code == best.files["agent.py"] and "def priority" in best.code
     assert "agent.py" not in repr(best)  # a node prints as its figures, not its code
+    assert len({best, small_run.best()}) == 1  # frozen and hashable: equal nodes are one
 
 
 def test_best_without_a_final_choice_is_the_best_mean_on_the_most_evaluations(small_run, tmp_path):
