@@ -12,7 +12,28 @@ from __future__ import annotations
 __version__ = "0.2.0"
 
 # public name -> the module that defines it; resolved lazily by __getattr__ below
-_EXPORTS: dict[str, str] = {}
+_EXPORTS: dict[str, str] = {
+    # searching and reading runs
+    "search": "clade.api",
+    "open_run": "clade.api",
+    "Run": "clade.run",
+    "Node": "clade.run",
+    "RunConfig": "engine.config",
+    "UserError": "engine.errors",
+    # what a user implements: a task, and a mutator that proposes children
+    "Task": "tasks.base",
+    "CheckedTask": "tasks.base",
+    "JudgedTask": "tasks.base",
+    "Instance": "tasks.base",
+    "Grade": "tasks.base",
+    "SandboxLimits": "engine.sandbox.base",
+    "Mutator": "engine.mutators.base",
+    "SyncMutator": "engine.mutators.base",
+    "AsyncMutator": "engine.mutators.base",
+    "Proposal": "engine.mutators.base",
+    "MutationContext": "engine.mutators.base",
+    "MutationError": "engine.mutators.base",
+}
 
 
 def __getattr__(name: str):

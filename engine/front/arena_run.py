@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.config import RunConfig
 from engine.errors import UserError
+from engine.front.cutting import stop_on_signals
 from engine.front.opened_run import Front, OpenedRun
 from engine.words import plural
 
@@ -115,9 +114,7 @@ async def _rounds(run: OpenedRun, front: Front, made: tuple) -> str:
     settings, make_mutator, client = made
     arena_task = check_arena(run.config, run.task)
     config, archive = run.config, run.archive
-    current = asyncio.current_task()
-    assert current is not None  # this coroutine runs as the session's task
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, current.cancel)
+    stop_on_signals(front.cut)  # SIGTERM, or clade.search's Ctrl-C from another thread, cancels this task
     async with serve_gateway(config, run.task, client, archive) as gateway:
         unanswered = await probe_models(config, run.task, client, front.llm_mock, archive)
         if unanswered:

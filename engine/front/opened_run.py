@@ -11,6 +11,7 @@ from engine.front.backend import SandboxChoice
 
 if TYPE_CHECKING:
     from archive import Archive
+    from engine.front.cutting import CutShort
     from engine.lang.compile_check import CompileCheck
     from tasks.base import Task
 
@@ -38,3 +39,4 @@ class Front:
     console: Any
     quiet: bool = False
     llm_mock: Any = None  # handed to litellm as mock_response: the whole client path runs without a network
+    cut: CutShort | None = None  # a stop asked from another thread (clade.search beside a running event loop)

@@ -7,13 +7,12 @@ models, runs the scheduler, then chooses and measures the final node.
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
+from engine.front.cutting import stop_on_signals
 from engine.front.endings import Interrupted, begin_session, end_session, run_session
 from engine.front.opened_run import Front, OpenedRun
 
@@ -120,9 +119,7 @@ async def _session(run: OpenedRun, front: Front, work: Search, deadline: float |
     from engine.front.progress import SearchProgress
 
     config, state = run.config, work.state
-    current = asyncio.current_task()
-    assert current is not None  # this coroutine runs as the session's task
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, current.cancel)
+    stop_on_signals(front.cut)  # SIGTERM, or clade.search's Ctrl-C from another thread, cancels this task
     async with serve_gateway(config, run.task, work.client, run.archive) as gateway:
         work.handles.gateway = gateway  # agents that call a model reach it; None otherwise
         unanswered = await probe_models(config, run.task, work.client, front.llm_mock, run.archive)

@@ -19,9 +19,10 @@ from archive.reads_llm import LLMReads
 from archive.reads_nodes import NodeReads
 from archive.reads_report import ReportReads
 from archive.reads_run import RunReads
+from archive.reads_tables import TableReads
 from engine.plots.synthetic import synthetic_archive
 
-READERS = (Reader, NodeReads, EvaluationReads, LLMReads, ArenaReads, RunReads, ReportReads)
+READERS = (Reader, NodeReads, EvaluationReads, LLMReads, ArenaReads, RunReads, ReportReads, TableReads)
 SAMPLES = {  # a value for each parameter name the reads take
     "node": 1,
     "node_id": 1,

@@ -110,9 +110,10 @@ def _search(tmp_path, task, mutator, capsys) -> tuple[object, str]:
     from archive import Archive
 
     config = RunConfig.of(budget=10, workers=2, seed=0, run_dir=str(tmp_path / "runs"), sandbox="process")
-    assert run_search(config, task, mutator) == 0
+    file = run_search(config, task, mutator, quiet=False)
     said = capsys.readouterr().out
     (folder,) = (tmp_path / "runs").iterdir()
+    assert file == folder / "archive.duckdb"  # the new run's archive, as the Python API learns it
     return Archive.open(folder / "archive.duckdb", read_only=True), said
 
 
