@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def search(
-    config: RunConfig | None = None,
+    config: RunConfig | str | Path | None = None,
     *,
     task: Task | None = None,
     mutator: Mutator | None = None,
@@ -33,8 +33,9 @@ def search(
 ) -> Run:
     """Run a new search to its end and return it as a `Run`.
 
-    `config`: a `clade.RunConfig` (None: the defaults `clade search` has); `settings`: any setting by the name
-    `RunConfig.of` takes (the flag's name with `_` for `-`: budget=20, policy="hgm", workers=2,
+    `config`: a `clade.RunConfig`, or the path of a run file (TOML, as `clade search --config` reads it and
+    `clade search --print-config` writes it), or None (the defaults `clade search` has); `settings`: any
+    setting by the name `RunConfig.of` takes (the flag's name with `_` for `-`: budget=20, policy="hgm", workers=2,
     run_dir="runs"), over `config`. `task` / `mutator`: objects of your own (`clade.Task`,
     `clade.SyncMutator` or `clade.AsyncMutator`) in place of the ones the configuration names.
     `quiet`: print nothing; otherwise the header, progress and summary `clade search` prints.
@@ -96,15 +97,15 @@ def _beside_a_running_loop(search: Callable[[], Path], cut: Callable[[], None]) 
     return result
 
 
-def _configured(config: RunConfig | None, settings: dict[str, Any]) -> RunConfig:
+def _configured(config: RunConfig | str | Path | None, settings: dict[str, Any]) -> RunConfig:
     """`config` (or the defaults) with the keyword settings over it; a name RunConfig lacks is a UserError."""
     from difflib import get_close_matches
 
     from engine.config import RunConfig
 
-    base = RunConfig() if config is None else config
+    base = _run_file(config, settings) if isinstance(config, str | Path) else config or RunConfig()
     if not isinstance(base, RunConfig):
-        raise UserError(f"config must be a clade.RunConfig or None, not {type(base).__name__}")
+        raise UserError(f"config must be a clade.RunConfig, a run file's path or None, not {type(base).__name__}")
     known = [item.name for _, item in RunConfig.settings()]
     for name in settings:
         if name not in known:
@@ -112,3 +113,14 @@ def _configured(config: RunConfig | None, settings: dict[str, Any]) -> RunConfig
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise UserError(f"clade.search has no setting {name!r}{hint}; the settings are RunConfig's")
     return RunConfig.from_dict({**base.to_dict(), **settings})  # every value given counts, None included
+
+
+def _run_file(path: str | Path, settings: dict[str, Any]) -> RunConfig:
+    """The configuration a run file gives, its values checked with the keyword settings over them, as
+    `clade search --config FILE --flag ...` checks them: an error names the file's key."""
+    from engine.config.arguments import config_of
+    from engine.config.run_file import check_values, read_run_file
+
+    from_file = read_run_file(path)
+    check_values(path, from_file, settings)
+    return config_of(from_file)

@@ -16,7 +16,6 @@ REPO = Path(__file__).resolve().parents[1]
 OUTSIDE = (b"../shared", b"/work/shared")
 
 
-
 def _tracked() -> list[str]:
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
     return [name for name in listed.decode().split("\0") if name]

@@ -203,8 +203,33 @@ def test_a_bad_setting_raises_the_line_the_command_prints(tmp_path):
     assert not (tmp_path / "runs").exists()
     with pytest.raises(clade.UserError, match="no setting 'budgte' .did you mean budget"):
         clade.search(budgte=3)
-    with pytest.raises(clade.UserError, match="RunConfig or None"):
+    with pytest.raises(clade.UserError, match="RunConfig, a run file's path or None"):
         clade.search({"budget": 3})
+
+
+def test_a_run_file_is_a_config_and_its_errors_name_the_key(tmp_path):
+    """`clade.search("run.toml")` reads the file `clade search --config` reads (keyword settings over it),
+    and a bad value is the command's one line, naming the file and the key; no run is made."""
+    instances = small_instances(tmp_path / "instances.json")
+    written = subprocess.run(
+        [sys.executable, "-m", "clade", "search", "--print-config", "--budget", "6", "--sandbox", "process"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (tmp_path / "run.toml").write_text(written)
+    run = clade.search(tmp_path / "run.toml", instances=str(instances), run_dir=str(tmp_path / "runs"), quiet=True)
+    assert (run.config.search.budget, run.config.evaluation.sandbox) == (6, "process")
+    assert len([e for e in _rows(run.evaluations()) if e["split"] == "dev"]) == 6
+    (tmp_path / "bad.toml").write_text('[search]\nbudget = "x"\n')
+    with pytest.raises(clade.UserError, match=r"bad.toml: \[search\] budget must be a whole number"):
+        clade.search(str(tmp_path / "bad.toml"), run_dir=str(tmp_path / "bad-runs"))
+    (tmp_path / "zero.toml").write_text("[search]\nbudget = 0\n")
+    with pytest.raises(clade.UserError, match=r"zero.toml: \[search\] budget = 0"):
+        clade.search(str(tmp_path / "zero.toml"), run_dir=str(tmp_path / "bad-runs"))
+    assert not (tmp_path / "bad-runs").exists()
 
 
 # ----- as a user types it ---------------------------------------------------------------------------------
