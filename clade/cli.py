@@ -25,18 +25,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "runs": ("engine.runinfo.cli", "main", "list, show, compare, query and serve runs (python -m engine.runs)"),
     "snapshot": ("engine.front.snapshot", "main", "export, list and inspect snapshots (python -m engine.snapshot)"),
     "report": ("engine.report", "main", "write a run's HTML report"),
+    "new-task": ("clade.new_task", "main", "write a task folder to start from (OpenEvolve, ShinkaEvolve, ... format)"),
 }
 PLOTS: dict[str, tuple[str, str, str]] = {
     "lineage": ("engine.plots.cli", "lineage_main", "the lineage tree (lineage.png, lineage.svg)"),
     "progress": ("engine.plots.cli", "progress_main", "best score against evaluations spent"),
     "arena": ("engine.plots.cli", "arena_main", "an arena run's two populations"),
 }
-
-
-def _version() -> str:
-    from clade import __version__
-
-    return f"clade {__version__}"
 
 
 def _overview() -> str:
@@ -47,7 +42,8 @@ def _overview() -> str:
     return "\n".join(lines)
 
 
-def _entry(table: dict[str, tuple[str, str, str]], name: str) -> Callable[[Sequence[str]], int] | None:
+# each entry takes (argv, prog=...): its usage, help and errors then name the command as typed here
+def _entry(table: dict[str, tuple[str, str, str]], name: str) -> Callable[..., int] | None:
     if name not in table:
         return None
     module, function, _ = table[name]
@@ -60,18 +56,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_overview())
         return 0 if args else EXIT_USER_ERROR
     if args[0] == "--version":
-        print(_version())
+        from clade.version import version_text
+
+        print(version_text())
         return 0
     command, rest = args[0], args[1:]
     if command == "plot":
         kind = rest[0] if rest else ""
+        if kind in ("-h", "--help", "--version"):
+            return main([kind])  # the overview lists the plots
         entry = _entry(PLOTS, kind)
         if entry is None:
             print(f"error: clade plot needs one of {', '.join(PLOTS)} (got {kind or 'nothing'})", file=sys.stderr)
             return EXIT_USER_ERROR
-        return entry(rest[1:])
+        return entry(rest[1:], prog=f"clade plot {kind}")
     entry = _entry(COMMANDS, command)
     if entry is None:
         print(f"error: unknown command {command!r}; the commands: {', '.join([*COMMANDS, 'plot'])}", file=sys.stderr)
         return EXIT_USER_ERROR
-    return entry(rest)
+    return entry(rest, prog=f"clade {command}")

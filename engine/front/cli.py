@@ -13,6 +13,8 @@ from typing import NoReturn
 
 from engine.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR  # light: the errors module imports nothing
 
+PROG = "python -m engine.search"  # `clade search` passes its own name (clade/cli.py)
+
 
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad flag ends in one line (not usage + error) and exit code 2."""
@@ -21,12 +23,13 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The command's own options, then every setting's flag, generated from its declaration (engine/config)."""
+    from clade.version import add_version_flag
     from engine.config.arguments import add_settings
 
     p = _OneLineParser(
-        prog="python -m engine.search",
+        prog=prog,
         description="Search for better agents: a tree of agent variants in a DuckDB archive, "
         "expanded by a policy (HGM by default), mutated by the offline mutator, evaluated in sandboxes.",
     )
@@ -38,12 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
         "of a snapshot made by python -m engine.snapshot export; --budget counts its evaluations too",
     )
     p.add_argument("--quiet", action="store_true", help="no live progress display")
+    add_version_flag(p)
     add_settings(p)
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    args = build_parser(prog).parse_args(argv)
     from engine.errors import UserError
 
     try:

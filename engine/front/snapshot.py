@@ -58,17 +58,23 @@ def open_from_snapshot(args):
 
 
 # ----- python -m engine.snapshot ---------------------------------------------
+PROG = "python -m engine.snapshot"  # `clade snapshot` passes its own name (clade/cli.py)
+
+
 class _OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    from clade.version import add_version_flag
+
     p = _OneLineParser(
-        prog="python -m engine.snapshot",
+        prog=prog,
         description="Snapshots of a run: its archive as Parquet files (one per table) and a "
         "manifest (schema version, run id, row counts, sha256 checksums).",
     )
+    add_version_flag(p)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     export = sub.add_parser("export", help="write RUN's tables to DEST (a new or empty folder)")
     export.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
@@ -118,8 +124,8 @@ def _restore(args) -> None:
     print(f"Restored {manifest['run_id']} -> {folder / 'archive.duckdb'}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    args = build_parser(prog).parse_args(argv)
     from archive import ArchiveError
 
     try:

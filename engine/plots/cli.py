@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from clade.version import add_version_flag
 from engine.runinfo.cli import EXIT_USER_ERROR, OneLineParser
 
 NEEDS_VIZ = "plots need matplotlib: pip install -e '.[viz]'"
@@ -56,9 +57,9 @@ def _drawn(work):
         raise
 
 
-def lineage_main(argv: Sequence[str] | None = None) -> int:
+def lineage_main(argv: Sequence[str] | None = None, prog: str = "python scripts/plot_lineage.py") -> int:
     p = OneLineParser(
-        prog="python scripts/plot_lineage.py",
+        prog=prog,
         description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
         "evaluations; the path to the final node in red) as lineage.png and lineage.svg "
         "(hover a node in the SVG for its change, mean and evaluations).",
@@ -75,6 +76,7 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
+    add_version_flag(p)
     args = p.parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
@@ -102,9 +104,9 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def progress_main(argv: Sequence[str] | None = None) -> int:
+def progress_main(argv: Sequence[str] | None = None, prog: str = "python scripts/plot_progress.py") -> int:
     p = OneLineParser(
-        prog="python scripts/plot_progress.py",
+        prog=prog,
         description="Draw best-so-far and final-rule score against dev evaluations (and against "
         "LLM dollars when a run paid for calls), runs overlaid; runs that share a config "
         "(all but seed, run folder, workers, budget, sandbox) get a mean and a +-1 sd band.",
@@ -125,6 +127,7 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
+    add_version_flag(p)
     args = p.parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
@@ -162,9 +165,9 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def arena_main(argv: Sequence[str] | None = None) -> int:
+def arena_main(argv: Sequence[str] | None = None, prog: str = "python scripts/plot_arena.py") -> int:
     p = OneLineParser(
-        prog="python scripts/plot_arena.py",
+        prog=prog,
         description="Draw an arena run's scores over rounds: each round's champion on the original "
         "dev set, on the evolved dev set (as of that round) and on holdout, and the dev set's size, "
         "as arena.png and arena.svg.",
@@ -175,6 +178,7 @@ def arena_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
+    add_version_flag(p)
     args = p.parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 

@@ -14,12 +14,12 @@ data.py reads the archive, tree.py draws the tree, page.py writes the HTML.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 EXIT_USER_ERROR = 2
+PROG = "python scripts/report.py"  # `clade report` passes its own name (clade/cli.py)
 
 
 def write_report(run: str | Path, out: str | Path | None = None) -> Path:
@@ -40,12 +40,14 @@ def write_report(run: str | Path, out: str | Path | None = None) -> Path:
     return target
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python scripts/report.py", description="Write one self-contained HTML report of a run (works offline)."
-    )
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    from clade.version import add_version_flag
+    from engine.runinfo.cli import OneLineParser  # a bad flag: one line, exit 2
+
+    p = OneLineParser(prog=prog, description="Write one self-contained HTML report of a run (works offline).")
     p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
     p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html)")
+    add_version_flag(p)
     args = p.parse_args(argv)
     from archive import ArchiveError
 
