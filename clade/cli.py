@@ -3,7 +3,7 @@
 
     clade search [flags]                     # python -m engine.search
     clade runs list|show|compare|best|sql|serve ...
-    clade snapshot export|list ...
+    clade snapshot export|verify|restore ...
     clade plot lineage|progress|arena RUN
     clade report RUN
     clade new-task DIR --format F
@@ -23,7 +23,7 @@ from engine.errors import EXIT_USER_ERROR
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "search": ("engine.front.cli", "main", "run a search (python -m engine.search)"),
     "runs": ("engine.runinfo.cli", "main", "list, show, compare, query and serve runs (python -m engine.runs)"),
-    "snapshot": ("engine.front.snapshot", "main", "export, list and inspect snapshots (python -m engine.snapshot)"),
+    "snapshot": ("engine.front.snapshot", "main", "export, verify and restore snapshots (python -m engine.snapshot)"),
     "report": ("engine.report", "main", "write a run's HTML report"),
     "new-task": ("clade.new_task", "main", "write a task folder to start from (OpenEvolve, ShinkaEvolve, ... format)"),
 }
@@ -36,9 +36,12 @@ PLOTS: dict[str, tuple[str, str, str]] = {
 
 def _overview() -> str:
     lines = ["usage: clade COMMAND [ARGS]   (clade COMMAND --help for a command's own)", "", "commands:"]
-    lines += [f"  {name:<10} {about}" for name, (_, _, about) in COMMANDS.items()]
-    lines += [f"  plot {name:<5} {about}" for name, (_, _, about) in PLOTS.items()]
-    lines += ["", "options:", "  --version  print the version and exit", "  -h, --help show this help and exit"]
+    named = [(name, about) for name, (_, _, about) in COMMANDS.items()]
+    named += [(f"plot {name}", about) for name, (_, _, about) in PLOTS.items()]
+    named += [("--version", "print the version and exit"), ("-h, --help", "show this help and exit")]
+    width = max(len(name) for name, _ in named)
+    lines += [f"  {name:<{width}}  {about}" for name, about in named[:-2]]
+    lines += ["", "options:", *(f"  {name:<{width}}  {about}" for name, about in named[-2:])]
     return "\n".join(lines)
 
 
