@@ -123,6 +123,21 @@ def test_every_language_clade_parses_has_a_seed(fmt):
                 compile(text, name, "exec")
 
 
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if FORMATS[f].program])
+@pytest.mark.parametrize("language", LANGUAGES, ids=lambda lang: lang.name)
+def test_each_seed_parses_and_marks_its_block_for_clade(fmt, language):
+    """What the offline mutator and the check before a sandbox need (engine/lang): a clean parse, one region."""
+    pytest.importorskip("tree_sitter")
+    pytest.importorskip(language.grammar)
+    from engine.lang.markers import evolve_region
+    from engine.lang.syntax import syntax_problem
+
+    source = rendered(FORMATS[fmt], language.name)[FORMATS[fmt].program + extension(language.name)]
+    assert syntax_problem(source, language) is None
+    region = evolve_region(source, language)
+    assert region is not None and region.end_line - region.start_line > 2
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("fmt", "language"), [(f, lang) for f in FORMATS if FORMATS[f].program for lang in COMPILED])
 def test_a_compiled_seed_scores_as_the_python_one(tmp_path, fmt, language):
