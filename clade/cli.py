@@ -3,7 +3,7 @@
 
     clade search [flags]                     # python -m engine.search
     clade runs list|show|compare|best|sql|serve ...
-    clade snapshot export|list ...
+    clade snapshot export|verify|restore ...
     clade plot lineage|progress|arena RUN
     clade report RUN
     clade new-task DIR --format F
@@ -23,8 +23,9 @@ from engine.errors import EXIT_USER_ERROR
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "search": ("engine.front.cli", "main", "run a search (python -m engine.search)"),
     "runs": ("engine.runinfo.cli", "main", "list, show, compare, query and serve runs (python -m engine.runs)"),
-    "snapshot": ("engine.front.snapshot", "main", "export, list and inspect snapshots (python -m engine.snapshot)"),
+    "snapshot": ("engine.front.snapshot", "main", "export, verify and restore snapshots (python -m engine.snapshot)"),
     "report": ("engine.report", "main", "write a run's HTML report"),
+    "new-task": ("clade.new_task", "main", "write a task folder to start from (OpenEvolve, ShinkaEvolve, ... format)"),
 }
 PLOTS: dict[str, tuple[str, str, str]] = {
     "lineage": ("engine.plots.cli", "lineage_main", "the lineage tree (lineage.png, lineage.svg)"),
@@ -33,21 +34,19 @@ PLOTS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _version() -> str:
-    from clade import __version__
-
-    return f"clade {__version__}"
-
-
 def _overview() -> str:
     lines = ["usage: clade COMMAND [ARGS]   (clade COMMAND --help for a command's own)", "", "commands:"]
-    lines += [f"  {name:<10} {about}" for name, (_, _, about) in COMMANDS.items()]
-    lines += [f"  plot {name:<5} {about}" for name, (_, _, about) in PLOTS.items()]
-    lines += ["", "options:", "  --version  print the version and exit", "  -h, --help show this help and exit"]
+    named = [(name, about) for name, (_, _, about) in COMMANDS.items()]
+    named += [(f"plot {name}", about) for name, (_, _, about) in PLOTS.items()]
+    named += [("--version", "print the version and exit"), ("-h, --help", "show this help and exit")]
+    width = max(len(name) for name, _ in named)
+    lines += [f"  {name:<{width}}  {about}" for name, about in named[:-2]]
+    lines += ["", "options:", *(f"  {name:<{width}}  {about}" for name, about in named[-2:])]
     return "\n".join(lines)
 
 
-def _entry(table: dict[str, tuple[str, str, str]], name: str) -> Callable[[Sequence[str]], int] | None:
+# each entry takes (argv, prog=...): its usage, help and errors then name the command as typed here
+def _entry(table: dict[str, tuple[str, str, str]], name: str) -> Callable[..., int] | None:
     if name not in table:
         return None
     module, function, _ = table[name]
@@ -60,18 +59,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_overview())
         return 0 if args else EXIT_USER_ERROR
     if args[0] == "--version":
-        print(_version())
+        from clade.version import version_text
+
+        print(version_text())
         return 0
     command, rest = args[0], args[1:]
     if command == "plot":
         kind = rest[0] if rest else ""
+        if kind in ("-h", "--help", "--version"):
+            return main([kind])  # the overview lists the plots
         entry = _entry(PLOTS, kind)
         if entry is None:
             print(f"error: clade plot needs one of {', '.join(PLOTS)} (got {kind or 'nothing'})", file=sys.stderr)
             return EXIT_USER_ERROR
-        return entry(rest[1:])
+        return entry(rest[1:], prog=f"clade plot {kind}")
     entry = _entry(COMMANDS, command)
     if entry is None:
         print(f"error: unknown command {command!r}; the commands: {', '.join([*COMMANDS, 'plot'])}", file=sys.stderr)
         return EXIT_USER_ERROR
-    return entry(rest)
+    return entry(rest, prog=f"clade {command}")

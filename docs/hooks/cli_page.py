@@ -23,6 +23,7 @@ PARSERS: tuple[tuple[str, str, str], ...] = (
     ("clade plot lineage", "engine.plots.cli", "lineage_parser"),
     ("clade plot progress", "engine.plots.cli", "progress_parser"),
     ("clade plot arena", "engine.plots.cli", "arena_parser"),
+    ("clade new-task", "clade.new_task", "build_parser"),
 )
 
 

@@ -13,13 +13,16 @@ from collections.abc import Sequence
 from engine.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR  # light: the errors module imports nothing
 from engine.front.one_line import OneLineParser
 
+PROG = "python -m engine.search"  # `clade search` passes its own name (clade/cli.py)
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The command's own options, then every setting's flag, generated from its declaration (engine/config)."""
+    from clade.version import add_version_flag
     from engine.config.arguments import add_settings
 
     p = OneLineParser(
-        prog="python -m engine.search",
+        prog=prog,
         usage="%(prog)s [OPTION ...]",  # each option, its values and default, below: not all of them twice
         description="Search for better agents: a tree of agent variants in a DuckDB archive, "
         "expanded by a policy (HGM by default), mutated by the offline mutator, evaluated in sandboxes.",
@@ -43,12 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the configuration (the defaults, the run file's, the flags') as a run file, and exit",
     )
+    add_version_flag(p)
     add_settings(p)
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    args = build_parser(prog).parse_args(argv)
     from engine.errors import UserError
 
     try:

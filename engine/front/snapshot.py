@@ -59,12 +59,18 @@ def open_from_snapshot(args):
 
 
 # ----- python -m engine.snapshot ---------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
+PROG = "python -m engine.snapshot"  # `clade snapshot` passes its own name (clade/cli.py)
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    from clade.version import add_version_flag
+
     p = OneLineParser(
-        prog="python -m engine.snapshot",
+        prog=prog,
         description="Snapshots of a run: its archive as Parquet files (one per table) and a "
         "manifest (schema version, run id, row counts, sha256 checksums).",
     )
+    add_version_flag(p)
     sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     export = sub.add_parser("export", intermixed=True, help="write RUN's tables to DEST (a new or empty folder)")
     export.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
@@ -116,8 +122,8 @@ def _restore(args) -> None:
     print(f"Restored {manifest['run_id']} -> {folder / 'archive.duckdb'}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    args = build_parser(prog).parse_args(argv)
     from archive import ArchiveError
 
     try:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from clade.version import add_version_flag
 from engine.errors import EXIT_USER_ERROR
 from engine.front.one_line import OneLineParser
 from engine.words import plural
@@ -58,11 +59,11 @@ def _drawn(work):
         raise
 
 
-def lineage_parser() -> OneLineParser:
+def lineage_parser(prog: str = "python scripts/plot_lineage.py") -> OneLineParser:
     """`clade plot lineage`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
         intermixed=True,
-        prog="python scripts/plot_lineage.py",
+        prog=prog,
         description="Draw a run's lineage tree (root on top; colour: mean dev score; size: dev "
         "evaluations; the path to the final node in red) as lineage.png and lineage.svg "
         "(hover a node in the SVG for its change, mean and evaluations).",
@@ -79,11 +80,12 @@ def lineage_parser() -> OneLineParser:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
+    add_version_flag(p)
     return p
 
 
-def lineage_main(argv: Sequence[str] | None = None) -> int:
-    args = lineage_parser().parse_args(argv)
+def lineage_main(argv: Sequence[str] | None = None, prog: str = "python scripts/plot_lineage.py") -> int:
+    args = lineage_parser(prog).parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
     started = time.perf_counter()
@@ -110,11 +112,11 @@ def lineage_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def progress_parser() -> OneLineParser:
+def progress_parser(prog: str = "python scripts/plot_progress.py") -> OneLineParser:
     """`clade plot progress`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
         intermixed=True,
-        prog="python scripts/plot_progress.py",
+        prog=prog,
         description="Draw best-so-far and final-rule score against dev evaluations (and against "
         "LLM dollars when a run paid for calls), runs overlaid; runs that share a config "
         "(all but seed, run folder, workers, budget, sandbox) get a mean and a +-1 sd band.",
@@ -135,11 +137,12 @@ def progress_parser() -> OneLineParser:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
+    add_version_flag(p)
     return p
 
 
-def progress_main(argv: Sequence[str] | None = None) -> int:
-    args = progress_parser().parse_args(argv)
+def progress_main(argv: Sequence[str] | None = None, prog: str = "python scripts/plot_progress.py") -> int:
+    args = progress_parser(prog).parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
     if args.min_evals is not None and args.min_evals < 1:
@@ -178,11 +181,11 @@ def progress_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def arena_parser() -> OneLineParser:
+def arena_parser(prog: str = "python scripts/plot_arena.py") -> OneLineParser:
     """`clade plot arena`'s options (also the reference page's source: docs/hooks)."""
     p = OneLineParser(
         intermixed=True,
-        prog="python scripts/plot_arena.py",
+        prog=prog,
         description="Draw an arena run's scores over rounds: each round's champion on the original "
         "dev set, on the evolved dev set (as of that round) and on holdout, and the dev set's size, "
         "as arena.png and arena.svg.",
@@ -193,11 +196,12 @@ def arena_parser() -> OneLineParser:
     p.add_argument(
         "--force", action="store_true", help="replace files of the same name that these scripts did not write"
     )
+    add_version_flag(p)
     return p
 
 
-def arena_main(argv: Sequence[str] | None = None) -> int:
-    args = arena_parser().parse_args(argv)
+def arena_main(argv: Sequence[str] | None = None, prog: str = "python scripts/plot_arena.py") -> int:
+    args = arena_parser(prog).parse_args(argv)
     from engine.plots.output import parse_formats, plan_outputs
 
     started = time.perf_counter()

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 EXIT_USER_ERROR = 2
+PROG = "python scripts/report.py"  # `clade report` passes its own name (clade/cli.py)
 
 
 def write_report(run: str | Path, out: str | Path | None = None) -> Path:
@@ -40,22 +41,24 @@ def write_report(run: str | Path, out: str | Path | None = None) -> Path:
     return target
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The report command's options (also the reference page's source: docs/hooks)."""
+    from clade.version import add_version_flag
     from engine.front.one_line import OneLineParser
 
     p = OneLineParser(
-        prog="python scripts/report.py",
+        prog=prog,
         intermixed=True,
         description="Write one self-contained HTML report of a run (works offline).",
     )
     p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
     p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html)")
+    add_version_flag(p)
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    args = build_parser(prog).parse_args(argv)
     from archive import ArchiveError
 
     try:

@@ -26,6 +26,8 @@ from engine.errors import EXIT_USER_ERROR
 from engine.front.console import print_whole
 from engine.front.one_line import OneLineParser
 
+PROG = "python -m engine.runs"  # `clade runs` passes its own name (clade/cli.py)
+
 
 def _rows(text: str) -> int:
     if not text.isdigit():
@@ -45,14 +47,17 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    from clade.version import add_version_flag
+
     p = OneLineParser(
-        prog="python -m engine.runs",
+        prog=prog,
         description="Look at finished (or stopped) runs through their archives, read-only.",
     )
     p.add_argument(
         "--run-dir", default="runs", help="folder that holds run folders, for RUN given as an id (default: runs)"
     )
+    add_version_flag(p)
     sub = p.add_subparsers(
         dest="command", required=True, metavar="{list,show,best,compare,sql,serve}", parser_class=OneLineParser
     )
@@ -286,8 +291,8 @@ def _print_lines(console, lines: list[str]) -> None:
         console.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    args = build_parser(prog).parse_args(argv)
     from engine.front.console import make_console
 
     console = make_console()
