@@ -1,4 +1,4 @@
-"""The DuckDB archive: the single source of truth of a run (DESIGN.md, The archive)."""
+"""The DuckDB archive: the single source of truth of a run (docs/design.md, "The data model: the archive")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The archive's public schema (DESIGN.md, The archive) and its version.
+"""The archive's public schema (docs/design.md, "The data model: the archive") and its version.
 
 Table and column names are public: users query them with SQL. More columns
 are fine; a change of meaning bumps SCHEMA_VERSION and ships a migration.

@@ -9,7 +9,7 @@
   instance (the shared loop of search.generational); the final node is the
   best mean among the fully evaluated ones. Sampling n independent variants of
   the seed and keeping the best: the honest baseline every comparison needs
-  (DESIGN.md), since a tree search that does not beat it gains nothing from
+  (docs/design.md), since a tree search that does not beat it gains nothing from
   its tree (ShinkaEvolve ships the same strategy, `BestOfNSamplingStrategy`).
 """
 

@@ -2,7 +2,7 @@
 
 An evaluation with score x adds x to the node's s and 1 - x to its f, and the
 same to S and F of the node and every ancestor (its clade sums): O(depth) per
-evaluation, never a recompute of the tree (DESIGN.md, Search). Arrays grow by
+evaluation, never a recompute of the tree (docs/design.md, "The search"). Arrays grow by
 doubling so that 100k nodes cost no Python objects per node beyond a bitmask.
 """
 

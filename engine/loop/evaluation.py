@@ -2,7 +2,7 @@
 
 The sandbox only produces the answer file; the task's evaluator validates
 and measures it here, in the engine, so nothing the agent prints or patches
-can raise its score (DESIGN.md, Evaluation and sandboxes).
+can raise its score (docs/design.md, "Evaluation: the agent never grades itself").
 
 Three optional parts, each declared by the task's class (tasks.base):
 - a check step (`CheckedTask`): when grading means running untrusted code (HumanEval's tests

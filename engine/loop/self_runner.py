@@ -78,7 +78,7 @@ def main():
         agent = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(agent)
         entry = problem.pop("entry_function", "solve")
-        improve = getattr(agent, "improve", None)  # an agent may keep its own meta-code (DESIGN: its improve entry)
+        improve = getattr(agent, "improve", None)  # an agent may keep its own meta-code: its improve entry
         summary = str((improve if callable(improve) else getattr(agent, entry))(dict(problem)))[:1000]
     except BaseException as exc:  # noqa: BLE001 - the edits it made so far are still the child
         error = f"{type(exc).__name__}: {exc}".splitlines()[0][:500] if str(exc) else type(exc).__name__

@@ -1,4 +1,4 @@
-"""Mutators: turn a parent's files into a child's (see DESIGN.md, "Mutators").
+"""Mutators: turn a parent's files into a child's (docs/design.md, "Mutators").
 
 `engine.mutators.base` declares the interface (`SyncMutator`, `AsyncMutator`, `Proposal`, `Pinned`,
 `ExpansionFailed`); `OfflineMutator` is the built-in genetic-programming mutator (no LLM);
