@@ -346,7 +346,7 @@ class OutputSection(Section):
     live_interval: float = setting(
         2.0,
         help="while the search runs, refresh every SEC seconds a read-only copy of its archive "
-        "(archive.live.duckdb) that `python -m engine.runs`, the plots, the report and the live page read "
+        "(archive.live.duckdb) that `clade runs`, the plots, the report and the live page read "
         "(0: no copy, readers wait for the end)",
         type=float,
         metavar="SEC",

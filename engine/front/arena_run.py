@@ -75,7 +75,7 @@ def carry_arena(run: OpenedRun, front: Front) -> int:
         return cut.code
     if stop not in ("budget spent", TIME_LIMIT):
         end_session(archive, "interrupted", stop)
-        raise UserError(f"{stop}; fix the cause, then resume: python -m engine.search --resume {run.folder}")
+        raise UserError(f"{stop}; fix the cause, then resume: clade search --resume {run.folder}")
     end_session(archive, "time_limit" if stop == TIME_LIMIT else "finished", stop)
     render_arena_summary(archive, front.console, stop)
     return 0
@@ -192,7 +192,7 @@ def render_arena_summary(archive, console, stop: str) -> None:
             f"{_pct(s.evolved)}, holdout {_pct(s.holdout)}"
         )
     folder = Path(archive.path).parent
-    console.print(f"Plot the scores over rounds: python scripts/plot_arena.py {folder}")
+    console.print(f"Plot the scores over rounds: clade plot arena {folder}")
 
 
 def _pct(value: float | None) -> str:

@@ -32,7 +32,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--resume-from",
         metavar="SNAPSHOT",
         help="a new run (in --run-dir) that continues the tree "
-        "of a snapshot made by python -m engine.snapshot export; --budget counts its evaluations too",
+        "of a snapshot made by clade snapshot export; --budget counts its evaluations too",
     )
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     p.add_argument(

@@ -2,7 +2,7 @@
 
 A line holding a path or a command must survive a copy and paste, so no line
 is soft-wrapped, whatever the width: output to a pipe or a file (80 columns
-by default) keeps `Resume: python -m engine.search --resume runs/...` whole.
+by default) keeps `Resume: clade search --resume runs/...` whole.
 Tables are laid out at the terminal's width, or, when the output is not a
 terminal, at COLUMNS or 160 columns so that they are not crushed.
 """

@@ -28,12 +28,10 @@ def run_session(main, archive, console):
         return asyncio.run(main())
     except UserError as exc:
         end_session(archive, "interrupted", str(exc))
-        raise UserError(f"{exc}; fix it, then resume: python -m engine.search --resume {folder}") from None
+        raise UserError(f"{exc}; fix it, then resume: clade search --resume {folder}") from None
     except (KeyboardInterrupt, asyncio.CancelledError):
         end_session(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
-        console.print(
-            f"\nInterrupted. Nothing finished is lost; continue with:\n  python -m engine.search --resume {folder}"
-        )
+        console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n  clade search --resume {folder}")
         raise Interrupted from None
 
 

@@ -124,7 +124,7 @@ async def _session(run: OpenedRun, front: Front, work: Search, deadline: float |
         work.handles.gateway = gateway  # agents that call a model reach it; None otherwise
         unanswered = await probe_models(config, run.task, work.client, front.llm_mock, run.archive)
         if unanswered:
-            return None, None, f"{unanswered}; fix it, then resume: python -m engine.search --resume {run.folder}"
+            return None, None, f"{unanswered}; fix it, then resume: clade search --resume {run.folder}"
         budget = config.search.budget
         with SearchProgress(front.console, budget, work.workers, quiet=front.quiet, done=state.dev_spent) as progress:
             progress.start(state)
@@ -162,7 +162,7 @@ async def _schedule(run: OpenedRun, work: Search, progress: Any, deadline: float
     stop = await scheduler.run()
     if scheduler.fatal:
         then = (
-            f"fix the cause, then resume: python -m engine.search --resume {run.folder}"
+            f"fix the cause, then resume: clade search --resume {run.folder}"
             if scheduler.resumable
             else f"the archive is kept for inspection: {run.folder}"
         )

@@ -97,7 +97,7 @@ def _export(args) -> None:
         f"Snapshot of {manifest['run_id']} -> {args.dest} in {time.perf_counter() - start:.2f} s: "
         + ", ".join(plural(tables[t]["rows"], t[:-1]) for t in ("nodes", "evaluations", "llm_calls", "events"))
     )
-    print(f"Continue it as a new run: python -m engine.search --resume-from {args.dest} [--budget N]")
+    print(f"Continue it as a new run: clade search --resume-from {args.dest} [--budget N]")
 
 
 def _verify(args) -> None:

@@ -177,10 +177,10 @@ def render_summary(summary: Summary, console) -> None:
     _render_noise(summary, console)
     _render_spend(summary, console)
     console.print(f"Archive: {summary.archive}", soft_wrap=True)
-    console.print(f"Resume:  python -m engine.search --resume {summary.run_dir} [--budget N]", soft_wrap=True)
+    console.print(f"Resume:  clade search --resume {summary.run_dir} [--budget N]", soft_wrap=True)
     query = "SELECT status, count(*) FROM nodes GROUP BY status"
     console.print(
-        f'Query:   python -m engine.runs sql {shlex.quote(summary.run_dir)} "{query}"',
+        f'Query:   clade runs sql {shlex.quote(summary.run_dir)} "{query}"',
         soft_wrap=True,
         markup=False,
         highlight=False,

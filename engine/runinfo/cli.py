@@ -182,9 +182,7 @@ def _best(args, console) -> None:
     table.add_row("change", description or "-")
     table.add_row("files", ", ".join(files) or "-")
     print_whole(console, table)
-    console.print(
-        f"Code only: python -m engine.runs best {args.run} --code-only > agent.py", soft_wrap=True, highlight=False
-    )
+    console.print(f"Code only: clade runs best {args.run} --code-only > agent.py", soft_wrap=True, highlight=False)
     for path, text in files.items():
         console.print(f"\n[bold]===== {path} =====[/bold]")
         sys.stdout.flush()

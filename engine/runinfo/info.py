@@ -64,7 +64,7 @@ class RunInfo:
         """The command that continues the run, for any run not finished (interrupted, killed, ...) nor running."""
         if self.status == "finished" or self.live_as_of is not None:
             return None
-        return f"python -m engine.search --resume {shlex.quote(str(Path(self.archive).parent))}"
+        return f"clade search --resume {shlex.quote(str(Path(self.archive).parent))}"
 
     @property
     def dev_evals(self) -> int:

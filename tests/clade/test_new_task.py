@@ -13,7 +13,7 @@ import pytest
 from clade.new_task import FORMATS, TOOLS, extension, languages, rendered
 from engine.lang.registry import LANGUAGES
 from tasks.adapters import detect
-from tests.clade.test_cli import clade
+from tests.clade.test_command import clade
 from tests.engine.test_search_e2e import only_run, read
 
 ADAPTER_FORMAT = {  # new-task's format name -> the name tasks/adapters.detect gives the folder

@@ -76,7 +76,7 @@ def test_paths_and_commands_never_wrap_in_a_pipe(resumed_run):
     for out in outputs(resumed_run):
         lines = out.splitlines()
         assert any(archive in line for line in lines), out  # the whole path on one line
-        assert any(f"python -m engine.search --resume {resumed_run}" in line for line in lines)
+        assert any(f"clade search --resume {resumed_run}" in line for line in lines)
     show = runs_cli("show", str(resumed_run))
     assert any(archive in line for line in show.stdout.splitlines())
 

@@ -196,7 +196,7 @@ def test_a_run_killed_with_kill_9_is_shown_stopped_with_its_resume_command(tmp_p
     (run,) = list(runs.iterdir())
     assert _sql(run, "SELECT status FROM runs")[0][0] == "running"
     assert 4 <= _sql(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 200
-    resume = f"python -m engine.search --resume {run}"
+    resume = f"clade search --resume {run}"
     listed = runs_cli("list", str(runs))
     assert listed.returncode == 0, listed.stderr
     line = next(row for row in listed.stdout.splitlines() if run.name in row)
@@ -221,10 +221,10 @@ def test_show_prints_the_resume_command_of_any_unfinished_run(real_run, tmp_path
         text = capsys.readouterr().out
         row = next(line for line in text.splitlines() if line.startswith("│ status "))
         assert status in row
-        assert f"Resume: python -m engine.search --resume {run}" in text
+        assert f"Resume: clade search --resume {run}" in text
     assert main(["compare", str(real_run), str(tmp_path / "interrupted")]) == 0
     text = capsys.readouterr().out
-    assert f"Resume {real_run.name}: python -m engine.search --resume {tmp_path / 'interrupted'}" in text
+    assert f"Resume {real_run.name}: clade search --resume {tmp_path / 'interrupted'}" in text
     assert f"--resume {real_run}" not in text  # finished
 
 
