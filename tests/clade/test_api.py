@@ -270,30 +270,41 @@ print("CHECKS " + _json.dumps(_found))
 """
 
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
-NO_PANDAS = "import sys, runpy; sys.modules['pandas'] = None; runpy.run_path('page.py', run_name='__main__')"
+# the runs the pages made, opened again where pandas cannot be imported: the same reads give Arrow tables
+REOPENED_WITHOUT_PANDAS = (
+    "import sys\nsys.modules['pandas'] = None\nimport pathlib, clade\n"
+    "for _i, _path in enumerate(sorted(pathlib.Path('runs').iterdir())):\n"
+    "    globals()[f'run_{_i}'] = clade.open_run(_path)\n"
+)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("pandas", [True, False], ids=["pandas", "no-pandas"])
-def test_every_python_block_of_the_pages_runs_as_written(tmp_path, pandas):
-    """Every top-level ```python block of the pages, in order, in one process (as a notebook's cells). An
-    indented block belongs to a list item's prose (README's agent-side `clade_llm` lines, which run only
-    inside a sandbox that serves a model)."""
-    blocks = [b for page in PAGES if page.exists() for b in PYTHON_BLOCK.findall(page.read_text())]
-    assert len(blocks) >= 4  # the guide's own: a search, its nodes, another run opened, a task of one's own
-    (tmp_path / "page.py").write_text("\n".join(blocks) + CHECKS)
-    command = NO_PANDAS if pandas is False else "import runpy; runpy.run_path('page.py', run_name='__main__')"
-    done = _python(command, tmp_path, timeout=300)
+def _checked(done: subprocess.CompletedProcess, kind: str) -> dict:
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.split("CHECKS ", 1)[1])
-    assert {"run", "again", "mine"} <= set(found)
     for name, seen in found.items():
-        assert seen["kind"] == ("pandas.DataFrame" if pandas else "pyarrow.Table"), name
+        assert seen["kind"] == kind, name
         assert seen["columns"] == _columns("nodes") and seen["rows"] >= 1
         assert seen["status"] == "finished"
         assert seen["best_is_node"] and seen["lineage_ends_at_best"] and seen["lineage_starts_at_a_root"]
+    return found
+
+
+@pytest.mark.slow
+def test_every_python_block_of_the_pages_runs_as_written(tmp_path):
+    """Every top-level ```python block of the pages, in order, in one process (as a notebook's cells), with
+    the pandas extra: tables are DataFrames. Then the runs they made, opened again in a process where pandas
+    cannot be imported: the same calls give Arrow tables (a base install's). An indented block belongs to a
+    list item's prose (agent-side code that runs only inside a sandbox that serves a model)."""
+    blocks = [b for page in PAGES if page.exists() for b in PYTHON_BLOCK.findall(page.read_text())]
+    assert len(blocks) >= 4  # the guide's own: a search, its nodes, another run opened, a task of one's own
+    (tmp_path / "page.py").write_text("\n".join(blocks) + CHECKS)
+    found = _checked(_python("import runpy; runpy.run_path('page.py')", tmp_path, timeout=300), "pandas.DataFrame")
+    assert {"run", "again", "mine"} <= set(found)
     searches = sum(len(re.findall(r"^\w+ = clade\.search\(", b, re.M)) for b in blocks)
     assert searches >= 2 and len(list((tmp_path / "runs").iterdir())) == searches  # each, in the user's folder
+    (tmp_path / "reopened.py").write_text(REOPENED_WITHOUT_PANDAS + CHECKS)
+    reopened = _checked(_python("import runpy; runpy.run_path('reopened.py')", tmp_path), "pyarrow.Table")
+    assert len(reopened) == searches
 
 
 # a notebook's cell runs inside an event loop (ipykernel's), where asyncio.run refuses to start: as here
