@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 
 from engine.errors import EXIT_USER_ERROR
+from engine.words import did_you_mean
 
 # name -> (module, function taking argv, one line for the overview); imported only when chosen
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -70,11 +71,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return main([kind])  # the overview lists the plots
         entry = _entry(PLOTS, kind)
         if entry is None:
-            print(f"error: clade plot needs one of {', '.join(PLOTS)} (got {kind or 'nothing'})", file=sys.stderr)
+            hint = did_you_mean(kind, PLOTS) if kind else ""
+            print(f"error: clade plot needs one of {', '.join(PLOTS)} (got {kind or 'nothing'}){hint}", file=sys.stderr)
             return EXIT_USER_ERROR
         return entry(rest[1:], prog=f"clade plot {kind}")
     entry = _entry(COMMANDS, command)
     if entry is None:
-        print(f"error: unknown command {command!r}; the commands: {', '.join([*COMMANDS, 'plot'])}", file=sys.stderr)
+        names = [*COMMANDS, "plot"]
+        hint = did_you_mean(command, names)
+        print(f"error: unknown command {command!r}{hint}; the commands: {', '.join(names)}", file=sys.stderr)
         return EXIT_USER_ERROR
     return entry(rest, prog=f"clade {command}")

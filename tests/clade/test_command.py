@@ -80,9 +80,11 @@ def test_an_error_names_the_command_in_one_line(tmp_path):
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("frobnicate",), "unknown command 'frobnicate'"),
+        (("frobnicate",), "unknown command 'frobnicate'; the commands:"),
         (("plot",), "clade plot needs one of lineage, progress, arena"),
         (("plot", "pie"), "clade plot needs one of lineage, progress, arena (got pie)"),
+        (("serch",), "unknown command 'serch' (did you mean 'search'?)"),
+        (("plot", "lineag"), "(got lineag) (did you mean 'lineage'?)"),
     ],
 )
 def test_an_unknown_command_or_plot_is_one_line_and_exit_2(tmp_path, args, said):
