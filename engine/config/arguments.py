@@ -20,10 +20,7 @@ from engine.errors import UserError
 def help_line(item: Declared) -> str:
     """The setting's help (`{known}` in it: the names an open set knows), then its default; '%' doubled,
     since argparse formats help with %."""
-    text = f"{item.meta.help} (default: {item.default_said()})"
-    if "{known}" in text:
-        text = text.replace("{known}", ", ".join(item.known() or ()))
-    return text.replace("%", "%%")
+    return f"{item.help_text()} (default: {item.default_said()})".replace("%", "%%")
 
 
 def metavar(item: Declared) -> str | tuple[str, ...] | None:

@@ -268,7 +268,7 @@ def to_toml(config: RunConfig) -> str:
 
 
 def _help(key: Key) -> str:
-    return f"{key.item.meta.help} (default: {key.item.default_said()}; {key.allowed()})"
+    return f"{key.item.help_text()} (default: {key.item.default_said()}; {key.allowed()})"
 
 
 def _toml_value(value: Any) -> str:

@@ -86,6 +86,10 @@ class Declared:
         """The names an open set knows (a folder may stand for a task too), or else its choices."""
         return _listed(self.meta.known) or self.choices()
 
+    def help_text(self) -> str:
+        """The declared help, `{known}` in it replaced by the names an open set knows (the built-in tasks)."""
+        return self.meta.help.replace("{known}", ", ".join(self.known() or ()))
+
     def default_said(self) -> str:
         """The default as the help states it."""
         if self.meta.shown is not None:

@@ -107,6 +107,16 @@ def test_sections_come_in_declaration_order_each_setting_under_its_help():
     assert lines[at - 1].startswith("#") and "(default: 200" in "\n".join(lines[at - 3 : at])
 
 
+def test_the_help_above_a_setting_is_the_flags_with_its_names_filled_in():
+    """A help that lists an open set's names (`--task`'s built-in tasks) lists them in the file too, as
+    `--help` does: no placeholder is left for the reader."""
+    from tasks import TASKS
+
+    text = to_toml(RunConfig())
+    assert "{known}" not in text
+    assert ", ".join(TASKS) in " ".join(line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
+
+
 def test_an_integer_for_a_float_setting_is_a_float(tmp_path):
     read = read_text(tmp_path, "[output]\nlive_interval = 3\n")
     assert read == {"live_interval": 3.0} and isinstance(read["live_interval"], float)
