@@ -88,18 +88,24 @@ class _Endpoints:
         return Response(found[0].read_bytes(), media_type=found[1], headers={"Cache-Control": "no-cache"})
 
 
-def build_app(sources: Sources):
-    """The Starlette app serving the runs under `sources`."""
+def build_app(sources: Sources, token: str | None = None, cookie: str = "", secure: bool = False):
+    """The Starlette app serving the runs under `sources`, read-only (GET and HEAD); with `token`, to those
+    who give it only (engine/live/auth.py: in the URL, then the cookie named `cookie`, or a Bearer header)."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.gzip import GZipMiddleware
     from starlette.responses import Response
     from starlette.routing import Route
 
+    from engine.live.auth import TokenGate
+
     serve = _Endpoints(sources)
     # gzip: a big run's tree and charts are a few MB of markup per change, a tenth of that compressed
     return Starlette(
-        middleware=[Middleware(GZipMiddleware, minimum_size=4096)],
+        middleware=[
+            Middleware(TokenGate, token=token, cookie=cookie, secure=secure),  # the outermost: before anything runs
+            Middleware(GZipMiddleware, minimum_size=4096),
+        ],
         routes=[
             Route("/", serve.index),
             Route("/api/runs", serve.runs),

@@ -55,8 +55,18 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(runs: list[str], run_dir: str = "runs", host: str = "127.0.0.1", port: int = 8765) -> int:
-    """Serve the live page; returns the exit code (0 after Ctrl-C)."""
+def serve(
+    runs: list[str],
+    run_dir: str = "runs",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+) -> int:
+    """Serve the live page; returns the exit code (0 after Ctrl-C). Beyond loopback, or with `token` (else
+    CLADE_LIVE_TOKEN), every request needs the token (engine/live/access.py, engine/live/auth.py)."""
+    import os
     from importlib.util import find_spec
 
     if find_spec("starlette") is None or find_spec("uvicorn") is None:
@@ -65,20 +75,32 @@ def serve(runs: list[str], run_dir: str = "runs", host: str = "127.0.0.1", port:
 
     from archive import ArchiveError
     from engine.errors import EXIT_INTERRUPTED
+    from engine.live.access import TOKEN_ENV, AccessError, access_for
     from engine.live.app import build_app
+    from engine.live.auth import cookie_name
     from engine.runinfo.yielding import yielding
 
     try:
+        access = access_for(host, token, os.environ.get(TOKEN_ENV), certfile, keyfile)
         sources = _sources(runs, run_dir)
         sock = _bind(host, port)
-    except (ArchiveError, OSError) as exc:
+    except (AccessError, ArchiveError, OSError) as exc:
         return _fail(str(exc))
     shown = sock.getsockname()[1]
-    where = f"[{host}]" if ":" in host else host
-    print(f"Serving {', '.join(map(str, sources.paths))} at http://{where}:{shown}/ (Ctrl-C stops)", flush=True)
-    server = uvicorn.Server(
-        uvicorn.Config(build_app(sources), log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
+    note = access.clear_text_note(host)
+    if note:
+        print(note, file=sys.stderr, flush=True)
+    print(f"Serving {', '.join(map(str, sources.paths))} at {access.url(host, shown)} (Ctrl-C stops)", flush=True)
+    app = build_app(sources, access.token, cookie_name(shown), secure=access.certfile is not None)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=2,
+        ssl_certfile=access.certfile,
+        ssl_keyfile=access.keyfile,
     )
+    server = uvicorn.Server(config)
 
     def run_server() -> int:
         try:

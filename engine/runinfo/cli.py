@@ -132,12 +132,25 @@ def _add_serve(sub) -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve",
         intermixed=True,
-        help="a page on localhost that follows running searches (and finished ones): "
+        help="a page (on localhost unless --host says otherwise) that follows running searches (and finished ones): "
         "the runs list, each run's tree, scores, worker lanes and spend; needs the live extra",
     )
     serve.add_argument("runs", nargs="*", metavar="RUN", help="run folders or folders of runs (default: --run-dir)")
     serve.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free one)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1); beyond loopback (0.0.0.0, a name, an address) every "
+        "request needs the token, a new one unless --token gives it, printed in the URL",
+    )
+    serve.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="the token every request must carry (?token=, then a cookie, or an Authorization: Bearer header), "
+        "on loopback too; CLADE_LIVE_TOKEN gives it out of `ps` (default: none on loopback, a new one beyond)",
+    )
+    serve.add_argument("--certfile", metavar="PEM", help="serve HTTPS with this certificate (and --keyfile)")
+    serve.add_argument("--keyfile", metavar="PEM", help="the certificate's private key (unencrypted PEM)")
     return serve
 
 
@@ -228,7 +241,7 @@ def run_command(args, console) -> int:
     elif args.command == "serve":
         from engine.live.server import serve
 
-        return serve(args.runs, args.run_dir, args.host, args.port)
+        return serve(args.runs, args.run_dir, args.host, args.port, args.token, args.certfile, args.keyfile)
     elif args.command == "compare":
         if len(args.runs) < 2:
             from archive import ArchiveError

@@ -17,38 +17,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import REPO, small_instances
-from tests.engine.test_search_e2e import only_run
+from tests.conftest import REPO
 
 pytest.importorskip("starlette", reason="the live extra is not installed (pip install -e '.[live]')")
 pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Path:
-    """A finished run of a real small search (binpack, budget 12, the offline mutator)."""
-    from engine.front.cli import build_parser
-    from engine.front.run import run_from_args
-
-    tmp = tmp_path_factory.mktemp("live")
-    instances = small_instances(tmp / "instances.json")
-    args = build_parser().parse_args(
-        [
-            "--task",
-            "binpack",
-            "--budget",
-            "12",
-            "--instances",
-            str(instances),
-            "--run-dir",
-            str(tmp / "runs"),
-            "--sandbox",
-            "process",
-            "--quiet",
-        ]
-    )
-    assert run_from_args(args) == 0
-    return only_run(tmp / "runs")
 
 
 @pytest.fixture(scope="module")
