@@ -1,5 +1,7 @@
-"""The live page in a real headless Chromium while a real search runs in a subprocess: it loads, its
-evaluation count grows without a reload, a click on a node shows its diff, and the console stays clean.
+"""The live page in a real headless Chromium while a real search runs in a subprocess: served beyond loopback
+(0.0.0.0), it answers 401 without the token; opened with the token URL it loads, a link followed with the
+cookie alone loads, its evaluation count grows without a reload, a click on a node shows its diff, and the
+console stays clean.
 Drives Debian's chromium through playwright (never downloads a browser), as tests/scripts/test_report.py."""
 
 from __future__ import annotations
@@ -76,15 +78,19 @@ def test_the_live_page_follows_a_running_search(tmp_path):
         "--run-dir",
         str(runs),
         "--quiet",
+        "--sandbox",
+        "process",  # the page is under test, not the sandbox: the same wherever docker or bwrap is or is not
         "--timeout",
         "600",  # far above any evaluation's: the engine's clock runs on while the test holds the search still
     )
-    server = start("engine.runs", "serve", str(runs), "--port", "0")
+    server = start("engine.runs", "serve", str(runs), "--port", "0", "--host", "0.0.0.0")
     problems: list[str] = []
     shot = tmp_path / "live-page.png"
     hold = Hold(search)
     try:
-        url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)
+        # beyond loopback: a clear-text note (stderr, merged here), then the URL with the token
+        shown = wait_for(lambda: re.search(r"http://\S+:(\d+)/\?token=(\S+)", server.stdout.readline()), 60, "the URL")
+        url, token = f"http://127.0.0.1:{shown.group(1)}/", shown.group(2)
         run = wait_for(
             lambda: next((p for p in runs.iterdir() if (p / "archive.duckdb").is_file()), None), 60, "the run's archive"
         )
@@ -110,7 +116,13 @@ def test_the_live_page_follows_a_running_search(tmp_path):
                     "request",
                     lambda req: problems.append(f"request: {req.url}") if not req.url.startswith(url) else None,
                 )
-                page.goto(f"{url}run/{run.name}")
+                stranger = browser.new_context().new_page()  # no token, no cookie: 401 and nothing of the run
+                refused = stranger.goto(f"{url}run/{run.name}")
+                assert refused is not None and refused.status == 401 and run.name not in stranger.content()
+                stranger.close()
+                page.goto(f"{url}?token={token}")  # the URL printed: the token sets the cookie
+                page.click(f'a[href="/run/{run.name}"]')  # a link within the page: the cookie alone
+                page.wait_for_url(f"{url}run/{run.name}")
                 assert search.poll() is None, "the search ended before the page loaded"
                 if not LIVE_COPY:  # the engine keeps no copy to read yet: the page says so and does not break
                     wait_for(lambda: "in use by a running search" in page.inner_text("#state"), 30, "the lock note")
