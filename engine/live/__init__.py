@@ -10,5 +10,6 @@ the node panel (panel.js) and its data (report.data.node_detail).
 
 sources.py: which runs; view.py: what a page shows, read from archives;
 charts.py: the SVG charts; page.py: the HTML shells; app.py: the routes;
-server.py: the command (checks, port, uvicorn).
+auth.py: the token on every request, GET/HEAD only; access.py: when a token
+is needed, HTTPS, the URL; server.py: the command (checks, port, uvicorn).
 """
