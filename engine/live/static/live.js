@@ -11,8 +11,16 @@
     const s = Math.max(0, Math.round((nowMs - Date.parse(iso)) / 1000));
     return s < 90 ? s + " s" : Math.round(s / 60) + " min";
   }
+  // opened with the printed URL: its token has set the cookie, so it leaves the address bar (and the history)
+  const query = new URLSearchParams(location.search);
+  if (query.has("token")) {
+    query.delete("token");
+    const rest = query.toString();
+    history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+  }
   async function getJSON(url) {
     const r = await fetch(url, { cache: "no-store" });
+    if (r.status === 401) throw new Error("no valid token (the server restarted?): open the URL `clade runs serve` printed");
     const data = await r.json();
     if (!r.ok) throw new Error(data.error || ("HTTP " + r.status));
     return data;

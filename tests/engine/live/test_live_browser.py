@@ -121,6 +121,7 @@ def test_the_live_page_follows_a_running_search(tmp_path):
                 assert refused is not None and refused.status == 401 and run.name not in stranger.content()
                 stranger.close()
                 page.goto(f"{url}?token={token}")  # the URL printed: the token sets the cookie
+                wait_for(lambda: page.url == url, 30, "the token to leave the address bar")
                 page.click(f'a[href="/run/{run.name}"]')  # a link within the page: the cookie alone
                 page.wait_for_url(f"{url}run/{run.name}")
                 assert search.poll() is None, "the search ended before the page loaded"
