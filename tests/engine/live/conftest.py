@@ -1,4 +1,5 @@
-"""The live page's tests share one finished run of a real small search (built once per worker)."""
+"""The live page's tests share one finished run of a real small search, built once for the whole session
+(by the first xdist worker that asks: tests/parallel.py's `built_once`); every test only reads it."""
 
 from __future__ import annotations
 
@@ -8,16 +9,14 @@ import pytest
 
 from tests.conftest import small_instances
 from tests.engine.test_search_e2e import only_run
+from tests.parallel import built_once
 
 
-@pytest.fixture(scope="package")
-def run(tmp_path_factory) -> Path:
-    """A finished run of a real small search (binpack, budget 12, the offline mutator)."""
+def _build(folder: Path) -> None:
     from engine.front.cli import build_parser
     from engine.front.run import run_from_args
 
-    tmp = tmp_path_factory.mktemp("live")
-    instances = small_instances(tmp / "instances.json")
+    instances = small_instances(folder / "instances.json")
     args = build_parser().parse_args(
         [
             "--task",
@@ -27,11 +26,16 @@ def run(tmp_path_factory) -> Path:
             "--instances",
             str(instances),
             "--run-dir",
-            str(tmp / "runs"),
+            str(folder / "runs"),
             "--sandbox",
             "process",
             "--quiet",
         ]
     )
     assert run_from_args(args) == 0
-    return only_run(tmp / "runs")
+
+
+@pytest.fixture(scope="session")
+def run(tmp_path_factory) -> Path:
+    """A finished run of a real small search (binpack, budget 12, the offline mutator)."""
+    return only_run(built_once(tmp_path_factory, "live-page-run", _build) / "runs")
