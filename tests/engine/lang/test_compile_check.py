@@ -80,8 +80,17 @@ def test_the_compiler_cannot_read_host_files_under_bwrap(tmp_path):
 
 def test_which_checks_a_run_uses_is_said_and_misuse_is_one_line():
     cpp = language_of("initial.cpp")
-    assert choose(cpp, "off", "bwrap") == (None, "children checked by the tree-sitter cpp grammar (compile check off)")
-    assert choose(language_of("a.jl"), "auto", "bwrap")[1].endswith("(julia has no separate compile check)")
+    none: tuple = ()  # no compiler found on PATH
+    assert choose(cpp, "off", "bwrap", toolchains=none) == (
+        None,
+        "children checked by the tree-sitter cpp grammar (compile check off)",
+    )
+    assert choose(language_of("a.jl"), "auto", "bwrap", toolchains=none)[1].endswith(
+        "(julia has no separate compile check)"
+    )
+    assert choose(cpp, "auto", "process", toolchains=none)[1].endswith("(no compile check: g++ not found on PATH)")
+    with pytest.raises(ValueError, match="--compile-check on: rustc not found on PATH"):
+        choose(language_of("a.rs"), "on", "bwrap", toolchains=none)
     assert "no compile check under docker" in choose(cpp, "auto", "docker")[1]
     assert "no compile check on Ray" in choose(cpp, "auto", "bwrap", executor="ray")[1]
     assert choose(None, "on", "bwrap") == (None, "")  # a Python task: nothing to say
