@@ -3,7 +3,8 @@
 tree-sitter (engine/lang/syntax.py) accepts any program its grammar can
 parse; a compiler also sees undeclared names and wrong types, which would
 otherwise cost a whole evaluation to find. Where the compiler is on the
-machine, `--compile-check auto` (the default) runs it on every child that
+engine's PATH (the user's: rustup's `~/.cargo/bin` too, engine/lang/toolchain.py),
+`--compile-check auto` (the default) runs it on every child that
 passed the syntax check, and a failure makes the child `invalid` with the
 compiler's first error line:
 
@@ -19,8 +20,8 @@ Julia has no separate compile step; its runs use the syntax check alone.
 
 The compiler reads untrusted source (an `#include "/etc/..."` or Rust's
 `include_str!` reads host files at compile time), so it runs inside the run's
-own sandbox backend: under bwrap it sees only the system's directories and
-the child's files, with no network; under the process backend it is as
+own sandbox backend: under bwrap it sees only the system's directories, the
+toolchain's own (bound read-only) and the child's files, with no network; under the process backend it is as
 contained as the evaluation itself. Under docker (or on Ray, whose workers
 do the compiling) the engine's machine would be the only place it could run
 outside the container, so the check is off there and the header says so.
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from engine.sandbox.process import ProcessSandbox
 
 TIMEOUT_S = 30.0
-SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # the system's programs, which every backend sees
 SETTINGS = ("auto", "on", "off")
 
 # language -> (compiler, its arguments before the file, shown as)

@@ -15,7 +15,10 @@ is wrapped in a ``bwrap`` invocation (Debian package `bubblewrap`). Inside:
   (dynamic linker cache, passwd/group, alternatives, locale/time zone), and the
   Python interpreter's prefixes (sys.prefix, sys.base_prefix, ...) so that
   ``sys.executable`` and its site-packages work (and those of the task's own
-  interpreter, `python=`, such as a venv and its base Python); a fresh /proc and a minimal
+  interpreter, `python=`, such as a venv and its base Python), and what the
+  task's compiler found on the engine's PATH reads (`toolchains=`,
+  engine/lang/toolchain.py: rustup's `~/.cargo/bin`, `settings.toml` and
+  toolchain, a GOROOT, a conda prefix); a fresh /proc and a minimal
   /dev; a private, size-capped tmpfs on /tmp. The host's /tmp, /root, home
   directories, the repository, the run's archive and holdout data are not
   mounted, so they can be neither read nor written;
