@@ -118,6 +118,18 @@ def test_the_compile_check_and_a_job_run_the_users_rustc(fake_rustup, backend):
     )
     result = asyncio.run(sandbox.run(job))
     assert result.status == "ok" and result.answer == b"42\n", (result.reason, result.stderr_tail)
+    if backend == "bwrap":  # read-only, and of ~/.cargo only bin: a job neither plants a compiler nor reads a token
+        home, _ = fake_rustup
+        (home / ".cargo" / "credentials.toml").write_text("[registry]\ntoken = 'secret'\n")
+        probe = (
+            "{ echo x > $CARGO_HOME/bin/evil || echo x > $RUSTUP_HOME/settings.toml; } 2>/dev/null || echo refused;"
+            " cat $CARGO_HOME/credentials.toml 2>/dev/null || echo hidden"
+        )
+        tried = asyncio.run(
+            sandbox.run(SandboxJob(files={}, command=["sh", "-c", f"({probe}) > answer.txt"], answer_file="answer.txt"))
+        )
+        assert tried.answer == b"refused\nhidden\n", (tried.reason, tried.stderr_tail)
+        assert not (proxy.parent / "evil").exists()
     without = make_sandbox(backend)  # no toolchain given: the proxy cannot find its home (as before issue 28)
     failed = asyncio.run(without.run(job))
     assert failed.status != "ok" and failed.answer is None
@@ -167,3 +179,56 @@ def test_the_rust_folders_improve_their_seed_with_the_compile_check_on(task, bac
     if find_toolchain(language_of("a.rs")) is None:
         pytest.skip("rustc is not installed (Debian: rustc, or rustup)")
     _improved(_search(FIXTURES / task, tmp_path / "runs", backend, 8))
+
+
+@pytest.fixture
+def go_outside_usr(tmp_path, monkeypatch):
+    """A Go unpacked outside /usr (as from go.dev into ~/sdk), made of the system's by hard links, first on PATH."""
+    system = shutil.which("go", path="/usr/local/bin:/usr/bin:/bin")
+    if system is None:
+        pytest.skip("go is not installed (Debian: golang-go)")
+    goroot = Path(subprocess.run([system, "env", "GOROOT"], capture_output=True, text=True).stdout.strip())
+    if not str(goroot).startswith("/usr/"):
+        pytest.skip(f"the system's Go is already outside /usr ({goroot})")
+    root = tmp_path / "sdk" / "go"
+    root.mkdir(parents=True)
+    try:
+        for name in ("bin", "pkg"):
+            shutil.copytree(goroot / name, root / name, copy_function=os.link, symlinks=True)
+    except OSError:
+        pytest.skip(f"cannot link {goroot} into {tmp_path}")
+    (root / "VERSION").write_text((goroot / "VERSION").read_text())
+    (root / "src").symlink_to((goroot / "src").resolve())  # the standard library's sources, under /usr
+    path = [str(root / "bin"), os.path.dirname(sys.executable), "/usr/bin", "/bin"]  # /usr/bin/go comes after
+    monkeypatch.delenv("GOROOT", raising=False)
+    monkeypatch.setenv("PATH", os.pathsep.join(path))
+    return root
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_go_outside_usr_is_bound_and_is_the_one_a_job_runs(go_outside_usr, backend):
+    import asyncio
+
+    from engine.lang.compile_check import choose
+    from engine.sandbox import make_sandbox
+
+    chain = find_toolchain(language_of("a.go"))
+    assert chain is not None and chain.kind == "go" and chain.binds == (str(go_outside_usr),)
+    check, header = choose(language_of("a.go"), "on", backend, toolchains=(chain,))
+    assert header.endswith(f"; go: {go_outside_usr}/bin/go (go, {chain.said.split(', ')[-1]}")
+    assert check is not None and check.problem({"a.go": "package main\nfunc main() {}\n"}, "a.go") is None
+    job = SandboxJob(
+        files={"a.go": b'package main\nimport "fmt"\nfunc main() { fmt.Println(42) }\n'},
+        command=[
+            "sh",
+            "-c",
+            "go env GOROOT > answer.txt && GO111MODULE=off go build -o prog a.go && ./prog >> answer.txt",
+        ],
+        answer_file="answer.txt",
+        limits=SandboxLimits(timeout_s=120, cpu_s=120, memory_mb=4096),
+    )
+    result = asyncio.run(make_sandbox(backend, toolchains=(chain,)).run(job))
+    assert result.status == "ok" and result.answer == f"{go_outside_usr}\n42\n".encode(), (
+        result.reason,
+        result.stderr_tail,
+    )
