@@ -232,3 +232,29 @@ def test_a_go_outside_usr_is_bound_and_is_the_one_a_job_runs(go_outside_usr, bac
         result.reason,
         result.stderr_tail,
     )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_compiler_in_a_prefix_reads_its_prefix_in_the_sandbox(tmp_path, monkeypatch, backend):
+    """A conda-style gcc (`ENV/bin/gcc`, reading `ENV/etc`) is found with its prefix, which bwrap binds; a home
+    folder itself is never bound (a compiler in `~/bin` brings only `~/bin`)."""
+    from engine.lang.compile_check import choose
+
+    system = shutil.which("gcc", path="/usr/local/bin:/usr/bin:/bin")
+    if system is None:
+        pytest.skip("gcc is not installed (Debian: gcc)")
+    env = tmp_path / "conda" / "envs" / "c"
+    (env / "bin").mkdir(parents=True)
+    (env / "etc").mkdir()
+    (env / "etc" / "flags").write_text("-DFROM_THE_PREFIX\n")
+    gcc = env / "bin" / "gcc"
+    gcc.write_text(f'#!/bin/sh\nexec {system} $(cat "$(dirname "$0")/../etc/flags") "$@"\n')
+    gcc.chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(env / "bin"), "/usr/bin", "/bin"]))
+    chain = find_toolchain(language_of("a.c"))
+    assert chain is not None and chain.kind == "local" and chain.binds == (str(env),)
+    check, _ = choose(language_of("a.c"), "on", backend, toolchains=(chain,))
+    program = "#ifndef FROM_THE_PREFIX\n#error not the prefix's gcc\n#endif\nint main(void) { return 0; }\n"
+    assert check is not None and check.problem({"a.c": program}, "a.c") is None
+    monkeypatch.setenv("HOME", str(env))  # the folder above bin is a home: only bin is bound
+    assert find_toolchain(language_of("a.c")).binds == (str(env / "bin"),)
