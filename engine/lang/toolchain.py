@@ -124,6 +124,11 @@ def _rustup(lang: str, name: str, found: str, env: Mapping[str, str]) -> Toolcha
     binds = _outside_system(os.path.dirname(found), os.path.realpath(found), sysroot, settings, hashes)
     pinned: tuple[tuple[str, str], ...] = ()
     toolchains = os.path.join(rustup_home, "toolchains")
+    if sysroot and os.path.dirname(sysroot) != toolchains:  # `rustup toolchain link NAME DIR`: the link, by name
+        linked = [e.path for e in _entries(toolchains) if os.path.realpath(e.path) == os.path.realpath(sysroot)]
+        if linked:
+            binds += (linked[0],)  # bwrap binds what the link points to at the link's own path
+            sysroot = linked[0]
     if sysroot and os.path.dirname(sysroot) == toolchains:  # the toolchain rustup chose here (an override too)
         pinned = (("RUSTUP_TOOLCHAIN", os.path.basename(sysroot)),)
     elif env.get("RUSTUP_TOOLCHAIN"):
@@ -171,3 +176,11 @@ def _ask(argv: list[str], env: Mapping[str, str]) -> str:
         return ""
     lines = done.stdout.strip().splitlines()
     return lines[0].strip() if done.returncode == 0 and lines else ""
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as found:
+            return sorted(found, key=lambda e: e.name)
+    except OSError:
+        return []

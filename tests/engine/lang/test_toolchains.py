@@ -258,3 +258,19 @@ def test_a_compiler_in_a_prefix_reads_its_prefix_in_the_sandbox(tmp_path, monkey
     assert check is not None and check.problem({"a.c": program}, "a.c") is None
     monkeypatch.setenv("HOME", str(env))  # the folder above bin is a home: only bin is bound
     assert find_toolchain(language_of("a.c")).binds == (str(env / "bin"),)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_linked_rustup_toolchain_is_bound_at_its_link(fake_rustup, tmp_path, backend):
+    """`rustup toolchain link fake DIR`: the toolchain lives outside RUSTUP_HOME; the link is bound by name."""
+    from engine.lang.compile_check import choose
+
+    home, _ = fake_rustup
+    link = home / ".rustup" / "toolchains" / "fake"
+    custom = tmp_path / "custom-rust"
+    link.rename(custom)
+    link.symlink_to(custom)
+    chain = find_toolchain(language_of("a.rs"))
+    assert chain is not None and str(link) in chain.binds and ("RUSTUP_TOOLCHAIN", "fake") in chain.env
+    check, _ = choose(language_of("a.rs"), "on", backend, toolchains=(chain,))
+    assert check is not None and check.problem({"a.rs": MARK + "fn main() {}\n"}, "a.rs") is None
