@@ -15,7 +15,9 @@ reads:
   `RUSTUP_HOME`);
 - Go reads its `GOROOT` (`go env GOROOT`);
 - any other compiler outside the system's directories reads its own prefix
-  (`/opt/julia-1.10` for `/opt/julia-1.10/bin/julia`, a conda environment).
+  (`/opt/julia-1.10` for `/opt/julia-1.10/bin/julia`, a conda environment),
+  and the entries of `LD_LIBRARY_PATH` inside it (what a `module load` sets
+  for its libraries) are passed on.
 
 The sandboxes use the result: `bwrap` binds `binds` read-only at the same
 paths (the job's PATH is the engine's, so the same compiler comes first), and
@@ -97,6 +99,9 @@ def find_toolchain(language: Language | str, environ: Mapping[str, str] | None =
             kind = "go" if not under_system(goroot) else kind
             extra = (("GOROOT", goroot),) if env.get("GOROOT") else ()
     version = _ask([found, "version"] if lang == "go" else [found, "--version"], env)
+    libraries = _inside(env.get("LD_LIBRARY_PATH", ""), binds)  # what a `module load` adds for its libraries
+    if libraries:
+        extra += (("LD_LIBRARY_PATH", libraries),)
     return Toolchain(lang, name, found, kind, version, binds, extra)
 
 
@@ -164,6 +169,12 @@ def _outside_system(*paths: str) -> tuple[str, ...]:
             continue
         kept.append(path)
     return tuple(kept)
+
+
+def _inside(search_path: str, binds: tuple[str, ...]) -> str:
+    """The entries of a search path (LD_LIBRARY_PATH) that lie in the toolchain's bound paths, in order."""
+    kept = [p for p in search_path.split(os.pathsep) if p and any(p == b or p.startswith(b + "/") for b in binds)]
+    return os.pathsep.join(kept)
 
 
 def _ask(argv: list[str], env: Mapping[str, str]) -> str:

@@ -253,6 +253,8 @@ def test_a_compiler_in_a_prefix_reads_its_prefix_in_the_sandbox(tmp_path, monkey
     monkeypatch.setenv("PATH", os.pathsep.join([str(env / "bin"), "/usr/bin", "/bin"]))
     chain = find_toolchain(language_of("a.c"))
     assert chain is not None and chain.kind == "local" and chain.binds == (str(env),)
+    monkeypatch.setenv("LD_LIBRARY_PATH", os.pathsep.join([str(env / "lib"), "/elsewhere/lib"]))
+    assert dict(find_toolchain(language_of("a.c")).env) == {"LD_LIBRARY_PATH": str(env / "lib")}  # its own only
     check, _ = choose(language_of("a.c"), "on", backend, toolchains=(chain,))
     program = "#ifndef FROM_THE_PREFIX\n#error not the prefix's gcc\n#endif\nint main(void) { return 0; }\n"
     assert check is not None and check.problem({"a.c": program}, "a.c") is None
