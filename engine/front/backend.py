@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from engine.config import RunConfig
 from engine.errors import UserError
 from engine.sandbox.base import Sandbox
+
+if TYPE_CHECKING:
+    from engine.lang.toolchain import Toolchain
 
 
 @dataclass(frozen=True)
@@ -22,8 +26,11 @@ _HINTS = {
 }
 
 
-def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
+def build_sandbox(config: RunConfig, workers: int, toolchains: tuple[Toolchain, ...] = ()) -> SandboxChoice:
     """The sandbox the run's evaluations go through, with what the header says of it.
+
+    `toolchains`: the task's compilers found on the engine's PATH (engine/lang/toolchain.py); process and bwrap
+    pass (and bwrap binds) what they need, docker runs its image's own.
 
     UserError (one line) when it cannot run here. 'auto' is resolved here, on
     the engine's machine, and the name it resolved to is what Ray workers
@@ -33,7 +40,9 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
 
     ev = config.evaluation
     name, why = resolve_sandbox(ev.sandbox, ev.image, docker=ev.task_python is None)
-    options = {"image": ev.image} if name == "docker" and ev.image else {}
+    options: dict[str, Any] = {"image": ev.image} if name == "docker" and ev.image else {}
+    if toolchains:
+        options["toolchains"] = toolchains
     if ev.task_python is not None:  # bwrap binds its prefixes; both put it first on PATH
         options["python"] = ev.task_python
     sandbox: Sandbox

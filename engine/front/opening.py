@@ -17,6 +17,7 @@ from engine.errors import UserError
 if TYPE_CHECKING:
     from archive import Archive
     from engine.lang.compile_check import CompileCheck
+    from engine.lang.toolchain import Toolchain
     from tasks.base import Task
 
 
@@ -115,9 +116,25 @@ def replay_config(args: argparse.Namespace) -> RunConfig:
     return replayed_config(stored, args, path).validate()
 
 
-def compile_check_for(config: RunConfig, task: Task, sandbox_name: str) -> tuple[CompileCheck | None, str]:
+def toolchains_for(task: Task) -> tuple[Toolchain, ...]:
+    """The compiler of the task's language on the engine's PATH, found at run start (engine/lang/toolchain.py):
+    the sandbox binds and passes what it needs; () for Python tasks and where none is installed."""
+    from engine.lang.registry import language_of
+
+    language = language_of(task.entry_file)
+    if language is None:
+        return ()
+    from engine.lang.compile_check import find_toolchains
+
+    return find_toolchains(language)
+
+
+def compile_check_for(
+    config: RunConfig, task: Task, sandbox_name: str, toolchains: tuple[Toolchain, ...] | None = None
+) -> tuple[CompileCheck | None, str]:
     """--compile-check for a task in a compiled language (engine/lang/compile_check.py): the check, or None, and
-    the header's line saying which checks its children go through; ('' for Python tasks)."""
+    the header's line saying which checks its children go through and which compiler the language uses ('' for
+    Python tasks). `toolchains`: what `toolchains_for` found (the sandbox's); None: looked up now."""
     from engine.lang.registry import language_of
 
     language = language_of(task.entry_file)
@@ -126,6 +143,7 @@ def compile_check_for(config: RunConfig, task: Task, sandbox_name: str) -> tuple
     from engine.lang.compile_check import choose
 
     try:
-        return choose(language, config.evaluation.compile_check, sandbox_name, config.evaluation.executor)
+        ev = config.evaluation
+        return choose(language, ev.compile_check, sandbox_name, ev.executor, toolchains)
     except ValueError as exc:
         raise UserError(str(exc)) from None

@@ -3,7 +3,8 @@
 tree-sitter (engine/lang/syntax.py) accepts any program its grammar can
 parse; a compiler also sees undeclared names and wrong types, which would
 otherwise cost a whole evaluation to find. Where the compiler is on the
-machine, `--compile-check auto` (the default) runs it on every child that
+engine's PATH (the user's: rustup's `~/.cargo/bin` too, engine/lang/toolchain.py),
+`--compile-check auto` (the default) runs it on every child that
 passed the syntax check, and a failure makes the child `invalid` with the
 compiler's first error line:
 
@@ -19,8 +20,8 @@ Julia has no separate compile step; its runs use the syntax check alone.
 
 The compiler reads untrusted source (an `#include "/etc/..."` or Rust's
 `include_str!` reads host files at compile time), so it runs inside the run's
-own sandbox backend: under bwrap it sees only the system's directories and
-the child's files, with no network; under the process backend it is as
+own sandbox backend: under bwrap it sees only the system's directories, the
+toolchain's own (bound read-only) and the child's files, with no network; under the process backend it is as
 contained as the evaluation itself. Under docker (or on Ray, whose workers
 do the compiling) the engine's machine would be the only place it could run
 outside the container, so the check is off there and the header says so.
@@ -29,20 +30,19 @@ outside the container, so the check is off there and the header says so.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.lang.registry import Language
+from engine.lang.toolchain import Toolchain, find_toolchain
 
 if TYPE_CHECKING:
     from engine.sandbox.process import ProcessSandbox
 
 TIMEOUT_S = 30.0
-SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # what a bwrap job can see: a rustup toolchain in ~ is not there
 SETTINGS = ("auto", "on", "off")
 
 # language -> (compiler, its arguments before the file, shown as)
@@ -69,6 +69,7 @@ class CompileCheck:
     compiler: str
     args: tuple[str, ...]
     sandbox_name: str
+    toolchains: tuple[Toolchain, ...] = ()  # what the sandbox binds and passes (engine/lang/toolchain.py)
     _cache: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
     _sandbox: ProcessSandbox | None = field(
         default=None, repr=False
@@ -86,7 +87,7 @@ class CompileCheck:
             from engine.sandbox import make_sandbox
             from engine.sandbox.process import ProcessSandbox
 
-            made = make_sandbox(self.sandbox_name)
+            made = make_sandbox(self.sandbox_name, toolchains=self.toolchains)
             assert isinstance(made, ProcessSandbox)  # "bwrap" or "process" (compile_check refuses the others)
             self._sandbox = made
         sandbox = self._sandbox
@@ -136,36 +137,47 @@ def first_error(output: str, entry_file: str = "") -> str:
 
 
 def choose(
-    language: Language | None, setting: str, sandbox_name: str, executor: str = "local"
+    language: Language | None,
+    setting: str,
+    sandbox_name: str,
+    executor: str = "local",
+    toolchains: Sequence[Toolchain] | None = None,
 ) -> tuple[CompileCheck | None, str]:
-    """The run's compile check (or None) and the header's words for the checks a child goes through.
+    """The run's compile check (or None) and the header's words for the checks a child goes through and for the
+    compiler the language uses.
 
     `setting`: auto (the compiler where it is installed), on (a missing compiler is an error: ValueError),
-    off. Python tasks get (None, "").
+    off. `toolchains`: the compilers found on the engine's PATH at run start (engine/lang/toolchain.py), the
+    ones the sandbox was given; None: looked up now. Python tasks get (None, "").
     """
     if language is None:
         return None, ""
     syntax = f"children checked by the tree-sitter {language.name} grammar"
+    found = [t for t in (toolchains if toolchains is not None else find_toolchains(language)) if t]
+    chain = next((t for t in found if t.language == language.name), None)
+    host = f"; {chain.said}" if chain is not None and sandbox_name != "docker" else ""
     if setting == "off":
-        return None, syntax + " (compile check off)"
+        return None, syntax + " (compile check off)" + host
     if language.name not in COMMANDS:
-        return None, syntax + f" ({language.name} has no separate compile check)"
+        return None, syntax + f" ({language.name} has no separate compile check)" + host
     if executor != "local" or sandbox_name not in ("bwrap", "process"):
         where = "on Ray" if executor != "local" else f"under {sandbox_name}"
         why = f"no compile check {where}: it would run outside the sandbox"
         if setting == "on":
             raise ValueError(f"--compile-check on: {why}")
-        return None, f"{syntax} ({why})"
+        return None, f"{syntax} ({why})" + host
     name, args = COMMANDS[language.name]
-    # bwrap sees only the system's directories; a job's HOME is its workdir, so a rustup shim in ~/.cargo
-    # could not find its toolchain under either backend: the system's compiler comes first.
-    compiler = shutil.which(name, path=SYSTEM_PATH)
-    if compiler is None and sandbox_name == "process":
-        compiler = shutil.which(name)
-    if compiler is None:
-        why = f"{name} not found" + (f" on {SYSTEM_PATH}, what bwrap sees" if sandbox_name == "bwrap" else "")
+    if chain is None:
+        why = f"{name} not found on PATH"
         if setting == "on":
             raise ValueError(f"--compile-check on: {why}")
         return None, f"{syntax} (no compile check: {why})"
-    check = CompileCheck(language, compiler, args, sandbox_name)
-    return check, f"{syntax}, then compiled by {check.said}"
+    # the compiler by the path it was found at (a rustup proxy stays a proxy), in a sandbox that binds what it needs
+    check = CompileCheck(language, chain.path, args, sandbox_name, tuple(found))
+    return check, f"{syntax}, then compiled by {check.said}{host}"
+
+
+def find_toolchains(language: Language) -> tuple[Toolchain, ...]:
+    """The language's compiler on the engine's PATH, as a tuple of one (empty when there is none)."""
+    chain = find_toolchain(language)
+    return (chain,) if chain is not None else ()

@@ -66,17 +66,21 @@ def make_sandbox(name: str, **options: Any) -> Sandbox:
 
     'auto' is resolved by `resolve_sandbox` (the choice is logged, and is the
     returned sandbox's `name`). `options` go to the backend: `image` and
-    `cpus` to docker, `python` (the task's own interpreter) to process and
-    bwrap, `base_dir` to every backend. A backend that cannot run
+    `cpus` to docker, `python` (the task's own interpreter) and `toolchains`
+    (the compilers found on the engine's PATH, engine/lang/toolchain.py) to
+    process and bwrap, `base_dir` to every backend (docker runs its image's
+    own compilers). A backend that cannot run
     here raises RuntimeError saying why.
     """
     if name == "auto":
         name, why = resolve_sandbox(name, options.get("image"), docker=options.get("python") is None)
         log.info("sandbox auto: using %s (%s)", name, why)
-    if name != "docker":
+    if name == "docker":
+        options.pop("toolchains", None)  # docker runs the image's own compilers
+    else:
         options.pop("image", None)
         options.pop("cpus", None)
-    elif options.pop("python", None) is not None:
+    if name == "docker" and options.pop("python", None) is not None:
         raise RuntimeError(
             "the docker sandbox runs the image's own Python, not another one: choose the image "
             "with --image instead of --task-python"

@@ -15,7 +15,10 @@ is wrapped in a ``bwrap`` invocation (Debian package `bubblewrap`). Inside:
   (dynamic linker cache, passwd/group, alternatives, locale/time zone), and the
   Python interpreter's prefixes (sys.prefix, sys.base_prefix, ...) so that
   ``sys.executable`` and its site-packages work (and those of the task's own
-  interpreter, `python=`, such as a venv and its base Python); a fresh /proc and a minimal
+  interpreter, `python=`, such as a venv and its base Python), and what the
+  task's compiler found on the engine's PATH reads (`toolchains=`,
+  engine/lang/toolchain.py: rustup's `~/.cargo/bin`, `settings.toml` and
+  toolchain, a GOROOT, a conda prefix); a fresh /proc and a minimal
   /dev; a private, size-capped tmpfs on /tmp. The host's /tmp, /root, home
   directories, the repository, the run's archive and holdout data are not
   mounted, so they can be neither read nor written;
@@ -47,12 +50,16 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .base import JOB_LLM_SOCKET, SandboxJob, llm_env
 from .jobenv import _job_env
 from .process import ProcessSandbox
 from .report import _Report
+
+if TYPE_CHECKING:
+    from engine.lang.toolchain import Toolchain
 
 __all__ = ["JOB_DIR", "BwrapSandbox", "bwrap_available", "bwrap_path"]
 
@@ -195,6 +202,18 @@ def _base_args(userns: tuple[str, ...], tmp_size_mb: int = _TMP_SIZE_MB, prefixe
     return args
 
 
+def _toolchain_args(toolchains: Sequence[Toolchain]) -> list[str]:
+    """The run's compilers outside the system's directories, bound read-only at their own paths (a rustup
+    toolchain: `~/.cargo/bin`, `settings.toml` and the toolchain; a GOROOT; a conda prefix): the job's PATH is
+    the engine's, so the compiler found at run start is the one a job runs. One that is gone is skipped."""
+    args: list[str] = []
+    for chain in toolchains:
+        for path in chain.binds:
+            if path not in ("", "/"):
+                args += ["--ro-bind-try", path, path]
+    return args
+
+
 class BwrapSandbox(ProcessSandbox):
     """ProcessSandbox whose jobs run inside bubblewrap; see the module docstring."""
 
@@ -219,10 +238,10 @@ class BwrapSandbox(ProcessSandbox):
         if userns is None:
             raise RuntimeError(f"bwrap sandbox unavailable: {why}")
         self._bwrap = exe
-        self._args = _base_args(userns, prefixes=prefixes)
+        self._args = _base_args(userns, prefixes=prefixes) + _toolchain_args(self.toolchains)
 
     def _job_command(self, job: SandboxJob, workdir: str) -> tuple[list[str], dict[str, str]]:
-        env = {**_job_env(JOB_DIR, self.python), **llm_env(job.llm, JOB_LLM_SOCKET)}
+        env = {**_job_env(JOB_DIR, self.python), **self._toolchain_env(), **llm_env(job.llm, JOB_LLM_SOCKET)}
         extra: list[str] = []
         for path in job.hidden:  # e.g. an installed benchmark's data: an empty, private tmpfs over it
             if os.path.isdir(path):

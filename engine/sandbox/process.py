@@ -40,6 +40,8 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .base import SandboxJob, SandboxResult, llm_env
 from .cgroup import JobCgroup, PidsCgroups
@@ -49,6 +51,9 @@ from .launcher import Launcher, Supervised
 from .output import _finish, _read_task, _Tail
 from .report import _Ended, _Report, _result
 from .workdir import _read_answer, _rmtree, _sweep_stale_workdirs, _write_files
+
+if TYPE_CHECKING:
+    from engine.lang.toolchain import Toolchain
 
 __all__ = ["ProcessSandbox"]
 
@@ -81,14 +86,18 @@ class ProcessSandbox:
         use_cgroup: bool = True,
         kill_grace_s: float = 5.0,
         python: str | None = None,
+        toolchains: Sequence[Toolchain] = (),
     ) -> None:
         """base_dir: where working directories are made (default: tempfile.gettempdir()).
         use_cgroup: try a per-job pids cgroup (falls back, and says so once, when unavailable).
         kill_grace_s: how long the supervisor gets to clean up before it is SIGKILLed itself.
         python: the task's own interpreter (`--task-python`), first on the jobs' PATH; the task's
         command names it (the engine's `sys.executable` otherwise).
+        toolchains: the compilers found on the engine's PATH at run start (engine/lang/toolchain.py); the
+        variables they need (rustup's RUSTUP_HOME, CARGO_HOME) go into every job's environment.
         """
         self.python = python
+        self.toolchains = tuple(toolchains)
         self.base_dir = os.fspath(base_dir) if base_dir is not None else None
         self.use_cgroup = use_cgroup
         self.kill_grace_s = kill_grace_s
@@ -201,7 +210,11 @@ class ProcessSandbox:
 
         A hook for backends that run the same way but wrap the command (`bwrap`).
         """
-        return list(job.command), {**_job_env(workdir, self.python), **llm_env(job.llm)}
+        return list(job.command), {**_job_env(workdir, self.python), **self._toolchain_env(), **llm_env(job.llm)}
+
+    def _toolchain_env(self) -> dict[str, str]:
+        """What the run's compilers need in a job's environment (a job's HOME is its own folder)."""
+        return {key: value for chain in self.toolchains for key, value in chain.env}
 
     def wrapped_command(self, job: SandboxJob, workdir: str) -> tuple[list[str], dict[str, str]]:
         """The argv and environment this backend would start `job` with in `workdir`, for a short synchronous

@@ -33,7 +33,6 @@ from tests.engine.test_search_e2e import only_run, read  # noqa: E402
 pytestmark = pytest.mark.slow  # whole searches that compile every child
 
 FIXTURES = REPO / "tests" / "fixtures" / "tasks"
-SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # bwrap binds the system's folders; a rustup toolchain in ~ is not there
 # the failures a child may cause itself (a mutation the compiler refuses, a program that prints inf or nan);
 # anything else (a missing compiler, a sandbox that cannot run it) is a failure of the setup
 OWN_FAILURE = re.compile(r"build failed|exit -?\d+, \d+ numbers|not a number|no finite combined_score")
@@ -52,12 +51,8 @@ class Language:
     broken: str  # the estimate line with a syntax error
 
     def missing(self) -> str | None:
-        if shutil.which(self.compiler, path=SYSTEM_PATH) is None:  # what a sandboxed job sees (HOME is its own)
-            return f"{self.compiler} is not installed (Debian: {self.debian})" + (
-                "; the one on PATH, under the home folder, is not visible to a sandboxed job"
-                if shutil.which(self.compiler)
-                else ""
-            )
+        if shutil.which(self.compiler) is None:  # the one on PATH, wherever it is (engine/lang/toolchain.py)
+            return f"{self.compiler} is not installed (Debian: {self.debian})"
         grammar = language_of(f"x{self.extension}").grammar
         if importlib.util.find_spec(grammar) is None:
             return f"{grammar} is not installed (the languages extra)"

@@ -13,7 +13,7 @@ pytest.importorskip("tree_sitter", reason="tree-sitter is not installed (the lan
 from engine.errors import UserError
 from engine.front.cli import build_parser
 from engine.front.run import compile_check_for, run_from_args
-from engine.lang.compile_check import SYSTEM_PATH, choose, first_error
+from engine.lang.compile_check import choose, first_error
 from engine.lang.registry import language_of
 from engine.lang.syntax import syntax_problem
 from engine.sandbox.bwrap import bwrap_available
@@ -54,8 +54,8 @@ BACKENDS = [
 @pytest.mark.parametrize("path", sorted(PROGRAMS))
 def test_the_compiler_refuses_what_the_grammar_admits(path, backend):
     compiler, good, bad, said = PROGRAMS[path]
-    if shutil.which(compiler, path=SYSTEM_PATH) is None:
-        pytest.skip(f"{compiler} is not installed on {SYSTEM_PATH}")
+    if shutil.which(compiler) is None:  # the one on PATH, rustup's included (engine/lang/toolchain.py)
+        pytest.skip(f"{compiler} is not installed")
     language = language_of(path)
     check, header = choose(language, "auto", backend)
     assert check is not None and f"in {backend}" in header and compiler in header
@@ -67,7 +67,7 @@ def test_the_compiler_refuses_what_the_grammar_admits(path, backend):
 
 def test_the_compiler_cannot_read_host_files_under_bwrap(tmp_path):
     """An #include of a host file compiles under process (it is there) and fails under bwrap (it is not)."""
-    if not BWRAP or shutil.which("g++", path=SYSTEM_PATH) is None:
+    if not BWRAP or shutil.which("g++") is None:
         pytest.skip(BWRAP_WHY or "g++ is not installed")
     secret = tmp_path / "secret.h"
     secret.write_text("int secret_value = 42;\n")
@@ -80,8 +80,17 @@ def test_the_compiler_cannot_read_host_files_under_bwrap(tmp_path):
 
 def test_which_checks_a_run_uses_is_said_and_misuse_is_one_line():
     cpp = language_of("initial.cpp")
-    assert choose(cpp, "off", "bwrap") == (None, "children checked by the tree-sitter cpp grammar (compile check off)")
-    assert choose(language_of("a.jl"), "auto", "bwrap")[1].endswith("(julia has no separate compile check)")
+    none: tuple = ()  # no compiler found on PATH
+    assert choose(cpp, "off", "bwrap", toolchains=none) == (
+        None,
+        "children checked by the tree-sitter cpp grammar (compile check off)",
+    )
+    assert choose(language_of("a.jl"), "auto", "bwrap", toolchains=none)[1].endswith(
+        "(julia has no separate compile check)"
+    )
+    assert choose(cpp, "auto", "process", toolchains=none)[1].endswith("(no compile check: g++ not found on PATH)")
+    with pytest.raises(ValueError, match="--compile-check on: rustc not found on PATH"):
+        choose(language_of("a.rs"), "on", "bwrap", toolchains=none)
     assert "no compile check under docker" in choose(cpp, "auto", "docker")[1]
     assert "no compile check on Ray" in choose(cpp, "auto", "bwrap", executor="ray")[1]
     assert choose(None, "on", "bwrap") == (None, "")  # a Python task: nothing to say
@@ -115,7 +124,7 @@ def test_first_error_picks_the_line_that_says_where_or_what():
 def test_a_child_the_compiler_refuses_is_stored_invalid_and_never_evaluated(tmp_path):
     """Through the LLM path (litellm's mock_response): one answer declares nothing it uses; the header and the
     session event name the compile check; that child is invalid with g++'s line; the others are evaluated."""
-    if shutil.which("g++", path=SYSTEM_PATH) is None:
+    if shutil.which("g++") is None:
         pytest.skip("g++ is not installed (Debian: g++)")
     folder = REPO / "tests" / "fixtures" / "tasks" / "shinka_cpp"
     answers = iter(["    return 0.65 * x + 1.0;", "    return slope * x + 1.0;", "    return 0.7 * x + 1.1;"] * 4)
