@@ -22,18 +22,21 @@ _HINTS = {
 }
 
 
-def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
+def build_sandbox(config: RunConfig, workers: int, compiled: bool = False) -> SandboxChoice:
     """The sandbox the run's evaluations go through, with what the header says of it.
 
     UserError (one line) when it cannot run here. 'auto' is resolved here, on
     the engine's machine, and the name it resolved to is what Ray workers
-    build too.
+    build too. `compiled`: the task's candidates need a compiler, so docker's
+    default image is the one with the compilers (built on first use).
     """
     from engine.sandbox import make_sandbox, resolve_sandbox
+    from engine.sandbox.docker_build import COMPILERS_IMAGE
 
     ev = config.evaluation
-    name, why = resolve_sandbox(ev.sandbox, ev.image, docker=ev.task_python is None)
-    options = {"image": ev.image} if name == "docker" and ev.image else {}
+    image = ev.image or (COMPILERS_IMAGE if compiled else None)
+    name, why = resolve_sandbox(ev.sandbox, image, docker=ev.task_python is None)
+    options = {"image": image} if name == "docker" and image else {}
     if ev.task_python is not None:  # bwrap binds its prefixes; both put it first on PATH
         options["python"] = ev.task_python
     sandbox: Sandbox
@@ -70,4 +73,6 @@ def build_sandbox(config: RunConfig, workers: int) -> SandboxChoice:
         )
     if ev.task_python is not None:
         said += f", task Python {ev.task_python}"
+    if name == "docker" and image == COMPILERS_IMAGE:
+        said += f", image {image} (the compilers)"
     return SandboxChoice(sandbox, said, name)

@@ -115,6 +115,15 @@ def replay_config(args: argparse.Namespace) -> RunConfig:
     return replayed_config(stored, args, path).validate()
 
 
+def needs_compiler(task: Task) -> bool:
+    """Whether the task's candidates are in a language a compiler builds (C, C++, Rust, Go, Fortran)."""
+    from engine.lang.compile_check import COMMANDS
+    from engine.lang.registry import language_of
+
+    language = language_of(task.entry_file)
+    return language is not None and language.name in COMMANDS
+
+
 def compile_check_for(config: RunConfig, task: Task, sandbox_name: str) -> tuple[CompileCheck | None, str]:
     """--compile-check for a task in a compiled language (engine/lang/compile_check.py): the check, or None, and
     the header's line saying which checks its children go through; ('' for Python tasks)."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.config import RunConfig
 from engine.errors import UserError
 from engine.front.opened_run import Front, OpenedRun
-from engine.front.opening import compile_check_for
+from engine.front.opening import compile_check_for, needs_compiler
 from engine.front.session import carry
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def _ready(archive: Archive, task: Task, config: RunConfig, llm_mock: Any, how: 
         if resumed:  # a new run was checked before its folder was made
             check_agent_llm(config, task)
             check_model_access(config, task, llm_mock)
-        box = build_sandbox(config, config.search.resolved_workers())
+        box = build_sandbox(config, config.search.resolved_workers(), compiled=needs_compiler(task))
         checks = compile_check_for(config, task, box.name)
     except BaseException:
         archive.close()
