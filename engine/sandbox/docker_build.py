@@ -85,10 +85,10 @@ RECIPES = {
 }
 
 
-def debian_mirror() -> str:
+def debian_mirror(apt_dir: str = "/etc/apt") -> str:
     """The Debian mirror apt uses here (sources.list or deb822 .sources), else deb.debian.org."""
-    files = ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*.list"))]
-    files += sorted(glob.glob("/etc/apt/sources.list.d/*.sources"))
+    files = [os.path.join(apt_dir, "sources.list"), *sorted(glob.glob(os.path.join(apt_dir, "sources.list.d/*.list")))]
+    files += sorted(glob.glob(os.path.join(apt_dir, "sources.list.d/*.sources")))
     for path in files:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
@@ -213,37 +213,3 @@ def _run(argv: list[str], what: str) -> None:
         lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
         said = lines[-1].strip()[:300] if lines else "no output"
         raise RuntimeError(f"{what} failed (exit {proc.returncode}): {said}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m engine.sandbox.docker_build [--compilers]`: build the sandbox image(s) now, or say they are
-    current; one line each. Exit 2 with one line when the daemon or the build fails."""
-    import argparse
-    import sys
-
-    from .docker_daemon import _connect, ensure_image
-
-    parser = argparse.ArgumentParser(prog="python -m engine.sandbox.docker_build", description=main.__doc__)
-    parser.add_argument("--compilers", action="store_true", help=f"also {COMPILERS_IMAGE}")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    client, why = _connect(60)
-    if client is None:
-        print(f"error: {why}", file=sys.stderr)
-        return 2
-    try:
-        for image in (DEFAULT_IMAGE, COMPILERS_IMAGE) if args.compilers else (DEFAULT_IMAGE,):
-            t0 = time.monotonic()
-            try:
-                ensure_image(client, image)
-            except RuntimeError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
-            print(f"{image}: ready ({time.monotonic() - t0:.1f} s)")
-    finally:
-        client.close()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -41,7 +41,8 @@ from engine.sandbox.docker import (
     ensure_image,
     job_user,
 )
-from engine.sandbox.docker_build import COMPILERS_IMAGE, RECIPE_LABEL, RECIPES, Recipe
+from engine.sandbox.docker_build import COMPILERS_IMAGE, RECIPE_LABEL, RECIPES, Recipe, debian_mirror
+from tests.conftest import REPO
 
 docker = pytest.importorskip("docker")  # its submodule docker.errors comes with it
 import requests.exceptions
@@ -981,3 +982,84 @@ class TestAutoChoice:
         res = run_real(real_sandbox, script_job("import sys; open('answer.txt', 'w').write(sys.executable)"))
         assert res.status == "ok", res.stderr
         assert res.answer == b"/usr/bin/python3"  # the image's, though the job named the host's sys.executable
+
+
+# ----------------------------------------------------------------------------- the offline build's pieces
+
+
+def test_debian_mirror_is_the_one_apt_uses(tmp_path: Path) -> None:
+    assert debian_mirror(str(tmp_path)) == "http://deb.debian.org/debian"  # nothing configured
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\n# URIs: http://commented.example/debian\nURIs: http://mirror.example/debian/\n"
+        "Suites: bookworm\n\nTypes: deb\nURIs: http://mirror.example/debian-security\n"
+    )
+    assert debian_mirror(str(tmp_path)) == "http://mirror.example/debian"
+    (tmp_path / "sources.list").write_text(
+        "deb http://security.example/debian-security bookworm-security main\n"
+        "deb [arch=amd64 signed-by=/k.gpg] https://local.example/debian bookworm main\n"
+    )
+    assert debian_mirror(str(tmp_path)) == "https://local.example/debian"
+
+
+def test_recipe_digest_changes_with_the_packages() -> None:
+    base = RECIPES[DEFAULT_IMAGE]
+    assert base.digest == Recipe(DEFAULT_IMAGE, base.packages).digest
+    assert base.digest != Recipe(DEFAULT_IMAGE, (*base.packages, "g++")).digest
+    assert f"LABEL clade.recipe={base.digest}" in base.changes
+    assert set(RECIPES[COMPILERS_IMAGE].packages) >= {"python3", "g++", "gfortran", "golang-go", "rustc"}
+
+
+def test_prebuild_says_one_line_without_a_daemon(tmp_path: Path) -> None:
+    env = dict(os.environ, DOCKER_HOST=f"unix://{tmp_path}/none.sock", PYTHONPATH=str(REPO))
+    out = subprocess.run(
+        [sys.executable, "-m", "engine.sandbox.docker_prebuild"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: no Docker daemon answers at unix://") and out.stderr.count("\n") == 1
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not DOCKER_OK, reason=f"no Docker daemon: {DOCKER_WHY}")
+def test_prebuild_finds_the_current_image_in_seconds() -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "engine.sandbox.docker_prebuild"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"{DEFAULT_IMAGE}: ready (")
+    if "building image" not in out.stderr:  # built by CI before, as it should be: found by its digest
+        assert time.monotonic() - t0 < 10
+
+
+def _compilers_current() -> tuple[bool, str]:
+    if not DOCKER_OK:
+        return False, f"no Docker daemon: {DOCKER_WHY}"
+    client = docker.from_env()
+    try:
+        if docker_build.image_current(client, RECIPES[COMPILERS_IMAGE]):
+            return True, ""
+    finally:
+        client.close()
+    return False, f"{COMPILERS_IMAGE} not built (python -m engine.sandbox.docker_prebuild --compilers; .ci/run does)"
+
+
+COMPILERS_OK, COMPILERS_WHY = _compilers_current()
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not COMPILERS_OK, reason=COMPILERS_WHY)
+def test_cpp_folder_builds_and_improves_under_docker(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    folder = REPO / "tests" / "fixtures" / "tasks" / "shinka_cpp"
+    out = run_cli(
+        "--task", str(folder), "--sandbox", "docker", "--budget", "12", "--run-dir", str(tmp_path / "runs"), timeout=300
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"sandbox docker, image {COMPILERS_IMAGE} (the compilers)" in out.stdout
+    assert "Dev evaluations: 12 ok." in out.stdout
+    final = re.search(r"final #\d+ +│ +([\d.]+)", out.stdout)
+    seed = re.search(r"seed #0 +│ +([\d.]+)", out.stdout)
+    assert final and seed and float(final[1]) > float(seed[1]), out.stdout[-2000:]
