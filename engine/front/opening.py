@@ -135,6 +135,7 @@ def compile_check_for(config: RunConfig, task: Task, sandbox_name: str) -> tuple
     from engine.lang.compile_check import choose
 
     try:
-        return choose(language, config.evaluation.compile_check, sandbox_name, config.evaluation.executor)
+        ev = config.evaluation
+        return choose(language, ev.compile_check, sandbox_name, ev.executor, image=ev.image)
     except ValueError as exc:
         raise UserError(str(exc)) from None

@@ -1059,6 +1059,7 @@ def test_cpp_folder_builds_and_improves_under_docker(tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"sandbox docker, image {COMPILERS_IMAGE} (the compilers)" in out.stdout
+    assert "then compiled by g++ -fsyntax-only (in docker)" in out.stdout  # the compile check, in a container
     assert "Dev evaluations: 12 ok." in out.stdout
     final = re.search(r"final #\d+ +│ +([\d.]+)", out.stdout)
     seed = re.search(r"seed #0 +│ +([\d.]+)", out.stdout)
