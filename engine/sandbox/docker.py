@@ -143,8 +143,9 @@ class DockerSandbox:
         base_dir: str | os.PathLike[str] | None = None,
         client: Any = None,
     ) -> None:
-        """image: the image jobs run in (default DEFAULT_IMAGE, built when missing; any
-        other must already be on the machine). cpus: CPUs per job, overriding the
+        """image: the image jobs run in (default DEFAULT_IMAGE; it and COMPILERS_IMAGE are
+        built when missing, from Debian's packages with no registry; any other must
+        already be on the machine and hold `python3` for Python jobs). cpus: CPUs per job, overriding the
         jobs' `limits.cpus`. base_dir: where the host work directories are made
         (default: tempfile.gettempdir()). client: a docker SDK client (default:
         from the environment, DOCKER_HOST etc.).

@@ -1052,6 +1052,7 @@ COMPILERS_OK, COMPILERS_WHY = _compilers_current()
 @pytest.mark.skipif(not COMPILERS_OK, reason=COMPILERS_WHY)
 def test_cpp_folder_builds_and_improves_under_docker(tmp_path: Path) -> None:
     from tests.conftest import run_cli
+    from tests.engine.test_search_e2e import only_run, read
 
     folder = REPO / "tests" / "fixtures" / "tasks" / "shinka_cpp"
     out = run_cli(
@@ -1064,3 +1065,5 @@ def test_cpp_folder_builds_and_improves_under_docker(tmp_path: Path) -> None:
     final = re.search(r"final #\d+ +│ +([\d.]+)", out.stdout)
     seed = re.search(r"seed #0 +│ +([\d.]+)", out.stdout)
     assert final and seed and float(final[1]) > float(seed[1]), out.stdout[-2000:]
+    workers = read(only_run(tmp_path / "runs"), "SELECT DISTINCT worker FROM evaluations WHERE split = 'dev'")
+    assert {w for (w,) in workers} <= {"w0/docker", "w1/docker"} and workers  # the archive says docker ran them
