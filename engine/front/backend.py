@@ -22,6 +22,13 @@ _HINTS = {
 }
 
 
+def _hint(name: str, said: str) -> str:
+    """What to do when backend `name` could not be made, having said `said`."""
+    if name == "docker" and "no Docker daemon answers" not in said and "SDK" not in said:
+        return "or --image IMAGE, one on this machine with python3; or --sandbox bwrap / process"
+    return _HINTS.get(name, "or another --sandbox")
+
+
 def build_sandbox(config: RunConfig, workers: int, compiled: bool = False) -> SandboxChoice:
     """The sandbox the run's evaluations go through, with what the header says of it.
 
@@ -57,7 +64,7 @@ def build_sandbox(config: RunConfig, workers: int, compiled: bool = False) -> Sa
         try:
             sandbox = make_sandbox(name, **options)
         except RuntimeError as exc:
-            raise UserError(f"--sandbox {name}: {exc} ({_HINTS.get(name, 'or another --sandbox')})") from None
+            raise UserError(f"--sandbox {name}: {exc} ({_hint(name, str(exc))})") from None
     where = " on Ray" + (f" at {ev.ray_address}" if ev.ray_address else " (local)") if ev.executor == "ray" else ""
     said = f"sandbox {name}{where}" + (f" (auto: {why})" if ev.sandbox == "auto" else "")
     if ev.executor == "ray" and ev.ray_address:
