@@ -19,7 +19,7 @@ has none).
 
 Utilization. A real search, `python -m engine.search --workers 2 --budget B
 --sandbox <backend> --quiet --seed 0 --run-dir <tmp> --instances <tmp> --agent
-<tmp>`, per backend (process, and bwrap when present): the agent is the binpack
+<tmp>`, per backend present (process; bwrap and docker where they run): the agent is the binpack
 seed (first fit) whose module sleeps 0.2 s at import, so every evaluation is
 0.2 s plus an interpreter start, and the instances are tiny (8 dev, 2 holdout,
 10 items each) so the sleep dominates. The offline mutator only edits the body
@@ -484,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         times = measure_overhead(present, args.repeats)
         verdicts += print_overhead(times)
         if not args.skip_utilization:
-            searched = [b for b in present if b in ("process", "bwrap")]
+            searched = list(present)  # docker too, where its image is there (availability never builds one)
             print()
             print(
                 f"Worker utilization: one search per backend ({', '.join(searched)}), command: "

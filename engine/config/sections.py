@@ -238,8 +238,9 @@ class EvaluationSection(Section):
     )
     image: str | None = setting(
         None,
-        help="docker image for --sandbox docker",
-        shown="clade-sandbox:py3.11, built from python:3.11-slim + numpy when missing",
+        help="docker image for --sandbox docker; it needs only python3 (and what the task imports)",
+        shown="clade-sandbox:py3.11 (clade-sandbox-compilers:py3.11 for a compiled language), built from Debian's "
+        "packages with no registry when missing",
         metavar="IMAGE",
         on_replay="original",
     )

@@ -26,7 +26,16 @@ _HINTS = {
 }
 
 
-def build_sandbox(config: RunConfig, workers: int, toolchains: tuple[Toolchain, ...] = ()) -> SandboxChoice:
+def _hint(name: str, said: str) -> str:
+    """What to do when backend `name` could not be made, having said `said`."""
+    if name == "docker" and "no Docker daemon answers" not in said and "SDK" not in said:
+        return "or --image IMAGE, one on this machine with python3; or --sandbox bwrap / process"
+    return _HINTS.get(name, "or another --sandbox")
+
+
+def build_sandbox(
+    config: RunConfig, workers: int, toolchains: tuple[Toolchain, ...] = (), compiled: bool = False
+) -> SandboxChoice:
     """The sandbox the run's evaluations go through, with what the header says of it.
 
     `toolchains`: the task's compilers found on the engine's PATH (engine/lang/toolchain.py); process and bwrap
@@ -34,13 +43,16 @@ def build_sandbox(config: RunConfig, workers: int, toolchains: tuple[Toolchain, 
 
     UserError (one line) when it cannot run here. 'auto' is resolved here, on
     the engine's machine, and the name it resolved to is what Ray workers
-    build too.
+    build too. `compiled`: the task's candidates need a compiler, so docker's
+    default image is the one with the compilers (built on first use).
     """
     from engine.sandbox import make_sandbox, resolve_sandbox
+    from engine.sandbox.docker_build import COMPILERS_IMAGE
 
     ev = config.evaluation
-    name, why = resolve_sandbox(ev.sandbox, ev.image, docker=ev.task_python is None)
-    options: dict[str, Any] = {"image": ev.image} if name == "docker" and ev.image else {}
+    image = ev.image or (COMPILERS_IMAGE if compiled else None)
+    name, why = resolve_sandbox(ev.sandbox, image, docker=ev.task_python is None)
+    options: dict[str, Any] = {"image": image} if name == "docker" and image else {}
     if toolchains:
         options["toolchains"] = toolchains
     if ev.task_python is not None:  # bwrap binds its prefixes; both put it first on PATH
@@ -63,7 +75,7 @@ def build_sandbox(config: RunConfig, workers: int, toolchains: tuple[Toolchain, 
         try:
             sandbox = make_sandbox(name, **options)
         except RuntimeError as exc:
-            raise UserError(f"--sandbox {name}: {exc} ({_HINTS.get(name, 'or another --sandbox')})") from None
+            raise UserError(f"--sandbox {name}: {exc} ({_hint(name, str(exc))})") from None
     where = " on Ray" + (f" at {ev.ray_address}" if ev.ray_address else " (local)") if ev.executor == "ray" else ""
     said = f"sandbox {name}{where}" + (f" (auto: {why})" if ev.sandbox == "auto" else "")
     if ev.executor == "ray" and ev.ray_address:
@@ -79,4 +91,6 @@ def build_sandbox(config: RunConfig, workers: int, toolchains: tuple[Toolchain, 
         )
     if ev.task_python is not None:
         said += f", task Python {ev.task_python}"
+    if name == "docker" and image == COMPILERS_IMAGE:
+        said += f", image {image} (the compilers)"
     return SandboxChoice(sandbox, said, name)

@@ -129,6 +129,15 @@ def toolchains_for(task: Task) -> tuple[Toolchain, ...]:
     return find_toolchains(language)
 
 
+def needs_compiler(task: Task) -> bool:
+    """Whether the task's candidates are in a language a compiler builds (C, C++, Rust, Go, Fortran)."""
+    from engine.lang.compile_check import COMMANDS
+    from engine.lang.registry import language_of
+
+    language = language_of(task.entry_file)
+    return language is not None and language.name in COMMANDS
+
+
 def compile_check_for(
     config: RunConfig, task: Task, sandbox_name: str, toolchains: tuple[Toolchain, ...] | None = None
 ) -> tuple[CompileCheck | None, str]:
@@ -144,6 +153,6 @@ def compile_check_for(
 
     try:
         ev = config.evaluation
-        return choose(language, ev.compile_check, sandbox_name, ev.executor, toolchains)
+        return choose(language, ev.compile_check, sandbox_name, ev.executor, toolchains, image=ev.image)
     except ValueError as exc:
         raise UserError(str(exc)) from None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.config import RunConfig
 from engine.errors import UserError
 from engine.front.opened_run import Front, OpenedRun
-from engine.front.opening import compile_check_for, toolchains_for
+from engine.front.opening import compile_check_for, needs_compiler, toolchains_for
 from engine.front.session import carry
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def _ready(archive: Archive, task: Task, config: RunConfig, llm_mock: Any, how: 
             check_agent_llm(config, task)
             check_model_access(config, task, llm_mock)
         toolchains = toolchains_for(task)  # the task's compiler on the engine's PATH, found once
-        box = build_sandbox(config, config.search.resolved_workers(), toolchains)
+        box = build_sandbox(config, config.search.resolved_workers(), toolchains, compiled=needs_compiler(task))
         checks = compile_check_for(config, task, box.name, toolchains)
     except BaseException:
         archive.close()

@@ -22,9 +22,12 @@ The compiler reads untrusted source (an `#include "/etc/..."` or Rust's
 `include_str!` reads host files at compile time), so it runs inside the run's
 own sandbox backend: under bwrap it sees only the system's directories, the
 toolchain's own (bound read-only) and the child's files, with no network; under the process backend it is as
-contained as the evaluation itself. Under docker (or on Ray, whose workers
-do the compiling) the engine's machine would be the only place it could run
-outside the container, so the check is off there and the header says so.
+contained as the evaluation itself; under docker it runs in a fresh
+container of the run's image (`compile_docker`: the compilers' image unless
+`--image` names another, which is probed once for the compiler). On Ray,
+whose workers do the compiling, the engine's machine would be the only place
+it could run, outside the sandbox, so the check is off there and the header
+says so.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from engine.lang.registry import Language
 from engine.lang.toolchain import Toolchain, find_toolchain
 
 if TYPE_CHECKING:
+    from engine.lang.compile_docker import DockerCompiler
     from engine.sandbox.process import ProcessSandbox
 
 TIMEOUT_S = 30.0
@@ -59,7 +63,8 @@ GO_ENV = {"GO111MODULE": "off", "GOFLAGS": "-mod=mod", "GOPROXY": "off", "CGO_EN
 
 @dataclass
 class CompileCheck:
-    """Runs one language's compiler on a child's files in `sandbox_name` ("bwrap" or "process").
+    """Runs one language's compiler on a child's files in `sandbox_name` ("bwrap", "process" or "docker": then
+    in a container of `image`).
 
     Go's build cache is kept for the run (a fresh one costs ~2 s per check, a warm one ~0.2 s): it holds
     what the compiler derived from sources, keyed by their hashes, and vet runs none of the child's code.
@@ -70,7 +75,9 @@ class CompileCheck:
     args: tuple[str, ...]
     sandbox_name: str
     toolchains: tuple[Toolchain, ...] = ()  # what the sandbox binds and passes (engine/lang/toolchain.py)
+    image: str | None = None  # docker's image (the compiler is on its PATH)
     _cache: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
+    _docker: DockerCompiler | None = field(default=None, repr=False)
     _sandbox: ProcessSandbox | None = field(
         default=None, repr=False
     )  # built once: its checks need not repeat per child
@@ -83,6 +90,8 @@ class CompileCheck:
         """The compiler's first error on the child (one line), or None when it compiles."""
         from engine.sandbox.base import SandboxJob
 
+        if self.sandbox_name == "docker":
+            return self._in_docker(files, entry_file)
         if self._sandbox is None:
             from engine.sandbox import make_sandbox
             from engine.sandbox.process import ProcessSandbox
@@ -110,6 +119,26 @@ class CompileCheck:
         if done.returncode == 0:
             return None
         return f"{self.said}: {first_error(done.stderr + done.stdout, entry_file)}"
+
+    def _in_docker(self, files: Mapping[str, str], entry_file: str) -> str | None:
+        if self._docker is None:
+            from engine.lang.compile_docker import DockerCompiler
+
+            assert self.image is not None
+            self._docker = DockerCompiler(self.image)
+        command = [self.compiler, *self.args, entry_file]
+        if self.language.name == "go":  # a fresh build cache in the container's /tmp (a tmpfs)
+            command = ["env", *(f"{k}={v}" for k, v in GO_ENV.items()), f"GOCACHE={GO_CACHE_IN_BWRAP}", *command]
+        try:
+            result = self._docker.run({path: text.encode() for path, text in files.items()}, command)
+        except RuntimeError as exc:
+            return f"{self.said}: {exc}"
+        if result.ok:
+            return None
+        if result.status == "timeout":
+            return f"{self.said}: took more than {TIMEOUT_S:g} s"
+        output = result.stderr_tail + result.stdout_tail
+        return f"{self.said}: {first_error(output, entry_file) if output.strip() else result.reason}"
 
     def _go_cache(self, argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
         if self._cache is None:
@@ -142,13 +171,15 @@ def choose(
     sandbox_name: str,
     executor: str = "local",
     toolchains: Sequence[Toolchain] | None = None,
+    image: str | None = None,
 ) -> tuple[CompileCheck | None, str]:
     """The run's compile check (or None) and the header's words for the checks a child goes through and for the
     compiler the language uses.
 
     `setting`: auto (the compiler where it is installed), on (a missing compiler is an error: ValueError),
     off. `toolchains`: the compilers found on the engine's PATH at run start (engine/lang/toolchain.py), the
-    ones the sandbox was given; None: looked up now. Python tasks get (None, "").
+    ones the sandbox was given; None: looked up now. `image`: docker's (default: the compilers' image). Python
+    tasks get (None, "").
     """
     if language is None:
         return None, ""
@@ -160,6 +191,8 @@ def choose(
         return None, syntax + " (compile check off)" + host
     if language.name not in COMMANDS:
         return None, syntax + f" ({language.name} has no separate compile check)" + host
+    if sandbox_name == "docker" and executor == "local":
+        return _choose_in_docker(language, setting, image, syntax)
     if executor != "local" or sandbox_name not in ("bwrap", "process"):
         where = "on Ray" if executor != "local" else f"under {sandbox_name}"
         why = f"no compile check {where}: it would run outside the sandbox"
@@ -181,3 +214,23 @@ def find_toolchains(language: Language) -> tuple[Toolchain, ...]:
     """The language's compiler on the engine's PATH, as a tuple of one (empty when there is none)."""
     chain = find_toolchain(language)
     return (chain,) if chain is not None else ()
+
+
+def _choose_in_docker(
+    language: Language, setting: str, image: str | None, syntax: str
+) -> tuple[CompileCheck | None, str]:
+    """The check in containers of `image`: the compilers' image has every compiler; another is probed once."""
+    from engine.sandbox.docker_build import COMPILERS_IMAGE
+
+    name, args = COMMANDS[language.name]
+    image = image or COMPILERS_IMAGE
+    if image != COMPILERS_IMAGE:
+        from engine.lang.compile_docker import image_has
+
+        ok, why = image_has(image, name)
+        if not ok:
+            if setting == "on":
+                raise ValueError(f"--compile-check on: {why}")
+            return None, f"{syntax} (no compile check: {why})"
+    check = CompileCheck(language, name, args, "docker", image=image)
+    return check, f"{syntax}, then compiled by {check.said}"

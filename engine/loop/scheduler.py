@@ -265,6 +265,12 @@ class Scheduler:
         task = asyncio.ensure_future(self.handles.run_agent(self.state.task, files, instance, node_id=decision.node_id))
         return task, launch
 
+    def _slot(self, worker: int) -> str:
+        """The archive's worker of an evaluation on local slot `worker` (a backend that ran it elsewhere names
+        itself instead): 'w0', or 'w0/docker' when each evaluation was a container."""
+        backend = getattr(self.handles.sandbox, "name", "")
+        return f"w{worker}/docker" if backend == "docker" else f"w{worker}"
+
     def _record(self, launch: Launch, outcome: Outcome) -> str | None:
         """A finished evaluation: stored and counted; why the run stops, when it must."""
         state = self.state
@@ -276,7 +282,7 @@ class Scheduler:
         score, metrics = scored(state.utility, self._task_score(launch, outcome), outcome)
         repeat = int(launch.detail.get("repeat", 0))
         record = outcome.record(
-            launch.node, instance.id, "dev", score, repeat=repeat, metrics=metrics, worker=f"w{launch.worker}"
+            launch.node, instance.id, "dev", score, repeat=repeat, metrics=metrics, worker=self._slot(launch.worker)
         )
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail), steps=outcome.trajectory)

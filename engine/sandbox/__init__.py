@@ -40,7 +40,8 @@ def resolve_sandbox(name: str, image: str | None = None, docker: bool = True) ->
     """(the backend `name` stands for on this machine, why) — 'auto' becomes the strongest that works.
 
     Strongest first: `docker` (a total memory cap and disk isolation on top of
-    what bwrap holds) when a daemon answers and the image is there, then
+    what bwrap holds) when a daemon answers and the image is there or can be
+    built now without a registry (`docker_available`: probed in seconds), then
     `bwrap` when bubblewrap can create its namespaces, else `process`. Other
     names come back as they are. `docker=False` (a task run by its own
     interpreter, which an image does not hold) leaves docker out.
@@ -51,10 +52,10 @@ def resolve_sandbox(name: str, image: str | None = None, docker: bool = True) ->
     from .docker import docker_available
 
     docker_ok, docker_why = (
-        docker_available(image, build=False) if docker else (False, "the task's own Python runs on this machine")
+        docker_available(image, build=True) if docker else (False, "the task's own Python runs on this machine")
     )
     if docker_ok:
-        return "docker", "a Docker daemon answers"
+        return "docker", "a Docker daemon answers and the image is there or buildable offline"
     bwrap_ok, bwrap_why = bwrap_available()
     if bwrap_ok:
         return "bwrap", f"bubblewrap works; no docker: {docker_why}"

@@ -2,8 +2,11 @@
 
 A job's files are written into a fresh host directory, bind-mounted read-write
 at `/job` (the cwd, HOME and TMPDIR) of a new container of the sandbox image
-(default `DEFAULT_IMAGE`: python:3.11-slim + numpy, built from
-`docker_image/Dockerfile` the first time it is missing). What a container
+(default `DEFAULT_IMAGE`: Debian bookworm's python3 and numpy, built the
+first time it is missing from the Debian mirror with no registry, see
+`docker_build`). A Python interpreter in the job's command (the engine's own
+host path included) becomes the image's `python3`: no host path reaches a
+container. What a container
 holds, through the options `container_options` builds:
 
 - no network: network mode `none` (only a loopback interface);
@@ -65,6 +68,7 @@ into bounded tails), `docker_result` (exit code to `SandboxResult`),
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import tempfile
@@ -87,6 +91,7 @@ from .docker_options import (
     IMAGE_PATH,
     JOB_DIR,
     _hand_to_job_user,
+    _image_argv,
     container_options,
     job_user,
 )
@@ -138,8 +143,9 @@ class DockerSandbox:
         base_dir: str | os.PathLike[str] | None = None,
         client: Any = None,
     ) -> None:
-        """image: the image jobs run in (default DEFAULT_IMAGE, built when missing; any
-        other must already be on the machine). cpus: CPUs per job, overriding the
+        """image: the image jobs run in (default DEFAULT_IMAGE; it and COMPILERS_IMAGE are
+        built when missing, from Debian's packages with no registry; any other must
+        already be on the machine and hold `python3` for Python jobs). cpus: CPUs per job, overriding the
         jobs' `limits.cpus`. base_dir: where the host work directories are made
         (default: tempfile.gettempdir()). client: a docker SDK client (default:
         from the environment, DOCKER_HOST etc.).
@@ -187,6 +193,8 @@ class DockerSandbox:
         self._finalizer()
 
     async def run(self, job: SandboxJob) -> SandboxResult:
+        # What the container runs, in its reports too: an interpreter's host path becomes the image's python3.
+        job = dataclasses.replace(job, command=_image_argv(job.command))
         limits = job.limits
         outer = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-", dir=self.base_dir)
         workdir = os.path.join(outer, "job")  # the outer directory stays private to the engine's user

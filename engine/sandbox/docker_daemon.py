@@ -1,9 +1,10 @@
 """The Docker daemon and the sandbox image: connecting, saying why not in one line, building.
 
-`docker_available` answers whether the docker sandbox can run here (the SDK,
-a daemon answering a ping, the image) without raising; `ensure_image` builds
-`DEFAULT_IMAGE` from `docker_image/Dockerfile` the first time it is missing
-and never pulls a user-given image. The SDK is imported only inside these
+`docker_available` answers whether the docker sandbox can serve here (the
+SDK, a daemon answering a ping, the image there or buildable now) without
+raising; `ensure_image` builds the sandbox's own images when missing (offline,
+from Debian's packages: `docker_build`; else `DEFAULT_IMAGE` from
+`docker_image/Dockerfile`) and never pulls a user-given image. The SDK is imported only inside these
 calls, so the module imports without it.
 """
 
@@ -14,9 +15,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .docker_build import DEFAULT_IMAGE, RECIPES, build_offline, image_current, offline_buildable
+
 log = logging.getLogger(__name__)
 
-DEFAULT_IMAGE = "clade-sandbox:py3.11"
 IMAGE_DIR = Path(__file__).with_name("docker_image")  # holds the Dockerfile of DEFAULT_IMAGE
 
 _PING_TIMEOUT_S = 3
@@ -70,22 +72,32 @@ def _image_present(client: Any, image: str) -> bool:
 
 
 def docker_available(image: str | None = None, *, build: bool = True) -> tuple[bool, str]:
-    """(True, '') if the docker sandbox can run here with `image`; else (False, one line why). Never raises.
+    """(True, '') if the docker sandbox can serve here with `image`; else (False, one line why). Never raises.
 
-    The SDK must import and the daemon answer a ping within a few seconds. With
-    an image, it must exist locally, or be `DEFAULT_IMAGE` and `build` be True
-    (it is then built on first use).
+    The SDK must import and the daemon answer a ping within a few seconds, and
+    the image (default `DEFAULT_IMAGE`) be usable now: on the machine, or one of
+    the sandbox's own images (`docker_build.RECIPES`) that `build` allows to be
+    built now without a registry (root, debootstrap and a Debian mirror that
+    answers: probed in a few seconds, nothing pulled).
     """
+    image = image or DEFAULT_IMAGE
     client, why = _connect(_PING_TIMEOUT_S)
     if client is None:
         return False, why
     try:
-        if image is not None and not _image_present(client, image):
-            if image != DEFAULT_IMAGE:
-                return False, f"image {image!r} is not on this machine (run: docker pull {image})"
-            if not build:
-                return False, f"image {image!r} is not built yet (--sandbox docker builds it)"
-        return True, ""
+        recipe = RECIPES.get(image)
+        if recipe is None:
+            if _image_present(client, image):
+                return True, ""
+            return False, f"image {image!r} is not on this machine (run: docker pull {image})"
+        if image_current(client, recipe):
+            return True, ""
+        if not build:
+            return False, f"image {image!r} is not built yet (--sandbox docker builds it)"
+        ok, why = offline_buildable(recipe)
+        if ok or _image_present(client, image):
+            return True, ""  # built offline on first use, or an older build of it is there
+        return False, f"image {image!r} is not built and cannot be built now: {why}"
     except Exception as exc:  # noqa: BLE001
         return False, f"the Docker daemon failed: {_one_line(exc)}"
     finally:
@@ -93,29 +105,49 @@ def docker_available(image: str | None = None, *, build: bool = True) -> tuple[b
 
 
 def ensure_image(client: Any, image: str = DEFAULT_IMAGE) -> None:
-    """Make sure `image` is on the daemon: build `DEFAULT_IMAGE` when missing; RuntimeError otherwise.
+    """Make sure `image` is on the daemon; RuntimeError (one line, saying what to do) otherwise.
 
-    A user-given image is never pulled: the error says to `docker pull` it.
+    The sandbox's own images are built from Debian's packages with no registry
+    (`docker_build.build_offline`) when missing or made from another recipe;
+    where that cannot run, an older build is used, else `DEFAULT_IMAGE` is built
+    from its Dockerfile (which needs Docker Hub). A user-given image is never
+    pulled: the error says to `docker pull` it.
     """
     import docker.errors
 
+    recipe = RECIPES.get(image)
     try:
-        if _image_present(client, image):
+        if recipe is None and _image_present(client, image):
             return
+        if recipe is not None and image_current(client, recipe):
+            return
+        present = _image_present(client, image)
     except docker.errors.DockerException as exc:
         raise RuntimeError(f"could not look up image {image!r}: {_one_line(exc)}") from None
-    if image != DEFAULT_IMAGE:
+    if recipe is None:
         raise RuntimeError(f"image {image!r} is not on this machine; run `docker pull {image}` first")
+    offline, why_not = offline_buildable(recipe)
+    if offline:
+        build_offline(client, recipe)
+        return
+    if present:
+        log.warning("docker sandbox: using the image %s already here (%s to rebuild it)", image, why_not)
+        return
+    if image != DEFAULT_IMAGE:
+        raise RuntimeError(f"could not build image {image!r}: {why_not}")
     log.warning(
-        "docker sandbox: building image %s (python:3.11-slim + numpy, from %s); "
-        "first time only, it needs network access and takes a minute or two",
+        "docker sandbox: building image %s (python:3.11-slim + numpy, from %s) since %s; "
+        "first time only, it needs Docker Hub and takes a minute or two",
         image,
         IMAGE_DIR / "Dockerfile",
+        why_not,
     )
     try:
         client.images.build(path=str(IMAGE_DIR), tag=image, rm=True, forcerm=True, timeout=_BUILD_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - BuildError, APIError, a dropped connection: one line
-        raise RuntimeError(f"could not build image {image!r}: {_one_line(exc)}") from None
+        raise RuntimeError(
+            f"could not build image {image!r}: no offline build ({why_not}), and Docker Hub failed: {_one_line(exc)}"
+        ) from None
     log.warning("docker sandbox: image %s built", image)
 
 

@@ -132,10 +132,11 @@ def _container_env() -> dict[str, str]:
 
 
 def _image_argv(command: Sequence[str]) -> list[str]:
-    """The command inside the image: the engine's interpreter (a host path) becomes `python`."""
+    """The command inside the image: a Python interpreter (the engine's host path, `python`, `python3.11`)
+    becomes the image's `python3`, the one name every image with Python has (Debian's has no `python`)."""
     argv = list(command)
     if _is_python(argv[0]):
-        argv[0] = "python"
+        argv[0] = "python3"
     return argv
 
 

@@ -126,11 +126,8 @@ def test_an_archive_held_by_a_running_search_is_refused(tmp_path):
         holder.wait()
 
 
-def test_a_sandbox_that_cannot_run_here_is_one_line_and_leaves_no_run(tmp_path):
-    from engine.sandbox.docker import docker_available
-
-    if docker_available()[0]:
-        pytest.skip("a Docker daemon answers here: the refusal cannot be shown")
+def test_a_sandbox_that_cannot_run_here_is_one_line_and_leaves_no_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")  # none there, daemon here or not
     out = run_cli("--sandbox", "docker", "--budget", "3", "--run-dir", str(tmp_path / "runs"))
     assert out.returncode == 2, out
     assert out.stderr.startswith("error: --sandbox docker:") and "Traceback" not in out.stderr + out.stdout

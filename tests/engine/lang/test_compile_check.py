@@ -44,9 +44,22 @@ PROGRAMS = {
     ),
 }
 BWRAP, BWRAP_WHY = bwrap_available()
+
+
+def _compilers_image() -> tuple[bool, str]:
+    """Whether the docker compilers' image is on a daemon here (CI builds it; a test never does)."""
+    from engine.sandbox.docker_build import COMPILERS_IMAGE
+    from engine.sandbox.docker_daemon import docker_available
+
+    ok, why = docker_available(COMPILERS_IMAGE, build=False)
+    return ok, f"{why} (python -m engine.sandbox.docker_prebuild --compilers builds it)" if not ok else ""
+
+
+DOCKER, DOCKER_WHY = _compilers_image()
 BACKENDS = [
     "process",
     pytest.param("bwrap", marks=[pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason=BWRAP_WHY)]),
+    pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.skipif(not DOCKER, reason=DOCKER_WHY)]),
 ]
 
 
@@ -54,7 +67,7 @@ BACKENDS = [
 @pytest.mark.parametrize("path", sorted(PROGRAMS))
 def test_the_compiler_refuses_what_the_grammar_admits(path, backend):
     compiler, good, bad, said = PROGRAMS[path]
-    if shutil.which(compiler) is None:  # the one on PATH, rustup's included (engine/lang/toolchain.py)
+    if backend != "docker" and shutil.which(compiler) is None:  # PATH's, rustup's included; docker: the image's
         pytest.skip(f"{compiler} is not installed")
     language = language_of(path)
     check, header = choose(language, "auto", backend)
@@ -78,6 +91,30 @@ def test_the_compiler_cannot_read_host_files_under_bwrap(tmp_path):
     assert refused is not None and "No such file" in refused, refused
 
 
+@pytest.mark.docker
+@pytest.mark.skipif(not DOCKER, reason=DOCKER_WHY)
+def test_the_compiler_cannot_read_host_files_under_docker(tmp_path):
+    """Under docker the compiler runs in the container: a host file's #include is not there."""
+    secret = tmp_path / "secret.h"
+    secret.write_text("int secret_value = 42;\n")
+    program = f'#include "{secret}"\nint main() {{ return secret_value; }}\n'
+    check, header = choose(language_of("a.cpp"), "auto", "docker")
+    assert "compiled by g++ -fsyntax-only (in docker)" in header
+    refused = check.problem({"a.cpp": program}, "a.cpp")
+    assert refused is not None and "No such file" in refused, refused
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not DOCKER, reason=DOCKER_WHY)
+def test_an_image_without_the_compiler_is_probed_once_and_said():
+    from engine.sandbox.docker_build import DEFAULT_IMAGE  # python3 and numpy, no compiler
+
+    check, header = choose(language_of("a.cpp"), "auto", "docker", image=DEFAULT_IMAGE)
+    assert check is None and f"no compile check: g++ does not run in image {DEFAULT_IMAGE!r}" in header
+    with pytest.raises(ValueError, match="--compile-check on: g\\+\\+ does not run in image"):
+        choose(language_of("a.cpp"), "on", "docker", image=DEFAULT_IMAGE)
+
+
 def test_which_checks_a_run_uses_is_said_and_misuse_is_one_line():
     cpp = language_of("initial.cpp")
     none: tuple = ()  # no compiler found on PATH
@@ -91,11 +128,11 @@ def test_which_checks_a_run_uses_is_said_and_misuse_is_one_line():
     assert choose(cpp, "auto", "process", toolchains=none)[1].endswith("(no compile check: g++ not found on PATH)")
     with pytest.raises(ValueError, match="--compile-check on: rustc not found on PATH"):
         choose(language_of("a.rs"), "on", "bwrap", toolchains=none)
-    assert "no compile check under docker" in choose(cpp, "auto", "docker")[1]
+    assert "no compile check on Ray" in choose(cpp, "auto", "docker", executor="ray")[1]
     assert "no compile check on Ray" in choose(cpp, "auto", "bwrap", executor="ray")[1]
     assert choose(None, "on", "bwrap") == (None, "")  # a Python task: nothing to say
-    with pytest.raises(ValueError, match="--compile-check on: no compile check under docker"):
-        choose(cpp, "on", "docker")
+    with pytest.raises(ValueError, match="--compile-check on: no compile check on Ray"):
+        choose(cpp, "on", "docker", executor="ray")
     with pytest.raises(UserError, match="--compile-check must be"):
         run_from_args(build_parser().parse_args(["--task", "binpack", "--compile-check", "maybe"]))
 

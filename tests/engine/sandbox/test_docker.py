@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import textwrap
@@ -24,11 +25,12 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from engine.sandbox import SandboxJob, SandboxLimits
+from engine.sandbox import SandboxJob, SandboxLimits, docker_build, docker_daemon, resolve_sandbox
 from engine.sandbox.docker import (
     DEFAULT_IMAGE,
     IMAGE_PATH,
@@ -39,6 +41,8 @@ from engine.sandbox.docker import (
     ensure_image,
     job_user,
 )
+from engine.sandbox.docker_build import COMPILERS_IMAGE, RECIPE_LABEL, RECIPES, Recipe, debian_mirror
+from tests.conftest import REPO
 
 docker = pytest.importorskip("docker")  # its submodule docker.errors comes with it
 import requests.exceptions
@@ -133,10 +137,10 @@ def test_container_environment_is_an_allow_list(tmp_path: Path, monkeypatch: pyt
 @pytest.mark.parametrize(
     ("argv0", "expected"),
     [
-        (sys.executable, "python"),
-        ("python", "python"),
-        ("python3", "python"),
-        ("/usr/bin/python3.11", "python"),
+        (sys.executable, "python3"),
+        ("python", "python3"),
+        ("python3", "python3"),
+        ("/usr/bin/python3.11", "python3"),
         ("sh", "sh"),
         ("/bin/echo", "/bin/echo"),
     ],
@@ -170,7 +174,7 @@ def test_container_options_pass_the_sdks_own_checks(tmp_path: Path) -> None:
     assert host["LogConfig"]["Type"] == "json-file"
     assert "Binds" not in host and not host.get("Privileged")
     assert args["user"] == "65534:65534"
-    assert args["entrypoint"] == ["python"]
+    assert args["entrypoint"] == ["python3"]
     assert args["detach"] is True and args["stdin_open"] is False
 
 
@@ -314,12 +318,15 @@ def all_match(labels: dict[str, str], pairs: list[tuple[str, str]]) -> bool:
 class FakeImages:
     def __init__(self, present: set[str]) -> None:
         self.present = present
+        self.stale: set[str] = set()  # present, but made from another recipe (or by the Dockerfile)
         self.built: list[dict[str, Any]] = []
 
     def get(self, name: str) -> object:
         if name not in self.present:
             raise docker.errors.ImageNotFound(f"No such image: {name}")
-        return object()
+        recipe = RECIPES.get(name)
+        labels = {RECIPE_LABEL: recipe.digest} if recipe is not None and name not in self.stale else {}
+        return SimpleNamespace(attrs={"Config": {"Labels": labels}})
 
     def build(self, **kwargs: Any) -> tuple[object, list[Any]]:
         self.built.append(kwargs)
@@ -656,16 +663,27 @@ def test_fake_close_removes_what_is_left_and_closes_the_client(tmp_path: Path) -
     sandbox.close()  # idempotent
 
 
-def test_fake_missing_images(tmp_path: Path) -> None:
+def test_fake_missing_images(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(docker_daemon, "offline_buildable", lambda recipe: (False, "no debootstrap here (test)"))
     client = FakeClient(images=set())
     with pytest.raises(RuntimeError, match=r"docker pull someone/image:1"):
         ensure_image(client, "someone/image:1")
     with pytest.raises(RuntimeError, match="docker sandbox unavailable: .*docker pull"):
         DockerSandbox("someone/image:1", client=client, base_dir=tmp_path)
     assert client.images.built == []  # never pulled nor built behind the user's back
-    ensure_image(client, DEFAULT_IMAGE)
+    with pytest.raises(RuntimeError, match=r"could not build image .*compilers.*no debootstrap here \(test\)"):
+        ensure_image(client, COMPILERS_IMAGE)  # no Dockerfile for it: offline or not at all
+    ensure_image(client, DEFAULT_IMAGE)  # no offline build: the Dockerfile, through the registry
     assert [b["tag"] for b in client.images.built] == [DEFAULT_IMAGE]
     assert Path(client.images.built[0]["path"], "Dockerfile").is_file()
+
+
+def test_fake_stale_image_is_used_when_it_cannot_be_rebuilt(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(docker_daemon, "offline_buildable", lambda recipe: (False, "no debootstrap here (test)"))
+    client = FakeClient(images={DEFAULT_IMAGE})
+    client.images.stale.add(DEFAULT_IMAGE)
+    ensure_image(client, DEFAULT_IMAGE)
+    assert client.images.built == []
 
 
 # ----------------------------------------------------------------------------- a real daemon
@@ -895,3 +913,157 @@ class TestRealDocker:
             except docker.errors.NotFound:
                 pass
             client.close()
+
+
+# ----------------------------------------------------------------------------- auto's choice, a real daemon
+
+
+# why the absent recipe cannot be built: the dead mirror as root with debootstrap, else what is missing
+CANNOT_BUILD = r"the Debian mirror http://127\.0\.0\.1:9/debian does not answer|needs root|debootstrap is not installed"
+
+
+@pytest.fixture
+def absent_recipe(monkeypatch: pytest.MonkeyPatch) -> str:
+    """One of the sandbox's own images, not on the daemon, and a Debian mirror that does not answer."""
+    name = f"clade-sandbox-test-{uuid.uuid4().hex[:8]}:absent"
+    monkeypatch.setitem(RECIPES, name, Recipe(name, ("python3",)))
+    monkeypatch.setattr(docker_build, "debian_mirror", lambda: "http://127.0.0.1:9/debian")
+    return name
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not DOCKER_OK, reason=f"no Docker daemon: {DOCKER_WHY}")
+class TestAutoChoice:
+    def test_image_present_picks_docker(self) -> None:
+        name, why = resolve_sandbox("auto")
+        assert name == "docker", why
+
+    def test_missing_unbuildable_image_falls_back_naming_why(self, absent_recipe: str) -> None:
+        t0 = time.monotonic()
+        name, why = resolve_sandbox("auto", absent_recipe)
+        assert time.monotonic() - t0 < 10  # a probe, no build, no registry pull
+        assert name in ("bwrap", "process")
+        assert f"image {absent_recipe!r} is not built and cannot be built now" in why
+        assert re.search(CANNOT_BUILD, why), why
+        client = docker.from_env()
+        try:
+            assert client.images.list(name=absent_recipe.split(":")[0]) == []
+        finally:
+            client.close()
+
+    def test_explicit_docker_says_what_to_do_in_one_line(self, absent_recipe: str, tmp_path: Path) -> None:
+        with pytest.raises(RuntimeError) as caught:
+            DockerSandbox(absent_recipe, base_dir=tmp_path)
+        said = str(caught.value)
+        assert "\n" not in said
+        assert said.startswith(f"docker sandbox unavailable: could not build image {absent_recipe!r}")
+        assert re.search(CANNOT_BUILD, said), said
+
+    def test_user_image_missing_falls_back(self) -> None:
+        name, why = resolve_sandbox("auto", "someone/not-here:1")
+        assert name in ("bwrap", "process")
+        assert "docker pull someone/not-here:1" in why
+
+    def test_no_daemon_falls_back(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no.sock")
+        name, why = resolve_sandbox("auto")
+        assert name in ("bwrap", "process")
+        assert "no Docker daemon answers" in why
+
+    def test_image_has_python3_only_and_no_host_path_reaches_it(self, real_sandbox: DockerSandbox) -> None:
+        client = docker.from_env()
+        try:
+            said = client.containers.run(
+                DEFAULT_IMAGE, ["sh", "-c", "command -v python3; command -v python || echo none"], remove=True
+            )
+        finally:
+            client.close()
+        assert said.decode().split() == ["/usr/bin/python3", "none"]
+        res = run_real(real_sandbox, script_job("import sys; open('answer.txt', 'w').write(sys.executable)"))
+        assert res.status == "ok", res.stderr
+        assert res.answer == b"/usr/bin/python3"  # the image's, though the job named the host's sys.executable
+
+
+# ----------------------------------------------------------------------------- the offline build's pieces
+
+
+def test_debian_mirror_is_the_one_apt_uses(tmp_path: Path) -> None:
+    assert debian_mirror(str(tmp_path)) == "http://deb.debian.org/debian"  # nothing configured
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\n# URIs: http://commented.example/debian\nURIs: http://mirror.example/debian/\n"
+        "Suites: bookworm\n\nTypes: deb\nURIs: http://mirror.example/debian-security\n"
+    )
+    assert debian_mirror(str(tmp_path)) == "http://mirror.example/debian"
+    (tmp_path / "sources.list").write_text(
+        "deb http://security.example/debian-security bookworm-security main\n"
+        "deb [arch=amd64 signed-by=/k.gpg] https://local.example/debian bookworm main\n"
+    )
+    assert debian_mirror(str(tmp_path)) == "https://local.example/debian"
+
+
+def test_recipe_digest_changes_with_the_packages() -> None:
+    base = RECIPES[DEFAULT_IMAGE]
+    assert base.digest == Recipe(DEFAULT_IMAGE, base.packages).digest
+    assert base.digest != Recipe(DEFAULT_IMAGE, (*base.packages, "g++")).digest
+    assert f"LABEL clade.recipe={base.digest}" in base.changes
+    assert set(RECIPES[COMPILERS_IMAGE].packages) >= {"python3", "g++", "gfortran", "golang-go", "rustc"}
+
+
+def test_prebuild_says_one_line_without_a_daemon(tmp_path: Path) -> None:
+    env = dict(os.environ, DOCKER_HOST=f"unix://{tmp_path}/none.sock", PYTHONPATH=str(REPO))
+    out = subprocess.run(
+        [sys.executable, "-m", "engine.sandbox.docker_prebuild"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: no Docker daemon answers at unix://") and out.stderr.count("\n") == 1
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not DOCKER_OK, reason=f"no Docker daemon: {DOCKER_WHY}")
+def test_prebuild_finds_the_current_image_in_seconds() -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "engine.sandbox.docker_prebuild"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"{DEFAULT_IMAGE}: ready (")
+    if "building image" not in out.stderr:  # built by CI before, as it should be: found by its digest
+        assert time.monotonic() - t0 < 10
+
+
+def _compilers_current() -> tuple[bool, str]:
+    if not DOCKER_OK:
+        return False, f"no Docker daemon: {DOCKER_WHY}"
+    client = docker.from_env()
+    try:
+        if docker_build.image_current(client, RECIPES[COMPILERS_IMAGE]):
+            return True, ""
+    finally:
+        client.close()
+    return False, f"{COMPILERS_IMAGE} not built (python -m engine.sandbox.docker_prebuild --compilers; .ci/run does)"
+
+
+COMPILERS_OK, COMPILERS_WHY = _compilers_current()
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not COMPILERS_OK, reason=COMPILERS_WHY)
+def test_cpp_folder_builds_and_improves_under_docker(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+    from tests.engine.test_search_e2e import only_run, read
+
+    folder = REPO / "tests" / "fixtures" / "tasks" / "shinka_cpp"
+    out = run_cli(
+        "--task", str(folder), "--sandbox", "docker", "--budget", "12", "--run-dir", str(tmp_path / "runs"), timeout=300
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"sandbox docker, image {COMPILERS_IMAGE} (the compilers)" in out.stdout
+    assert "then compiled by g++ -fsyntax-only (in docker)" in out.stdout  # the compile check, in a container
+    assert "Dev evaluations: 12 ok." in out.stdout
+    final = re.search(r"final #\d+ +│ +([\d.]+)", out.stdout)
+    seed = re.search(r"seed #0 +│ +([\d.]+)", out.stdout)
+    assert final and seed and float(final[1]) > float(seed[1]), out.stdout[-2000:]
+    workers = read(only_run(tmp_path / "runs"), "SELECT DISTINCT worker FROM evaluations WHERE split = 'dev'")
+    assert {w for (w,) in workers} <= {"w0/docker", "w1/docker"} and workers  # the archive says docker ran them
