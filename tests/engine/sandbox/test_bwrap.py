@@ -78,9 +78,17 @@ def tried(code: str, *args: str, **limits: float) -> dict[str, str]:
     return answer_json(res)
 
 
-def test_make_sandbox_bwrap_and_auto() -> None:
+def _no_docker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Docker cannot serve (as where no daemon answers), whether or not a daemon runs on this machine."""
+    from engine.sandbox import docker as docker_mod
+
+    monkeypatch.setattr(docker_mod, "docker_available", lambda *a, **k: (False, "no Docker daemon (the test says)"))
+
+
+def test_make_sandbox_bwrap_and_auto(monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_docker(monkeypatch)
     assert make_sandbox("bwrap").name == "bwrap"
-    assert make_sandbox("auto").name == "bwrap"  # the strongest that works here
+    assert make_sandbox("auto").name == "bwrap"  # the strongest that works here, docker aside
 
 
 def test_auto_falls_back_to_process_without_bwrap(
@@ -88,6 +96,7 @@ def test_auto_falls_back_to_process_without_bwrap(
 ) -> None:
     from engine.sandbox import bwrap as bwrap_mod
 
+    _no_docker(monkeypatch)
     monkeypatch.setattr(bwrap_mod, "bwrap_path", lambda: None)
     assert make_sandbox("auto").name == "process"
     with pytest.raises(RuntimeError, match="bwrap not installed"):
