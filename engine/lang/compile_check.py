@@ -161,7 +161,7 @@ def choose(
     if language.name not in COMMANDS:
         return None, syntax + f" ({language.name} has no separate compile check)" + host
     if executor != "local" or sandbox_name not in ("bwrap", "process"):
-        where = "on Ray" if executor != "local" else f"under {sandbox_name}"
+        where = {"ray": "on Ray", "slurm": "on Slurm"}.get(executor, f"under {sandbox_name}")
         why = f"no compile check {where}: it would run outside the sandbox"
         if setting == "on":
             raise ValueError(f"--compile-check on: {why}")
