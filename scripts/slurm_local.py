@@ -6,10 +6,12 @@
 `start` writes a minimal configuration into DIR (slurm.conf, cgroup.conf, a munge key; all state, logs,
 sockets and pid files under DIR too, nothing in /etc), starts munged, slurmctld and slurmd as root, and
 waits until `srun hostname` answers. The node is declared with this machine's real CPUs and memory
-(`slurmd -C`). The settings are the ones that work in a container without systemd or a writable cgroup
-tree: ProctrackType=proctrack/linuxproc, TaskPlugin=task/none, CgroupPlugin=cgroup/v1 (not loaded by
-those plugins, but slurmd reads cgroup.conf at start), SelectType=select/cons_tres. No accounting
-database: `sacct` does not answer here, `squeue` and `scontrol` do.
+(`slurmd -C`); munged runs as root too, so only root's processes use this cluster. The settings are
+the ones that work in a container without systemd or a writable cgroup tree:
+ProctrackType=proctrack/linuxproc, TaskPlugin=task/none, CgroupPlugin=cgroup/v1 (not loaded by those
+plugins, but slurmd reads cgroup.conf at start), SelectType=select/cons_tres with CR_Core (CPUs are
+allocated, memory is not), the builtin scheduler with no batch delay (a job starts as soon as it is
+submitted). No accounting database: `sacct` does not answer here, `squeue` and `scontrol` do.
 
 `stop` ends the three daemons by the pids recorded in DIR. Needs root and Debian's `slurm-wlm` and `munge`
 (`apt-get install -y slurm-wlm munge`). Exit 0 when the cluster answers, 1 with the reason on one line when
@@ -58,27 +60,27 @@ def start(folder: Path) -> None:
 
 def stop(folder: Path) -> None:
     """End the daemons started for `folder`, by the pids recorded there; waits until they are gone."""
+    pids = {}
     for name in DAEMONS:
         pid_file = folder / f"{name}.pid"
         try:
-            pid = int(pid_file.read_text().strip())
+            pids[name] = int(pid_file.read_text().strip())
         except (OSError, ValueError):
             continue
-        if _signal(pid, signal.SIGTERM):
-            deadline = time.monotonic() + 10
-            while _alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            if _alive(pid):
-                _signal(pid, signal.SIGKILL)
-        pid_file.unlink(missing_ok=True)
+        _signal(pids[name], signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for name, pid in pids.items():
+        if _alive(pid):
+            _signal(pid, signal.SIGKILL)
+        (folder / f"{name}.pid").unlink(missing_ok=True)
 
 
 def _start_munge(folder: Path) -> None:
     key = folder / "munge" / "munge.key"
     if not key.exists():
         key.write_bytes(os.urandom(1024))
-    shutil.chown(folder / "munge", "munge", "munge")
-    shutil.chown(key, "munge", "munge")
     os.chmod(key, 0o400)
     sock = folder / "munge" / "munge.socket"
     command = [
@@ -86,7 +88,9 @@ def _start_munge(folder: Path) -> None:
         f"--pid-file={folder / 'munge' / 'munged.pid'}", f"--log-file={folder / 'log' / 'munged.log'}",
         f"--seed-file={folder / 'munge' / 'munged.seed'}",
     ]  # fmt: skip
-    _spawn(folder, "munged", ["runuser", "-u", "munge", "--", *command], dict(os.environ))
+    # as root (--force): the folder may sit where the munge user cannot go (pytest's 0700 temporary folders);
+    # the cluster's only users are root's processes
+    _spawn(folder, "munged", command, dict(os.environ))
     _wait(lambda: sock.exists(), "munged did not open its socket", folder / "log" / "munged.log")
 
 

@@ -23,7 +23,10 @@ ten minutes. So the state of jobs in flight is read here, with one `squeue` for 
 
 Failures:
 - A job that Slurm cancels (`scancel`), preempts without requeueing, times out, or loses with its node
-  ends without a result file. It is submitted again, up to `max_retries` more times; the engine records only
+  ends without a result file: Slurm's SIGTERM cancels the evaluation on the node, which exits without
+  one. (Where Slurm's signal reached the agent first and a failed result was written anyway, the job's
+  final state, CANCELLED rather than COMPLETED, gives it away.)
+  It is submitted again, up to `max_retries` more times; the engine records only
   what `run()` returns, once, so nothing is counted twice. A job Slurm requeues itself (preemption with
   requeue) keeps its id and is simply waited for. If every attempt is lost, `run()` returns an 'error'
   result saying so rather than stopping the search.
@@ -60,14 +63,14 @@ __all__ = ["MAX_RETRIES", "SlurmSandbox", "parse_slurm_options", "slurm_availabl
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 3  # attempts after the first when Slurm cancels, preempts or loses a job
-POLL_S = 0.5  # how often the states of the jobs in flight are read (one squeue for all of them)
+POLL_S = 0.25  # how often the states of the jobs in flight are read (one squeue for all of them)
 INSTALL_HINT = "submitit not installed: pip install -e '.[slurm]'"
 # states in which a job will not produce a result any more (squeue's long names)
 ENDED = frozenset(
     {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
      "REVOKED", "SPECIAL_EXIT", "TIMEOUT"}
 )  # fmt: skip
-RESULT_GRACE_S = 5.0  # after a job ends, how long its result file may take to appear (a shared filesystem)
+RESULT_GRACE_S = 5.0  # after a job completes or leaves squeue, how long its result file may take to appear (NFS)
 
 _ENGINE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `engine` package
 
@@ -156,15 +159,22 @@ class SlurmSandbox:
             job_id = str(submitted.job_id)
             try:
                 ended = await self._wait(submitted)
+                if ended is None:
+                    result = await asyncio.to_thread(self._outcome, submitted)
+                    if result.ok:
+                        return result
+                    # a failure may be Slurm's doing (its SIGTERM reached the agent before this job's Python):
+                    # it counts only if the job itself ended as it should
+                    ended = await self._final_state(job_id)
+                    if ended in (None, "COMPLETED"):
+                        return result
             except asyncio.CancelledError:
                 _scancel([job_id])
                 raise
             finally:
                 self._in_flight.discard(job_id)
-            if ended is None:
-                return await asyncio.to_thread(self._outcome, submitted)
             lost.append(f"{job_id} {ended}")
-            log.warning("slurm job %s ended %s without a result: submitting the evaluation again", job_id, ended)
+            log.info("slurm job %s ended %s without a result: submitting the evaluation again", job_id, ended)
         return SandboxResult(
             status="error", returncode=None, answer=None, stdout_tail="", stderr_tail="",
             runtime_s=time.monotonic() - clock,
@@ -196,9 +206,19 @@ class SlurmSandbox:
                 ended_at = None
             elif ended_at is None:
                 ended_at = time.monotonic()
-            elif time.monotonic() - ended_at > RESULT_GRACE_S:
+            elif time.monotonic() - ended_at > (RESULT_GRACE_S if state in (None, "COMPLETED") else 2 * self.poll_s):
                 return state or "(gone from squeue)"
             await asyncio.sleep(self.poll_s)
+
+    async def _final_state(self, job_id: str) -> str | None:
+        """The state the job ended in (None: squeue no longer lists it), waiting for it to end."""
+        deadline = time.monotonic() + RESULT_GRACE_S + 30
+        while time.monotonic() < deadline:
+            state = await self._state(job_id)
+            if state is None or state in ENDED:
+                return state
+            await asyncio.sleep(self.poll_s)
+        return None
 
     async def _state(self, job_id: str) -> str | None:
         """The job's state from one squeue for all jobs in flight, read at most every poll_s; None: not listed."""
@@ -249,7 +269,7 @@ def _squeue(job_ids: list[str]) -> dict[str, str]:
     is wrong: so the jobs keep their last state)."""
     if not job_ids:
         return {}
-    command = ["squeue", "-h", "-o", "%i %T", "-j", ",".join(job_ids)]
+    command = ["squeue", "-h", "-t", "all", "-o", "%i %T", "-j", ",".join(job_ids)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
@@ -287,12 +307,42 @@ def _last_line(exc: BaseException) -> str:
 
 
 def _run_job(job: SandboxJob, inner: str, options: Mapping[str, Any]) -> SandboxResult:
-    """The Slurm job: run `job` on this node's `inner` sandbox and return how it ended."""
+    """The Slurm job: run `job` on this node's `inner` sandbox and return how it ended.
+
+    When Slurm ends the job (scancel, preemption, the time limit: SIGTERM to every process of the job), the
+    evaluation is cancelled, its sandbox cleans up, and this process exits without a result: the job was
+    lost, not the evaluation, which the engine submits again. (Returning the 'killed' result instead would
+    record Slurm's decision as the agent's failure.)"""
     import dataclasses
 
     from . import make_sandbox
 
     sandbox: Sandbox = make_sandbox(inner, **options)
-    result = asyncio.run(run_here(sandbox, local_python(job)))
+    result = asyncio.run(_unless_ended(sandbox, local_python(job)))
+    if result is None:
+        sys.stdout.flush()
+        os._exit(143)  # no result file: the engine sees a job Slurm ended, and runs the evaluation again
     where = f"slurm:{os.environ.get('SLURM_JOB_ID', '?')}@{os.environ.get('SLURMD_NODENAME', '?')}"
     return dataclasses.replace(result, worker=f"{where}/{sandbox.name}")
+
+
+async def _unless_ended(sandbox: Sandbox, job: SandboxJob) -> SandboxResult | None:
+    """The job's result; None when SIGTERM came first (the evaluation cancelled, its sandbox cleaned up)."""
+    import signal
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    ended: list[int] = []
+
+    def on_sigterm() -> None:
+        ended.append(signal.SIGTERM)
+        if task is not None:
+            task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    try:
+        return await run_here(sandbox, job)
+    except asyncio.CancelledError:
+        if ended:
+            return None
+        raise
