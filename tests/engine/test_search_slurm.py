@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -160,3 +161,38 @@ def test_agents_on_slurm_call_a_model_through_the_gateway_over_tcp(tmp_path, slu
     assert CANARY not in seen and "CLADE_LLM_TOKEN" in seen  # the token, never the key
     assert "ENV " in seen or sandbox == "process"
     assert read(run, "SELECT count(*) FROM events WHERE kind = 'gateway_refused'")[0][0] == 0
+
+
+def test_ctrl_c_scancels_the_jobs_in_flight(tmp_path, slurm_env):
+    instances = small_instances(tmp_path / "instances.json", n_items=60)
+    runs = tmp_path / "runs"
+    cli = subprocess.Popen(
+        [
+            sys.executable, "-m", "engine.search", "--executor", "slurm", "--budget", "40", "--workers", "2",
+            "--sandbox", "process", "--instances", str(instances), "--run-dir", str(runs), "--quiet",
+        ],
+        cwd=REPO, env=slurm_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not running_jobs(slurm_env) and cli.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert cli.poll() is None, "the search ended before a job ran"
+        cli.send_signal(signal.SIGINT)  # Ctrl-C
+        out, err = cli.communicate(timeout=60)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+    assert cli.returncode == 130, err + out
+    (run,) = runs.iterdir()
+    ours = {job.name for job in (run / "slurm").iterdir()}
+    assert ours
+    deadline = time.monotonic() + 10  # scancel'ed jobs pass through COMPLETING while their processes end
+    while True:
+        listed = ["squeue", "-h", "-t", "PD,R,CG", "-o", "%i"]
+        queued = set(subprocess.run(listed, env=slurm_env, capture_output=True, text=True).stdout.split())
+        if not ours & queued or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert not ours & queued, (ours, queued)  # nothing of the run is left queued or running
