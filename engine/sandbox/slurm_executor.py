@@ -34,7 +34,9 @@ Failures:
   is raised here as RuntimeError, like a failure of a local sandbox.
 - Cancelling `run()` (Ctrl-C, SIGTERM, the scheduler abandoning work) scancels the job, then the
   CancelledError goes on; `close()` scancels whatever is still in flight.
-- sbatch missing or refusing the job (no such partition, a bad option) raises RuntimeError (one line).
+- A cluster that does not answer `sinfo`, or lacks the partition named, raises RuntimeError (one line) at
+  construction. sbatch refusing a job (a bad option, the controller gone mid-run) raises UserError (one
+  line): the run stops, and a resume goes on.
 
 submitit is imported lazily: importing `engine.sandbox` or this module does not import it
 (`slurm_available()` says whether the executor can run here).
@@ -70,6 +72,7 @@ ENDED = frozenset(
     {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
      "REVOKED", "SPECIAL_EXIT", "TIMEOUT"}
 )  # fmt: skip
+CHECK_TIMEOUT_S = 20.0  # for sinfo at start (Slurm's commands retry a missing controller for a minute)
 RESULT_GRACE_S = 5.0  # after a job completes or leaves squeue, how long its result file may take to appear (NFS)
 
 _ENGINE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `engine` package
@@ -111,7 +114,7 @@ class SlurmSandbox:
         inner_options: keyword arguments of `make_sandbox(inner, ...)` on the nodes.
         max_retries: how many more times a job is submitted when Slurm cancels, preempts or loses it.
 
-        RuntimeError (one line) when submitit or Slurm's commands are missing.
+        RuntimeError (one line) when submitit or Slurm's commands are missing, or the cluster does not answer.
         """
         ok, why = slurm_available()
         if not ok:
@@ -124,6 +127,7 @@ class SlurmSandbox:
             raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
         import submitit
 
+        _check_cluster(partition)
         self.inner = inner
         self.name = f"slurm/{inner}"
         self.folder = Path(folder).resolve()
@@ -143,6 +147,7 @@ class SlurmSandbox:
             params["partition"] = partition
         if time_limit:
             params["time"] = time_limit
+        _check_options({k: v for k, v in params.items() if k != "use_srun"} | extra)
         path = os.pathsep.join(p for p in (str(_ENGINE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
         self._executor = submitit.SlurmExecutor(folder=self.folder / "%j", python=sys.executable, max_num_timeout=0)
         self._executor.update_parameters(
@@ -198,7 +203,9 @@ class SlurmSandbox:
                     self._executor.submit, _run_job, job, self.inner, self.inner_options
                 )
             except Exception as exc:  # noqa: BLE001 - sbatch refused or is missing: one line, the run stops
-                raise RuntimeError(f"sbatch refused the evaluation's job: {_one_line(exc)}") from None
+                from engine.errors import UserError  # the run stops with one line, and can be resumed
+
+                raise UserError(f"--executor slurm: sbatch refused an evaluation's job: {_sbatch_said(exc)}") from None
         self._in_flight.add(str(submitted.job_id))
         return submitted
 
@@ -271,6 +278,50 @@ class SlurmSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_cluster(partition: str | None) -> None:
+    """RuntimeError (one line) unless the cluster answers sinfo (and has `partition`, when one is named)."""
+    command = ["sinfo", "-h", "-o", "%P"] + (["-p", partition] if partition else [])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        said = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        raise RuntimeError(
+            f"the Slurm cluster did not answer sinfo within {CHECK_TIMEOUT_S:g} s: {_first(said)}"
+        ) from None
+    except OSError as exc:
+        raise RuntimeError(f"cannot run sinfo: {exc}") from None
+    if done.returncode != 0:
+        raise RuntimeError(f"the Slurm cluster does not answer: {_first(done.stderr)}")
+    if partition and not done.stdout.strip():
+        raise RuntimeError(f"the Slurm cluster has no partition {partition!r}")
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """RuntimeError (sbatch's own line) unless `sbatch --test-only` takes the jobs' options (a partition, a
+    time limit, a constraint, a qos the cluster knows): a bad option stops the run before it starts."""
+    flags = [f"--{key.replace('_', '-')}={value}" for key, value in options.items()]
+    command = ["sbatch", "--test-only", "--output=/dev/null", *flags, "--wrap=true"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RuntimeError(f"sbatch --test-only: {_one_line(exc)}") from None
+    if done.returncode != 0:
+        errors = [line.strip() for line in done.stderr.splitlines() if "error" in line.lower()]
+        said = errors[-1][:300] if errors else _first(done.stderr)
+        raise RuntimeError(f"sbatch refuses the jobs' options ({' '.join(flags)}): {said}")
+
+
+def _first(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:300] if lines else "(nothing said)"
+
+
+def _sbatch_said(exc: BaseException) -> str:
+    """sbatch's own error line (submitit wraps it in a longer message), else the exception's first line."""
+    lines = [line.strip() for line in str(exc).splitlines() if "error:" in line]
+    return lines[-1][:300] if lines else _one_line(exc)
 
 
 def _squeue(job_ids: list[str]) -> dict[str, str]:

@@ -196,3 +196,22 @@ def test_ctrl_c_scancels_the_jobs_in_flight(tmp_path, slurm_env):
             break
         time.sleep(0.2)
     assert not ours & queued, (ours, queued)  # nothing of the run is left queued or running
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--slurm-partition", "nosuch"], "the Slurm cluster has no partition 'nosuch'"),
+        (["--slurm-option", "constraint=nosuchfeature"], "Invalid feature specification"),
+    ],
+)
+def test_what_the_cluster_refuses_is_one_line_before_the_run_starts(tmp_path, slurm_env, flags, said):
+    done = subprocess.run(
+        [sys.executable, "-m", "engine.search", "--executor", "slurm", *flags, "--sandbox", "process",
+         "--budget", "4", "--run-dir", str(tmp_path / "runs"), "--quiet"],
+        cwd=REPO, env=slurm_env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr + done.stdout
+    assert said in done.stderr and done.stderr.startswith("error: --executor slurm:"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
