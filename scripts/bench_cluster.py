@@ -3,6 +3,7 @@
     python scripts/bench_cluster.py            # 1k, 10k, 100k nodes x 1000 evaluations; 40 sleep jobs per executor
     python scripts/bench_cluster.py --quick    # 1k and 10k nodes x 150 evaluations; 12 sleep jobs per executor
     python scripts/bench_cluster.py --sizes 100000 --evaluations 3000 --skip-ray
+    python scripts/bench_cluster.py --quick --slurm-local   # Slurm beside Ray, on a single-node Slurm started here
 
 a) The engine's ceiling. The real loop, `engine.loop.scheduler.Scheduler(state,
    HGMPolicy(), OfflineMutator(), RunHandles(sandbox), SchedulerSettings(budget, W), rng)`, on a `RunState` whose tree
@@ -23,11 +24,15 @@ a) The engine's ceiling. The real loop, `engine.loop.scheduler.Scheduler(state,
    those calls; rest = wall - decision - write. Expansions (rare in this shape)
    are done inline by the offline mutator and are inside the wall time.
 
-b) Ray's per-evaluation overhead. N jobs (`SandboxJob` running `python -c
+b) Ray's and Slurm's per-evaluation overhead. N jobs (`SandboxJob` running `python -c
    "import time; time.sleep(0.2); open('answer.json','w').write('{}')"`, answer
    answer.json) go through (i) `make_sandbox("process")` and (ii)
    `RaySandbox("process", workers=2)` (a local Ray, started before timing; 2
-   warm-up jobs first), 2 at a time (a semaphore) in each. wall per evaluation =
+   warm-up jobs first), and (iii) `SlurmSandbox("process", ...)` (each job a
+   Slurm job through submitit; the cluster SLURM_CONF or /etc/slurm names when
+   `sinfo` answers, or with --slurm-local a single-node one that
+   scripts/slurm_local.py starts for the run and stops after it; 2 warm-up jobs
+   first), 2 at a time (a semaphore) in each. wall per evaluation =
    2 x wall / N (each of the 2 slots runs N/2 jobs); overhead = that - 0.2 s.
 
 Then workers kept busy by one engine for evaluations of T seconds: W = (T + o) / c,
@@ -251,27 +256,66 @@ async def run_jobs(sandbox, jobs: int, concurrency: int) -> tuple[float, int]:
     return wall, sum(1 for r in results if r.ok and r.answer == b"{}")
 
 
-def executor_overhead(jobs: int, concurrency: int) -> dict:
+def executor_overhead(jobs: int, concurrency: int, folder: Path, slurm: str) -> dict:
+    """slurm: 'skip', 'here' (the configured cluster if sinfo answers) or 'local' (start a single-node one)."""
     from engine.sandbox import make_sandbox
     from engine.sandbox.ray_executor import RaySandbox, ray_available
 
-    out = {}
+    out: dict = {}
     local = make_sandbox("process")
     asyncio.run(run_jobs(local, concurrency, concurrency))  # warm-up
     out["local"] = asyncio.run(run_jobs(local, jobs, concurrency))
     ok, why = ray_available()
     if not ok:
         out["ray_skipped"] = why
-        return out
-    t0 = time.perf_counter()
-    ray_sandbox = RaySandbox("process", workers=concurrency)
-    try:
-        out["ray_start_s"] = time.perf_counter() - t0
-        asyncio.run(run_jobs(ray_sandbox, concurrency, concurrency))  # warm-up: workers started, code shipped
-        out["ray"] = asyncio.run(run_jobs(ray_sandbox, jobs, concurrency))
-    finally:
-        ray_sandbox.close()
+    else:
+        t0 = time.perf_counter()
+        ray_sandbox = RaySandbox("process", workers=concurrency)
+        try:
+            out["ray_start_s"] = time.perf_counter() - t0
+            asyncio.run(run_jobs(ray_sandbox, concurrency, concurrency))  # warm-up: workers started, code shipped
+            out["ray"] = asyncio.run(run_jobs(ray_sandbox, jobs, concurrency))
+        finally:
+            ray_sandbox.close()
+    if slurm != "skip":
+        slurm_overhead(out, jobs, concurrency, folder, start_local=slurm == "local")
     return out
+
+
+def slurm_overhead(out: dict, jobs: int, concurrency: int, folder: Path, start_local: bool) -> None:
+    """out['slurm'] = (wall, ok) of the sleep jobs as Slurm jobs, or out['slurm_skipped'] = why not."""
+    import subprocess
+
+    from engine.sandbox.slurm_executor import SlurmSandbox, slurm_available
+
+    ok, why = slurm_available()
+    if not ok:
+        out["slurm_skipped"] = why
+        return
+    with tempfile.TemporaryDirectory(prefix="clade-bench-slurm-", dir=folder) as tmp:
+        local = REPO / "scripts" / "slurm_local.py"
+        if start_local:
+            started = subprocess.run([sys.executable, str(local), "start", tmp], capture_output=True, text=True)
+            if started.returncode != 0:
+                out["slurm_skipped"] = started.stderr.strip()
+                return
+            os.environ["SLURM_CONF"] = str(Path(tmp) / "slurm.conf")
+        try:
+            sinfo = subprocess.run(["sinfo", "-h"], capture_output=True, text=True, timeout=20)
+            if sinfo.returncode != 0:
+                out["slurm_skipped"] = f"sinfo: {sinfo.stderr.strip()[:200]} (--slurm-local starts a local one)"
+                return
+            box = SlurmSandbox("process", folder=Path(tmp) / "jobs", time_limit="10")
+            try:
+                out["slurm_where"] = box.cluster_said()
+                asyncio.run(run_jobs(box, concurrency, concurrency))  # warm-up
+                out["slurm"] = asyncio.run(run_jobs(box, jobs, concurrency))
+            finally:
+                box.close()
+        finally:
+            if start_local:
+                subprocess.run([sys.executable, str(local), "stop", tmp], check=False)
+                os.environ.pop("SLURM_CONF", None)
 
 
 # ----- report ------------------------------------------------------------------------
@@ -306,6 +350,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, help="sleep jobs per executor in b) (default 40)")
     parser.add_argument("--concurrency", type=int, default=2, help="jobs at once in b) (default 2)")
     parser.add_argument("--skip-ray", action="store_true", help="leave out b)")
+    parser.add_argument("--skip-slurm", action="store_true", help="leave Slurm out of b)")
+    parser.add_argument(
+        "--slurm-local", action="store_true", help="start a single-node Slurm for b) (scripts/slurm_local.py; root)"
+    )
     parser.add_argument(
         "--dir",
         type=Path,
@@ -318,7 +366,10 @@ def main(argv: list[str] | None = None) -> int:
     args.evaluations = args.evaluations or (150 if args.quick else 1000)
     args.jobs = args.jobs or (12 if args.quick else 40)
     args.dir.mkdir(parents=True, exist_ok=True)
-    print("Clade cluster benchmark: one engine's ceiling with instant evaluations, and Ray's cost per evaluation")
+    print(
+        "Clade cluster benchmark: one engine's ceiling with instant evaluations, and Ray's and Slurm's cost per "
+        "evaluation"
+    )
     for line in machine(args.dir):
         print("  " + line)
     print()
@@ -364,8 +415,9 @@ def main(argv: list[str] | None = None) -> int:
             f"at a time, after {args.concurrency} warm-up jobs; wall per evaluation = {args.concurrency} x wall / "
             f"jobs"
         )
-        b = executor_overhead(args.jobs, args.concurrency)
-        for name, label in (("local", "local process"), ("ray", "ray/process")):
+        slurm = "skip" if args.skip_slurm else "local" if args.slurm_local else "here"
+        b = executor_overhead(args.jobs, args.concurrency, args.dir, slurm)
+        for name, label in (("local", "local process"), ("ray", "ray/process"), ("slurm", "slurm/process")):
             if name not in b:
                 continue
             wall, good = b[name]
@@ -386,13 +438,19 @@ def main(argv: list[str] | None = None) -> int:
                 if overhead["local"] > 0
                 else f"  ray/local: wall per evaluation ratio {ratio:.2f}x"
             )
+        if "slurm_skipped" in b:
+            print(f"  slurm skipped: {b['slurm_skipped']}")
+        elif "slurm" in b:
+            print(f"  (Slurm: {b['slurm_where']}; each evaluation one job through submitit)")
+            ratio = (overhead["slurm"] + SLEEP_S) / (overhead["local"] + SLEEP_S)
+            print(f"  slurm/local: wall per evaluation ratio {ratio:.2f}x")
     print()
     print(
         "Workers one engine keeps busy: W = (T + o) / c, c = 1 / (evaluations/s from a)) the engine's cost "
         "per evaluation, o = the executor's overhead per evaluation from b), T = evaluation time. Beyond W "
         "the engine is the bottleneck (it records at most 1 / c results per second)."
     )
-    executors = [name for name in ("local", "ray") if name in overhead] or ["none"]
+    executors = [name for name in ("local", "ray", "slurm") if name in overhead] or ["none"]
     head = f"  {'nodes':>7} {'c (ms)':>7} | " + " | ".join(
         f"{name + ' T=' + f'{t:g} s':>14}" for name in executors for t in EVAL_TIMES
     )

@@ -22,7 +22,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-EXTRAS="dev,ray,viz,browser,tasks"
+EXTRAS="dev,ray,slurm,viz,browser,tasks"
 PYTHON=${PYTHON:-python3}
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 

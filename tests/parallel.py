@@ -40,6 +40,7 @@ GROUPS: dict[str, str] = {
     "tests/engine/sandbox/test_ray_executor.py": "ray",
     "tests/engine/test_gateway.py::test_a_local_ray_worker_reaches_the_gateway": "ray",
     "tests/scripts/test_bench_cluster.py": "ray",
+    "tests/engine/test_search_slurm.py": "slurm",  # its module-wide fixture may start a Slurm: once, on one worker
     "tests/test_readme.py": "readme",
     "tests/scripts/test_bench_live.py": "load",
     "tests/scripts/test_bench_sandbox.py": "load",

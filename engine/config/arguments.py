@@ -43,6 +43,8 @@ def add_settings(parser: argparse.ArgumentParser) -> None:
             spelled: dict[str, Any] = {"nargs": item.meta.nargs, "metavar": metavar(item)}
             if item.meta.type is not None:
                 spelled["type"] = item.meta.type
+            if item.meta.repeat:
+                spelled["action"] = "append"
             group.add_argument(item.flag, dest=item.name, help=help_line(item), **spelled)
 
 

@@ -254,8 +254,8 @@ class EvaluationSection(Section):
     )
     executor: str = setting(
         "local",
-        help="local, or ray: each evaluation a Ray task",
-        choices=("local", "ray"),
+        help="local; ray: each evaluation a Ray task; slurm: each evaluation a Slurm job",
+        choices=("local", "ray", "slurm"),
         noun="executor",
         on_resume="change",
         on_replay="change",
@@ -268,10 +268,35 @@ class EvaluationSection(Section):
         on_resume="change",
         on_replay="change",
     )
+    slurm_partition: str | None = setting(
+        None,
+        help="the Slurm partition the evaluations' jobs go to",
+        shown="the cluster's default partition",
+        metavar="NAME",
+        on_resume="change",
+        on_replay="change",
+    )
+    slurm_time: str | None = setting(
+        None,
+        help="time limit of each evaluation's Slurm job, as sbatch --time takes it (minutes, or HH:MM:SS)",
+        shown="the partition's default",
+        metavar="TIME",
+        on_resume="change",
+        on_replay="change",
+    )
+    slurm_option: list[str] | None = setting(
+        None,
+        help="another sbatch option for each evaluation's job, e.g. mem=4G, qos=low, account=lab (repeat it)",
+        shown="one task, one CPU",
+        metavar="KEY=VALUE",
+        repeat=True,
+        on_resume="change",
+        on_replay="change",
+    )
     gateway_listen: str | None = setting(
         None,
-        help="serve the agents' LLM gateway on TCP too, for Ray workers on other machines (a bearer token per "
-        "evaluation; 127.0.0.1:0 = any free port)",
+        help="serve the agents' LLM gateway on TCP too, for Ray workers or Slurm nodes on other machines (a bearer "
+        "token per evaluation; 127.0.0.1:0 = any free port)",
         shown="its Unix socket only",
         metavar="HOST:PORT",
         on_resume="change",
@@ -325,6 +350,23 @@ class EvaluationSection(Section):
             )
         if self.ray_address is not None and self.executor != "ray":
             raise UserError("--ray-address needs --executor ray")
+        slurm_given = {
+            "--slurm-partition": self.slurm_partition is not None,
+            "--slurm-time": self.slurm_time is not None,
+            "--slurm-option": self.slurm_option is not None,
+        }
+        for flag, is_given in slurm_given.items():
+            if is_given and self.executor != "slurm":
+                raise UserError(f"{flag} needs --executor slurm")
+        from engine.sandbox.slurm_options import check_slurm_time, parse_slurm_options
+
+        try:
+            if self.slurm_option is not None:
+                parse_slurm_options(self.slurm_option)
+            if self.slurm_time is not None:
+                check_slurm_time(self.slurm_time)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         for flag, value in (
             ("--memory-mb", self.memory_mb),
             ("--cpu-time", self.cpu_time),

@@ -49,6 +49,7 @@ class Setting:
     type: Callable[[str], Any] | None = None  # argparse's conversion of the flag's text
     nargs: int | None = None
     switch: bool = False  # a flag without a value (store_true)
+    repeat: bool = False  # a flag given once per value (argparse's append); the setting is a list
 
 
 def setting(

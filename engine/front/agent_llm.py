@@ -87,6 +87,12 @@ def check_agent_llm(config: RunConfig, task) -> None:
             "on other machines reach over TCP: give --gateway-listen HOST:PORT (an address of this "
             "machine they can reach, e.g. 0.0.0.0:8765; --gateway-tls CERT KEY to encrypt it)"
         )
+    if models and where.executor == "slurm" and not where.gateway_listen:
+        raise UserError(
+            "--executor slurm: these agents call a model through the run's LLM gateway, which Slurm nodes "
+            "reach over TCP: give --gateway-listen HOST:PORT (an address of this machine the nodes can reach, "
+            "e.g. 0.0.0.0:8765; --gateway-tls CERT KEY to encrypt it)"
+        )
     if config.evaluation.gateway_listen and not models:
         raise UserError(
             "--gateway-listen serves the agents' model calls; this run's agents call none (give "

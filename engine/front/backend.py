@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.config import RunConfig
@@ -34,10 +35,16 @@ def _hint(name: str, said: str) -> str:
 
 
 def build_sandbox(
-    config: RunConfig, workers: int, toolchains: tuple[Toolchain, ...] = (), compiled: bool = False
+    config: RunConfig,
+    workers: int,
+    toolchains: tuple[Toolchain, ...] = (),
+    compiled: bool = False,
+    run_dir: Path | None = None,
 ) -> SandboxChoice:
     """The sandbox the run's evaluations go through, with what the header says of it.
 
+    `run_dir`: the run's folder; `--executor slurm` keeps its jobs' files in its `slurm/` folder (a temporary
+    folder without it).
     `toolchains`: the task's compilers found on the engine's PATH (engine/lang/toolchain.py); process and bwrap
     pass (and bwrap binds) what they need, docker runs its image's own.
 
@@ -71,13 +78,19 @@ def build_sandbox(
         except RuntimeError as exc:
             raise UserError(f"--executor ray: {exc}") from None
         sandbox, cluster = ray_sandbox, ray_sandbox.cluster_said() if ev.ray_address else ""
+    elif ev.executor == "slurm":
+        sandbox, cluster = _slurm_sandbox(config, name, options, run_dir)
     else:
         try:
             sandbox = make_sandbox(name, **options)
         except RuntimeError as exc:
             raise UserError(f"--sandbox {name}: {exc} ({_hint(name, str(exc))})") from None
     where = " on Ray" + (f" at {ev.ray_address}" if ev.ray_address else " (local)") if ev.executor == "ray" else ""
+    if ev.executor == "slurm":
+        where = " on Slurm"
     said = f"sandbox {name}{where}" + (f" (auto: {why})" if ev.sandbox == "auto" else "")
+    if ev.executor == "slurm":
+        said += f"; {cluster}, job files in {run_dir / 'slurm' if run_dir else 'a temporary folder'}"
     if ev.executor == "ray" and ev.ray_address:
         said += (
             "; "
@@ -94,3 +107,31 @@ def build_sandbox(
     if name == "docker" and image == COMPILERS_IMAGE:
         said += f", image {image} (the compilers)"
     return SandboxChoice(sandbox, said, name)
+
+
+def _slurm_sandbox(config: RunConfig, name: str, options: dict[str, Any], run_dir: Path | None) -> tuple[Sandbox, str]:
+    """The SlurmSandbox of `--executor slurm` and what the cluster says of itself; UserError when it cannot run."""
+    from engine.sandbox.slurm_executor import SlurmSandbox, slurm_available
+    from engine.sandbox.slurm_options import parse_slurm_options
+
+    ev = config.evaluation
+    ok, missing = slurm_available()
+    if not ok:
+        raise UserError(f"--executor slurm cannot run here: {missing}")
+    if run_dir is None:
+        import tempfile
+
+        run_dir = Path(tempfile.mkdtemp(prefix="clade-slurm-"))
+    inner = "auto" if ev.sandbox == "auto" else name  # each node picks what works there
+    try:
+        slurm = SlurmSandbox(
+            inner,
+            folder=run_dir / "slurm",
+            partition=ev.slurm_partition,
+            time_limit=ev.slurm_time,
+            options=parse_slurm_options(ev.slurm_option or ()),
+            inner_options=options,
+        )
+    except (RuntimeError, ValueError) as exc:
+        raise UserError(f"--executor slurm: {exc}") from None
+    return slurm, slurm.cluster_said()

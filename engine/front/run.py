@@ -97,7 +97,13 @@ def _ready(archive: Archive, task: Task, config: RunConfig, llm_mock: Any, how: 
             check_agent_llm(config, task)
             check_model_access(config, task, llm_mock)
         toolchains = toolchains_for(task)  # the task's compiler on the engine's PATH, found once
-        box = build_sandbox(config, config.search.resolved_workers(), toolchains, compiled=needs_compiler(task))
+        box = build_sandbox(
+            config,
+            config.search.resolved_workers(),
+            toolchains,
+            compiled=needs_compiler(task),
+            run_dir=Path(archive.path).parent,
+        )
         checks = compile_check_for(config, task, box.name, toolchains)
     except BaseException:
         archive.close()

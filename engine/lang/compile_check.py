@@ -194,7 +194,7 @@ def choose(
     if sandbox_name == "docker" and executor == "local":
         return _choose_in_docker(language, setting, image, syntax)
     if executor != "local" or sandbox_name not in ("bwrap", "process"):
-        where = "on Ray" if executor != "local" else f"under {sandbox_name}"
+        where = {"ray": "on Ray", "slurm": "on Slurm"}.get(executor, f"under {sandbox_name}")
         why = f"no compile check {where}: it would run outside the sandbox"
         if setting == "on":
             raise ValueError(f"--compile-check on: {why}")

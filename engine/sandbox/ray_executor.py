@@ -65,7 +65,6 @@ import logging
 import os
 import shutil
 import socket
-import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -75,6 +74,7 @@ from typing import Any, Self
 from engine.words import plural
 
 from .base import Sandbox, SandboxJob, SandboxResult
+from .on_node import local_python, run_here
 
 __all__ = ["MAX_RETRIES", "RaySandbox", "ray_available"]
 
@@ -294,28 +294,9 @@ def _run_job(job: SandboxJob, inner: str, options: Mapping[str, Any], trace_dir:
     if sandbox is None:
         sandbox = _SANDBOXES[key] = make_sandbox(inner, **options)
     _trace(trace_dir, "start")
-    result = asyncio.run(_run_here(sandbox, _local_python(job)))
+    result = asyncio.run(run_here(sandbox, local_python(job)))
     _trace(trace_dir, "end")
     return dataclasses.replace(result, worker=f"{_node_label()}/{sandbox.name}")
-
-
-async def _run_here(sandbox: Sandbox, job: SandboxJob) -> SandboxResult:
-    """The job on this worker; a gateway reached over TCP (--gateway-listen) through a local relay."""
-    if job.llm is None or not job.llm.url:
-        return await sandbox.run(job)
-    from .relay import relayed
-
-    async with relayed(job.llm) as local:
-        return await sandbox.run(dataclasses.replace(job, llm=local))
-
-
-def _local_python(job: SandboxJob) -> SandboxJob:
-    """The engine names its own interpreter in a job's command; a node where that path does not exist runs
-    the job with the worker's Python (same version: Ray requires it)."""
-    command = list(job.command)
-    if command and not os.path.exists(command[0]) and os.path.basename(command[0]).startswith("python"):
-        return dataclasses.replace(job, command=[sys.executable, *command[1:]])
-    return job
 
 
 def _node_label() -> str:

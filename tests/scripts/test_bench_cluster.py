@@ -52,7 +52,15 @@ def test_bench_cluster_quick_prints_rates_overheads_and_workers():
     ratio = re.search(rf"ray/local: wall per evaluation ratio {FLOAT}x", text)
     assert ratio and float(ratio[1]) > 0.5, text
     assert "W = (T + o) / c" in text
+    # Slurm beside Ray where a cluster answers (.ci/run starts one), else the reason it was left out
+    slurm = re.search(
+        rf"^ +slurm/process +wall +{FLOAT} s, 12/12 ok, per evaluation +{FLOAT} ms, overhead +{FLOAT} ms$",
+        text,
+        re.MULTILINE,
+    )
+    assert slurm or re.search(r"^  slurm skipped: \S", text, re.MULTILINE), text
+    cells = 9 if slurm else 6
     for n in (1000, 10000):
-        workers = re.search(rf"^ +{n} +{FLOAT} \|(( +\d+(?: \|)?){{6}})$", text, re.MULTILINE)
+        workers = re.search(rf"^ +{n} +{FLOAT} \|(( +\d+(?: \|)?){{{cells}}})$", text, re.MULTILINE)
         assert workers, f"no workers row for {n} nodes:\n{text}"
         assert all(int(w) > 0 for w in re.findall(r"\d+", workers[2]))

