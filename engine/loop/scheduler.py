@@ -268,8 +268,7 @@ class Scheduler:
     def _slot(self, worker: int) -> str:
         """The archive's worker of an evaluation on local slot `worker` (a backend that ran it elsewhere names
         itself instead): 'w0', or 'w0/docker' when each evaluation was a container."""
-        backend = getattr(self.handles.sandbox, "name", "")
-        return f"w{worker}/docker" if backend == "docker" else f"w{worker}"
+        return f"w{worker}/docker" if self.handles.sandbox.name == "docker" else f"w{worker}"
 
     def _record(self, launch: Launch, outcome: Outcome) -> str | None:
         """A finished evaluation: stored and counted; why the run stops, when it must."""

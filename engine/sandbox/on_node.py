@@ -8,7 +8,7 @@ import sys
 
 from .base import Sandbox, SandboxJob, SandboxResult
 
-__all__ = ["local_python", "run_here"]
+__all__ = ["check_inner", "local_python", "run_here"]
 
 
 async def run_here(sandbox: Sandbox, job: SandboxJob) -> SandboxResult:
@@ -28,3 +28,14 @@ def local_python(job: SandboxJob) -> SandboxJob:
     if command and not os.path.exists(command[0]) and os.path.basename(command[0]).startswith("python"):
         return dataclasses.replace(job, command=[sys.executable, *command[1:]])
     return job
+
+
+def check_inner(inner: str, max_retries: int) -> None:
+    """ValueError unless `inner` is a backend `make_sandbox` knows and `max_retries` is 0 or more: what a cluster
+    executor is given to run on its nodes."""
+    from . import SANDBOX_NAMES
+
+    if inner not in SANDBOX_NAMES:
+        raise ValueError(f"unknown sandbox {inner!r}; choose one of: {', '.join(SANDBOX_NAMES)}")
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")

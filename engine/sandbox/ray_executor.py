@@ -74,7 +74,7 @@ from typing import Any, Self
 from engine.words import plural
 
 from .base import Sandbox, SandboxJob, SandboxResult
-from .on_node import local_python, run_here
+from .on_node import check_inner, local_python, run_here
 
 __all__ = ["MAX_RETRIES", "RaySandbox", "ray_available"]
 
@@ -124,14 +124,9 @@ class RaySandbox:
         ok, why = ray_available()
         if not ok:
             raise RuntimeError(why)
-        from . import SANDBOX_NAMES
-
-        if inner not in SANDBOX_NAMES:
-            raise ValueError(f"unknown sandbox {inner!r}; choose one of: {', '.join(SANDBOX_NAMES)}")
+        check_inner(inner, max_retries)
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers!r}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
         self.inner = inner
         self.name = f"ray/{inner}"
         self.address = address

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from .base import Sandbox, SandboxJob, SandboxResult
-from .on_node import local_python, run_here
+from .on_node import check_inner, local_python, run_here
 from .slurm_options import parse_slurm_options
 
 __all__ = ["MAX_RETRIES", "SlurmSandbox", "parse_slurm_options", "slurm_available"]
@@ -119,12 +119,7 @@ class SlurmSandbox:
         ok, why = slurm_available()
         if not ok:
             raise RuntimeError(why)
-        from . import SANDBOX_NAMES
-
-        if inner not in SANDBOX_NAMES:
-            raise ValueError(f"unknown sandbox {inner!r}; choose one of: {', '.join(SANDBOX_NAMES)}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
+        check_inner(inner, max_retries)
         import submitit
 
         _check_cluster(partition)
