@@ -32,7 +32,23 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    leave_docker_to_the_docker_tests()
     parallel.configure(config)
+
+
+def leave_docker_to_the_docker_tests() -> None:
+    """`--sandbox auto` in this suite chooses between bwrap and process, with or without a Docker daemon.
+
+    With a daemon, auto rightly picks docker (engine/sandbox/__init__.py): every search of the suite that takes
+    the default would run in containers, at five times a bwrap job's cost (scripts/bench_sandbox.py), and the
+    suite would take twice its ten minutes on two cores. The docker tests (`-m docker`) ask for docker by name or
+    clear this variable, and cover what auto's docker choice does: the default search at budget 40 in
+    containers, the hostile agents, a C++ folder, auto's choice itself. Set the variable yourself to run the
+    whole suite another way (`CLADE_AUTO_SANDBOXES=docker,bwrap,process pytest`).
+    """
+    from engine.sandbox import AUTO_ORDER_VARIABLE
+
+    os.environ.setdefault(AUTO_ORDER_VARIABLE, "bwrap,process")
 
 
 def small_instances(path: Path, n_dev: int = 4, n_holdout: int = 2, n_items: int = 120, seed: int = 0) -> Path:

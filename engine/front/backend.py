@@ -58,7 +58,10 @@ def build_sandbox(
 
     ev = config.evaluation
     image = ev.image or (COMPILERS_IMAGE if compiled else None)
-    name, why = resolve_sandbox(ev.sandbox, image, docker=ev.task_python is None)
+    try:
+        name, why = resolve_sandbox(ev.sandbox, image, docker=ev.task_python is None)
+    except ValueError as exc:  # CLADE_AUTO_SANDBOXES names no backend, or none of those it names works
+        raise UserError(str(exc)) from None
     options: dict[str, Any] = {"image": image} if name == "docker" and image else {}
     if toolchains:
         options["toolchains"] = toolchains
@@ -96,8 +99,8 @@ def build_sandbox(
             "; "
             + cluster
             + (
-                ", each node choosing its own sandbox (bwrap where it works, else process; evaluations.worker names "
-                "the node and the sandbox)"
+                ", each node choosing its own sandbox (the strongest that works there: docker, bwrap or process; "
+                "evaluations.worker names the node and the sandbox)"
                 if ev.sandbox == "auto"
                 else ""
             )

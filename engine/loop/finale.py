@@ -93,6 +93,7 @@ async def measure_holdout(
     """Run each node on the holdout instances it has not run yet: the seed first, since the others are
     scored against its results. The progress bar's total is set by the caller, from the plans."""
     plan = holdout_plan(state, nodes)
+    where = "holdout/docker" if handles.sandbox.name == "docker" else "holdout"  # as the scheduler's slots say
     for group in ([k for k in plan if k[0] == 0], [k for k in plan if k[0] != 0]):
         jobs = [(state.files(node), inst, node) for node, inst in group]
         outcomes = await _run_all(state, handles, workers, jobs, progress)
@@ -101,7 +102,7 @@ async def measure_holdout(
                 continue
             score, metrics = scored(state.utility, _score(state, inst, outcome, node == 0), outcome)
             state.archive.add_evaluation(
-                outcome.record(node, inst.id, "holdout", score, metrics=metrics, worker="holdout"),
+                outcome.record(node, inst.id, "holdout", score, metrics=metrics, worker=where),
                 steps=outcome.trajectory,
             )
             if node == 0 and outcome.status == "ok":

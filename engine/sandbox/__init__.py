@@ -11,6 +11,8 @@ Backends are imported lazily so that importing this package stays cheap.
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .base import Sandbox, SandboxJob, SandboxLimits, SandboxResult
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from .process import ProcessSandbox
 
 __all__ = [
+    "AUTO_ORDER",
+    "AUTO_ORDER_VARIABLE",
     "SANDBOX_NAMES",
     "BwrapSandbox",
     "ProcessSandbox",
@@ -27,6 +31,7 @@ __all__ = [
     "SandboxJob",
     "SandboxLimits",
     "SandboxResult",
+    "auto_order",
     "make_sandbox",
     "resolve_sandbox",
 ]
@@ -34,6 +39,28 @@ __all__ = [
 SANDBOX_NAMES = ("auto", "process", "bwrap", "docker")
 
 log = logging.getLogger(__name__)
+
+
+AUTO_ORDER = ("docker", "bwrap", "process")
+AUTO_ORDER_VARIABLE = "CLADE_AUTO_SANDBOXES"
+
+
+def auto_order(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The backends 'auto' may choose, strongest first: `AUTO_ORDER`, or the comma-separated list in the
+    environment variable CLADE_AUTO_SANDBOXES (e.g. `bwrap,process`: a machine whose Docker daemon is for
+    other work; the test suite's default-sandbox searches, tests/conftest.py). ValueError, one line, on a name
+    that is not a backend or an empty list."""
+    text = (os.environ if environ is None else environ).get(AUTO_ORDER_VARIABLE, "").strip()
+    if not text:
+        return AUTO_ORDER
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [n for n in names if n not in AUTO_ORDER]
+    if unknown or not names:
+        raise ValueError(
+            f"{AUTO_ORDER_VARIABLE}={text!r}: {', '.join(unknown) or 'no backend'} is not one of "
+            f"{', '.join(AUTO_ORDER)}"
+        )
+    return tuple(sorted(names, key=AUTO_ORDER.index))
 
 
 def resolve_sandbox(name: str, image: str | None = None, docker: bool = True) -> tuple[str, str]:
@@ -44,21 +71,32 @@ def resolve_sandbox(name: str, image: str | None = None, docker: bool = True) ->
     built now without a registry (`docker_available`: probed in seconds), then
     `bwrap` when bubblewrap can create its namespaces, else `process`. Other
     names come back as they are. `docker=False` (a task run by its own
-    interpreter, which an image does not hold) leaves docker out.
+    interpreter, which an image does not hold) leaves docker out, as does a
+    CLADE_AUTO_SANDBOXES without it (`auto_order`). ValueError when that
+    variable names no backend.
     """
     if name != "auto":
         return name, "asked for"
     from .bwrap import bwrap_available
     from .docker import docker_available
 
-    docker_ok, docker_why = (
-        docker_available(image, build=True) if docker else (False, "the task's own Python runs on this machine")
-    )
+    order = auto_order()
+    not_listed = f"not in {AUTO_ORDER_VARIABLE}={','.join(order)}"
+    if "docker" not in order:
+        docker_ok, docker_why = False, not_listed
+    elif not docker:
+        docker_ok, docker_why = False, "the task's own Python runs on this machine"
+    else:
+        docker_ok, docker_why = docker_available(image, build=True)
     if docker_ok:
         return "docker", "a Docker daemon answers and the image is there or buildable offline"
-    bwrap_ok, bwrap_why = bwrap_available()
+    bwrap_ok, bwrap_why = bwrap_available() if "bwrap" in order else (False, not_listed)
     if bwrap_ok:
         return "bwrap", f"bubblewrap works; no docker: {docker_why}"
+    if "process" not in order:
+        raise ValueError(
+            f"--sandbox auto: no backend of {AUTO_ORDER_VARIABLE} works: docker: {docker_why}; bwrap: {bwrap_why}"
+        )
     return "process", f"no docker: {docker_why}; no bwrap: {bwrap_why}"
 
 

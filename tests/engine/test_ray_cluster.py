@@ -67,7 +67,8 @@ def test_a_search_on_a_three_node_cluster_runs_on_the_workers_and_survives_one_d
     places = {w for w, _ in per_place}
     nodes = {doomed.node_id[:12], survivor.node_id[:12]}
     assert places and all(
-        p.startswith("ray:") and p.split("/")[1] in nodes and p.split("/")[2] in ("bwrap", "process") for p in places
+        p.startswith("ray:") and p.split("/")[1] in nodes and p.split("/")[2] in ("docker", "bwrap", "process")
+        for p in places
     ), places
     assert f"/{survivor.node_id[:12]}" in " ".join(places)
     # the agents called the model through the TCP gateway; no provider key ever reached a job

@@ -19,6 +19,7 @@ from engine.front.run import run_from_args
 from engine.loop.evaluation import run_agent
 from engine.mutators import check_child
 from engine.sandbox import make_sandbox
+from engine.sandbox.docker_build import COMPILERS_IMAGE
 from tasks import make_task
 from tasks.base import Instance
 from tasks.binpack.packing import best_fit, pack_online
@@ -31,8 +32,9 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "binpa
 
 
 def evaluate(task, jobs):
-    """Outcomes of (files, instance) jobs, run at once in the strongest sandbox here (as a run's default)."""
-    sandbox = make_sandbox("auto")
+    """Outcomes of (files, instance) jobs, run at once in the strongest sandbox here, as a run's default has it:
+    docker's image is then the one with the compilers (engine/front/backend.py)."""
+    sandbox = make_sandbox("auto", image=COMPILERS_IMAGE)
 
     async def every():
         return await asyncio.gather(*(run_agent(task, sandbox, files, inst) for files, inst in jobs))

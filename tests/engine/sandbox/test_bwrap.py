@@ -103,6 +103,26 @@ def test_auto_falls_back_to_process_without_bwrap(
         make_sandbox("bwrap")
 
 
+def test_clade_auto_sandboxes_narrows_and_orders_what_auto_may_choose(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.sandbox import AUTO_ORDER, AUTO_ORDER_VARIABLE, auto_order, resolve_sandbox
+
+    assert auto_order({}) == AUTO_ORDER == ("docker", "bwrap", "process")
+    assert auto_order({AUTO_ORDER_VARIABLE: " process, bwrap "}) == ("bwrap", "process")  # strongest first
+    for bad in ("podman", ",", "bwrap,gvisor"):
+        with pytest.raises(ValueError, match=AUTO_ORDER_VARIABLE):
+            auto_order({AUTO_ORDER_VARIABLE: bad})
+    monkeypatch.setenv(AUTO_ORDER_VARIABLE, "process")  # docker would answer: it is not asked
+    from engine.sandbox import docker as docker_mod
+
+    monkeypatch.setattr(docker_mod, "docker_available", lambda *a, **k: pytest.fail("docker was probed"))
+    name, why = resolve_sandbox("auto")
+    assert name == "process" and f"not in {AUTO_ORDER_VARIABLE}=process" in why
+    monkeypatch.setenv(AUTO_ORDER_VARIABLE, "docker")
+    monkeypatch.setattr(docker_mod, "docker_available", lambda *a, **k: (False, "no Docker daemon (the test says)"))
+    with pytest.raises(ValueError, match="no backend of CLADE_AUTO_SANDBOXES works: docker: no Docker daemon"):
+        resolve_sandbox("auto")
+
+
 def test_ordinary_numpy_job_is_ok() -> None:
     res = run(script_job("""
         import numpy as np

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from engine.sandbox import SandboxJob, SandboxLimits, docker_build, docker_daemon, resolve_sandbox
+from engine.sandbox import AUTO_ORDER_VARIABLE, SandboxJob, SandboxLimits, docker_build, docker_daemon, resolve_sandbox
 from engine.sandbox.docker import (
     DEFAULT_IMAGE,
     IMAGE_PATH,
@@ -934,6 +934,10 @@ def absent_recipe(monkeypatch: pytest.MonkeyPatch) -> str:
 @pytest.mark.docker
 @pytest.mark.skipif(not DOCKER_OK, reason=f"no Docker daemon: {DOCKER_WHY}")
 class TestAutoChoice:
+    @pytest.fixture(autouse=True)
+    def _auto_may_choose_docker(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv(AUTO_ORDER_VARIABLE, raising=False)  # the suite's default leaves docker out
+
     def test_image_present_picks_docker(self) -> None:
         name, why = resolve_sandbox("auto")
         assert name == "docker", why
@@ -1067,3 +1071,25 @@ def test_cpp_folder_builds_and_improves_under_docker(tmp_path: Path) -> None:
     assert final and seed and float(final[1]) > float(seed[1]), out.stdout[-2000:]
     workers = read(only_run(tmp_path / "runs"), "SELECT DISTINCT worker FROM evaluations WHERE split = 'dev'")
     assert {w for (w,) in workers} <= {"w0/docker", "w1/docker"} and workers  # the archive says docker ran them
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not DOCKER_OK, reason=f"no Docker daemon: {DOCKER_WHY}")
+def test_the_quickstart_search_runs_in_containers_when_a_daemon_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28's must-hold: with a daemon and no registry, the Quickstart's search (budget 40 here) exits 0 in
+    docker, chosen by auto and said in the header, every evaluation ok in a container."""
+    from tests.conftest import run_cli
+    from tests.engine.test_search_e2e import only_run, read
+
+    monkeypatch.delenv(AUTO_ORDER_VARIABLE, raising=False)  # auto as a user has it
+    out = run_cli("--budget", "40", "--run-dir", str(tmp_path / "runs"), timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "sandbox docker (auto: a Docker daemon answers" in out.stdout
+    assert "Dev evaluations: 40 ok." in out.stdout
+    by_status = read(only_run(tmp_path / "runs"), "SELECT status, split, count(*) FROM evaluations GROUP BY ALL")
+    assert {status for status, _, _ in by_status} == {"ok"}, by_status
+    assert sum(n for _, split, n in by_status if split == "dev") == 40
+    workers = read(only_run(tmp_path / "runs"), "SELECT DISTINCT worker FROM evaluations")
+    assert workers and all(w.endswith("/docker") for (w,) in workers), workers
