@@ -71,8 +71,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from engine.words import plural
-
 from .base import Sandbox, SandboxJob, SandboxResult
 from .on_node import check_inner, local_python, run_here
 
@@ -163,6 +161,8 @@ class RaySandbox:
     def cluster_said(self) -> str:
         """'a Ray cluster of 3 nodes (4 CPUs)': what the driver sees now, for the run's header."""
         import ray
+
+        from engine.words import plural  # the engine's side only: workers get engine/sandbox alone
 
         alive = [n for n in ray.nodes() if n.get("Alive")]
         cpus = sum(n.get("Resources", {}).get("CPU", 0) for n in alive)

@@ -37,6 +37,23 @@ def run(sandbox, job):
     return asyncio.run(sandbox.run(job))
 
 
+def test_what_workers_are_sent_imports_on_its_own(tmp_path: Path) -> None:
+    """A worker on another machine has only the staged package (engine/__init__.py, engine/sandbox): every
+    backend and the executors' node side import from it alone, no checkout or editable install behind it
+    (`python -S -I`: no site-packages finder, no PYTHONPATH). An engine import outside it once hid here."""
+    from engine.sandbox.ray_executor import _staged_engine
+
+    modules = ["ray_executor", "slurm_executor", "on_node", "process", "bwrap", "docker", "_supervisor", "relay"]
+    present = [m for m in modules if (REPO / "engine" / "sandbox" / f"{m}.py").exists()]
+    with _staged_engine() as staged:
+        code = f"import sys; sys.path.insert(0, {str(Path(staged).parent)!r}); " + "; ".join(
+            f"import engine.sandbox.{m}" for m in present
+        )
+        out = subprocess.run([sys.executable, "-S", "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-1500:]
+    assert len(present) >= 6
+
+
 async def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
