@@ -43,6 +43,7 @@ import numpy as np
 
 from engine.errors import FatalStop, StopRun
 from engine.loop.breaker import CircuitBreaker
+from engine.loop.early_stop import EarlyStop
 from engine.loop.evaluation import Outcome, RunHandles
 from engine.loop.expansion import ExpansionResult, expand, mutation_context, store_child
 from engine.loop.state import RunState
@@ -65,6 +66,7 @@ class SchedulerSettings:
     deadline: float | None = None  # the `time.monotonic()` at which the run stops (--time-limit); None: none
     expansion_slots: int = 1  # an asynchronous mutator's expansions at once (--llm-concurrency)
     seed_screen: int | None = None  # the seed's evaluations that must not all fail (None: every dev instance)
+    early_stop: EarlyStop | None = None  # --patience and --target, followed from the archive's history on
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ class Scheduler:
         self._seed_failures: list[tuple[str, str]] = []  # (instance, why) of the seed's failed dev evaluations
         self._seed_done = 0
         self._repeating: dict[int, int] = {}  # node -> repeats in flight (noise probe, re-measures)
+        self.early_stop = settings.early_stop if settings.early_stop and settings.early_stop.active else None
+        self._stopped_early: str | None = None  # the early stop's line, once its event is recorded
         self._load_seed_record()
 
     def _load_seed_record(self) -> None:
@@ -150,6 +154,19 @@ class Scheduler:
         if tripped and self.fatal is None:  # the first reason stands (a second expansion may finish with it)
             self.fatal = f"stopped: {tripped}"
         return self.fatal if tripped else None
+
+    def _early_verdict(self) -> str | None:
+        """--patience or --target ends the run now: its line (the event `early_stop` recorded the first time)."""
+        if self.early_stop is None:
+            return None
+        if self._stopped_early is None:
+            found = self.early_stop.verdict()
+            if found is None:
+                return None
+            line, detail = found
+            self.state.archive.add_event("early_stop", detail["best_node"], {**detail, "reason": line})
+            self._stopped_early = line
+        return self._stopped_early
 
     def _lasting_stop(self) -> str | None:
         """The time limit or the breaker, checked between events."""
@@ -285,6 +302,8 @@ class Scheduler:
         )
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail), steps=outcome.trajectory)
+        if self.early_stop is not None:
+            self.early_stop.evaluated(launch.node, instance.id, repeat, score)
         if repeat:
             self._repeat_done(launch.node)
             state.repeat_measured(launch.node, score)
@@ -297,8 +316,8 @@ class Scheduler:
         if self.progress:
             self.progress.evaluated(state, outcome, self.workers - len(self._free_workers))
         if launch.node == 0 and not repeat:
-            return self._seed_evaluated(instance.id, outcome)
-        return None
+            return self._seed_evaluated(instance.id, outcome) or self._early_verdict()
+        return self._early_verdict()
 
     def _task_score(self, launch: Launch, outcome: Outcome) -> float:
         """The task's score of a finished evaluation, against the seed's result on the same instance."""
@@ -346,6 +365,9 @@ class Scheduler:
             stop = self._seed_verdict()  # a resumed run whose seed failed everything
             if stop:
                 self.fatal = stop
+                return stop
+            stop = self._early_verdict()  # a resumed run already past its patience or its target
+            if stop:
                 return stop
             for parent, key in self.mutator.orphans():
                 # answered before a crash, never stored: finish them first, from the recorded answers
