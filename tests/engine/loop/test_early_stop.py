@@ -10,11 +10,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 
+from engine.config import RunConfig
 from engine.config.sections import SearchSection
 from engine.errors import UserError
 from engine.front.cli import build_parser
 from engine.front.run import run_from_args
 from engine.loop.early_stop import EarlyStop
+from engine.runinfo.cli import main as runs_main
 from tests.conftest import REPO, small_instances
 from tests.engine.test_search_e2e import only_run, read
 
@@ -70,6 +72,9 @@ def test_target_means_a_score_for_a_built_in_task_and_1_for_a_task_folder():
         SearchSection(target=2.0).validate()
     with pytest.raises(UserError, match="--patience must be 1 or more"):
         SearchSection(patience=0).validate()
+    arena = RunConfig().with_overrides(task="email_validation", arena="single", patience=5)
+    with pytest.raises(UserError, match="the arena plays its rounds to the budget"):
+        arena.validate()
 
 
 @pytest.fixture
@@ -117,6 +122,8 @@ def test_patience_stops_a_search_that_no_longer_improves_and_a_resume_counts_fro
     assert spent < 100
     assert f": {reason}; {spent}/100 dev evaluations" in capsys.readouterr().out  # the summary's first line
     assert read(run, "SELECT status FROM runs")[0][0] == "finished"
+    assert runs_main(["show", str(run)]) == 0
+    assert f"finished ({reason})" in " ".join(capsys.readouterr().out.split())  # `runs show`'s status
     assert read(run, "SELECT count(*) FROM events WHERE kind = 'select_final'")[0][0] == 1  # the usual finale
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0] > 0
     assert search("--resume", str(run)) == 0  # the same patience, counted from the archive: stops at once
