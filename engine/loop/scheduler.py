@@ -17,6 +17,10 @@ stored. So does an evaluation whose agent met the run's LLM budget (or a
 refused key) through the gateway: that evaluation is not its result, so it is
 not stored (a resumed run with more budget runs it again).
 
+Early stopping (engine/loop/early_stop.py: `--patience`, `--target`) stops
+new work the same way as the time limit, once an evaluation shows the best
+full-dev mean has stalled or reached the target; an `early_stop` event says why.
+
 Three more stops, each said in one line. The time limit and the circuit
 breaker (engine/loop/breaker.py: failed expansions in a row, or model calls failing
 for too long) cancel the expansions in flight (an answer already paid is in
@@ -378,7 +382,7 @@ class Scheduler:
             while True:
                 if stop is None:
                     stop = self._lasting_stop()
-                if stop and (self.fatal or stop == TIME_LIMIT):
+                if stop and (self.fatal or stop in (TIME_LIMIT, self._stopped_early)):
                     self._cancel_expansions(pending)  # model work in flight cannot help now
                 while stop is None and self._free_workers and self._spendable():
                     decision = self._next_decision()
