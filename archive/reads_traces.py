@@ -3,8 +3,9 @@ their files and scores, each in one query.
 
 An expansion's calls are linked to its child through the expansion key: the LLM mutator writes
 `parent P child K` (followed by ` attempt N` or ` diagnose`) into each request it sends, and the `expand`
-event that stored the child keeps that key with the child's id (engine/loop/expansion.py). A child made
-without a model (the offline mutator) has no key and no calls.
+event that stored the child keeps that key with the child's id (engine/loop/expansion.py); `--mutator self`
+writes `self parent P child K` the same way, and its agent's gateway calls carry it inside their own keys.
+A child made without a model (the offline mutator) has no key and no calls.
 
 The idea of exporting them follows OpenEvolve's evolution traces (`openevolve/evolution_trace.py`: the
 prompt, the answer, parent and child programs and the score change, for reinforcement-learning data).
@@ -16,6 +17,11 @@ import json
 
 from archive.reader import Reader, among
 from archive.records import LLMCallRecord
+
+# an expansion's key inside a call's key: `parent P child K attempt N` and `... diagnose` (the LLM mutator's),
+# `self parent P child K ...` (--mutator self's), and a gateway call of that expansion's agent,
+# `self_improve self parent P child K call N` (engine/gateway/sessions.py)
+_EXPANSION_KEY = r"(?:^| )((?:self )?parent \d+ child \d+)(?: |$)"
 
 
 class TraceReads(Reader):
@@ -32,11 +38,13 @@ class TraceReads(Reader):
         return [(int(n), int(p), s, r, m, model, d, t, k) for n, p, s, r, m, model, d, t, k in rows]
 
     def expansion_calls(self) -> dict[str, list[LLMCallRecord]]:
-        """{`parent P child K`: the calls made under that expansion key, failed ones included, in id order}."""
+        """{expansion key (`parent P child K`, `self parent P child K`): the calls made for that expansion, failed
+        ones included, in id order}."""
         rows = self._rows(
-            "SELECT regexp_extract(request->>'key', '^parent \\d+ child \\d+') AS expansion, id, node_id, purpose, "
-            "model, request_hash, request, response, tokens_in, tokens_out, cost_usd, latency_s, error "
-            "FROM llm_calls WHERE regexp_matches(request->>'key', '^parent \\d+ child \\d+( |$)') ORDER BY id"
+            "WITH keyed AS (SELECT regexp_extract(request->>'key', ?, 1) AS expansion, * FROM llm_calls) "
+            "SELECT expansion, id, node_id, purpose, model, request_hash, request, response, tokens_in, tokens_out, "
+            "cost_usd, latency_s, error FROM keyed WHERE expansion <> '' ORDER BY id",
+            [_EXPANSION_KEY],
         )
         out: dict[str, list[LLMCallRecord]] = {}
         for expansion, n, node, purpose, model, digest, request, response, t_in, t_out, cost, latency, error in rows:
