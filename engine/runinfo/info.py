@@ -109,7 +109,7 @@ def run_info(path: str | Path) -> RunInfo:
         wall = archive.wall_seconds()
         sessions = list(archive.events("session"))
         used = sessions[-1][3] if sessions else {}
-        stops = list(archive.events("stop"))
+        stop_reason = archive.last_stop_reason()
     s = stats.get(final) if final is not None else None
     return RunInfo(
         run_id=archive.run_id,
@@ -133,7 +133,7 @@ def run_info(path: str | Path) -> RunInfo:
         wall_s=wall,
         used=used,
         live_as_of=archive.live_as_of,
-        stop_reason=str(stops[-1][3].get("reason") or "") if stops else "",
+        stop_reason=stop_reason,
     )
 
 

@@ -124,6 +124,9 @@ def test_patience_stops_a_search_that_no_longer_improves_and_a_resume_counts_fro
     assert read(run, "SELECT status FROM runs")[0][0] == "finished"
     assert runs_main(["show", str(run)]) == 0
     assert f"finished ({reason})" in " ".join(capsys.readouterr().out.split())  # `runs show`'s status
+    from engine.report import write_report
+
+    assert f"status finished ({reason})" in write_report(run).read_text()  # the report's heading
     assert read(run, "SELECT count(*) FROM events WHERE kind = 'select_final'")[0][0] == 1  # the usual finale
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'holdout'")[0][0] > 0
     assert search("--resume", str(run)) == 0  # the same patience, counted from the archive: stops at once
