@@ -7,7 +7,8 @@ scores among nodes evaluated on every dev instance. It is followed here
 evaluation by evaluation, so the check costs nothing; a resumed run rebuilds it
 from the archive's dev evaluations in the order they finished, never from
 memory, so a run stopped early and resumed with the same settings stops again
-at once, and one resumed with a larger `--patience` goes on from where it was.
+at once, and one resumed with a larger `--patience` goes on from where it was
+(a reached `--target`, which a resume keeps, stops it again).
 Every dev evaluation counts towards patience, re-measures included (they are
 what the budget counts).
 
