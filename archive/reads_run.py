@@ -57,3 +57,9 @@ class RunReads(Reader):
     def timed_events(self) -> list[tuple[datetime, str, int | None, str | None]]:
         """(at, kind, node, detail JSON) of every event, in sequence order."""
         return self._rows('SELECT "at", kind, node_id, detail FROM events ORDER BY seq')
+
+    def last_stop_reason(self) -> str:
+        """Why the run's last session stopped, as its last `stop` event says ("budget spent", "stopped early:
+        ..."); '' before any session ended."""
+        row = self._row("SELECT detail->>'reason' FROM events WHERE kind = 'stop' ORDER BY seq DESC LIMIT 1")
+        return "" if row is None or row[0] is None else str(row[0])

@@ -28,6 +28,7 @@ from archive.reads_nodes import NodeReads
 from archive.reads_report import ReportReads
 from archive.reads_run import RunReads
 from archive.reads_tables import TableReads
+from archive.reads_traces import TraceReads
 from archive.records import EvaluationRecord, LLMCallRecord, NodeRecord, ReferenceEvaluation
 from archive.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
 
@@ -72,7 +73,9 @@ def _connect(path: Path):
         raise ArchiveError(f"{path} is not a readable archive ({str(exc).splitlines()[0]})") from None
 
 
-class Archive(NodeReads, EvaluationReads, LLMReads, ArenaReads, RunReads, ReportReads, TableReads, BulkWrites):
+class Archive(
+    NodeReads, EvaluationReads, LLMReads, ArenaReads, RunReads, ReportReads, TableReads, TraceReads, BulkWrites
+):
     """One run's archive. Use `create` for a new run and `open` to resume or read.
 
     The writes are here; the named reads live in topic mixins (archive/reads_*.py)."""

@@ -2,7 +2,7 @@
 `python -m engine.snapshot` and `scripts/*.py` do (each keeps working; this only dispatches to them).
 
     clade search [flags]                     # python -m engine.search
-    clade runs list|show|compare|best|sql|serve ...
+    clade runs list|show|compare|best|sql|serve|export ...
     clade snapshot export|verify|restore ...
     clade plot lineage|progress|arena RUN
     clade report RUN
@@ -23,7 +23,7 @@ from engine.words import did_you_mean
 # name -> (module, function taking argv, one line for the overview); imported only when chosen
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "search": ("engine.front.cli", "main", "run a search (python -m engine.search)"),
-    "runs": ("engine.runinfo.cli", "main", "list, show, compare, query and serve runs (python -m engine.runs)"),
+    "runs": ("engine.runinfo.cli", "main", "list, show, compare, query, serve and export runs (python -m engine.runs)"),
     "snapshot": ("engine.front.snapshot", "main", "export, verify and restore snapshots (python -m engine.snapshot)"),
     "report": ("engine.report", "main", "write a run's HTML report"),
     "new-task": ("clade.new_task", "main", "write a task folder to start from (OpenEvolve, ShinkaEvolve, ... format)"),

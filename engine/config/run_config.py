@@ -97,3 +97,5 @@ class RunConfig:
             raise UserError("--bootstrap has the meta-agent write the seed from the task's task.md: give --model")
         if self.benchmark.arena is not None and mutator == "self":
             raise UserError("--arena evolves code agents and testers with the offline or llm mutator, not self")
+        if self.benchmark.arena is not None and self.search.patience is not None:
+            raise UserError("--patience stops the policy's search; the arena plays its rounds to the budget")

@@ -74,10 +74,22 @@ class SearchSection(Section):
     )
     target: float | None = setting(
         None,
-        help="for a task folder: the metric value that scores 1",
-        shown="the folder's PERFECT_SCORE if it states one",
+        help="stop when the best full-dev mean reaches the target's score: for a task folder, X is the metric value "
+        "that scores 1 (the run stops once a node scores 1 on every dev instance); for a built-in task, X is that "
+        "score itself, from 0 to 1",
+        shown="none; a task folder is scored against its PERFECT_SCORE if it states one, but not stopped by it",
         type=float,
         metavar="X",
+    )
+    patience: int | None = setting(
+        None,
+        help="stop when the best full-dev mean has not improved for N dev evaluations (the final node is still "
+        "chosen and measured on holdout); a resumed run counts from its archive, so give a larger N to go on",
+        shown="none: the budget decides",
+        type=positive_int,
+        metavar="N",
+        on_resume="change",
+        on_replay="original",
     )
     policy: str = setting(
         "hgm",
@@ -156,6 +168,13 @@ class SearchSection(Section):
             final_k=self.final_k,
         )
 
+    def stop_score(self) -> float | None:
+        """The best full-dev mean at which --target ends the run: 1 for a task folder (its target is the metric
+        value that scores 1), the target itself for a built-in task (a score); None without --target."""
+        if self.target is None:
+            return None
+        return self.target if self.task in _task_names() else 1.0
+
     def resolved_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
 
@@ -163,11 +182,18 @@ class SearchSection(Section):
         self._check_task()
         if self.target is not None and not math.isfinite(self.target):
             raise UserError(f"--target must be a finite number, not {self.target}")
+        if self.target is not None and self.task in _task_names() and not 0.0 < self.target <= 1.0:
+            raise UserError(
+                f"--target for the built-in task {self.task} is a score from 0 to 1 (the seed scores 0.5), "
+                f"not {self.target:g}; a task folder's --target is a metric value"
+            )
         self._check_policy()
         if self.budget <= 0:
             raise UserError(f"--budget must be a positive number of evaluations, not {self.budget}")
         if self.workers < 0:
             raise UserError(f"--workers must be 1 or more (0 means one per core), not {self.workers}")
+        if self.patience is not None and self.patience < 1:
+            raise UserError(f"--patience must be 1 or more dev evaluations, not {self.patience}")
         if self.time_limit is not None and self.time_limit <= 0:
             raise UserError(f"--time-limit must be a positive number of seconds, not {self.time_limit}")
 

@@ -131,6 +131,18 @@ async def _session(run: OpenedRun, front: Front, work: Search, deadline: float |
             return await _schedule(run, work, progress, deadline)
 
 
+def early_stop(config, state: RunState):
+    """--patience and --target, following the run's dev evaluations so far (a resumed run's from its archive)."""
+    from engine.loop.early_stop import EarlyStop
+
+    search = config.search
+    watch = EarlyStop(len(state.dev), search.patience, search.stop_score())
+    if not watch.active:
+        return None
+    history = state.archive.evaluations("dev")
+    return watch.replay((e.node_id, e.instance_id, e.repeat, e.score) for e in history)
+
+
 async def _schedule(run: OpenedRun, work: Search, progress: Any, deadline: float | None) -> tuple[Any, Any, str | None]:
     """The search itself, then its final node chosen and measured on holdout (and the references)."""
     from engine.loop.breaker import CircuitBreaker
@@ -151,6 +163,7 @@ async def _schedule(run: OpenedRun, work: Search, progress: Any, deadline: float
         deadline=deadline,
         expansion_slots=config.llm.llm_concurrency,
         seed_screen=first_batch(work.policy, len(state.dev)),
+        early_stop=early_stop(config, state),
     )
     scheduler = make_scheduler(
         config, state, work.policy, work.mutator, handles, settings, work.rng, progress=progress, breaker=breaker

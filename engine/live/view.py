@@ -91,6 +91,7 @@ def run_view(folder: Path, since: str | None = None) -> dict[str, Any]:
         head = {
             "state": state,
             "status": shown_status(stored, live),
+            "stop_reason": archive.last_stop_reason() if stored != "running" else "",  # "stopped early: ..."
             "live_as_of": _iso(live),
             "now": now.isoformat(),
             "version": version,

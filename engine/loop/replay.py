@@ -72,6 +72,7 @@ class ReplayScheduler(Scheduler):
     def __init__(self, *args, original: str, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.breaker = CircuitBreaker(max_failed_expansions=sys.maxsize, max_failing_s=math.inf)  # never trips
+        self.early_stop = None  # the original's events say where it stopped, --patience and --target included
         self.original_path = original
         self._stored: ExpansionResult | None = None  # the last one stored, to check it against the record
 

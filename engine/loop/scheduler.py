@@ -17,6 +17,10 @@ stored. So does an evaluation whose agent met the run's LLM budget (or a
 refused key) through the gateway: that evaluation is not its result, so it is
 not stored (a resumed run with more budget runs it again).
 
+Early stopping (engine/loop/early_stop.py: `--patience`, `--target`) stops
+new work the same way as the time limit, once an evaluation shows the best
+full-dev mean has stalled or reached the target; an `early_stop` event says why.
+
 Three more stops, each said in one line. The time limit and the circuit
 breaker (engine/loop/breaker.py: failed expansions in a row, or model calls failing
 for too long) cancel the expansions in flight (an answer already paid is in
@@ -43,6 +47,7 @@ import numpy as np
 
 from engine.errors import FatalStop, StopRun
 from engine.loop.breaker import CircuitBreaker
+from engine.loop.early_stop import EarlyStop
 from engine.loop.evaluation import Outcome, RunHandles
 from engine.loop.expansion import ExpansionResult, expand, mutation_context, store_child
 from engine.loop.state import RunState
@@ -65,6 +70,7 @@ class SchedulerSettings:
     deadline: float | None = None  # the `time.monotonic()` at which the run stops (--time-limit); None: none
     expansion_slots: int = 1  # an asynchronous mutator's expansions at once (--llm-concurrency)
     seed_screen: int | None = None  # the seed's evaluations that must not all fail (None: every dev instance)
+    early_stop: EarlyStop | None = None  # --patience and --target, followed from the archive's history on
 
 
 @dataclass(frozen=True)
@@ -119,6 +125,8 @@ class Scheduler:
         self._seed_failures: list[tuple[str, str]] = []  # (instance, why) of the seed's failed dev evaluations
         self._seed_done = 0
         self._repeating: dict[int, int] = {}  # node -> repeats in flight (noise probe, re-measures)
+        self.early_stop = settings.early_stop if settings.early_stop and settings.early_stop.active else None
+        self._stopped_early: str | None = None  # the early stop's line, once its event is recorded
         self._load_seed_record()
 
     def _load_seed_record(self) -> None:
@@ -150,6 +158,19 @@ class Scheduler:
         if tripped and self.fatal is None:  # the first reason stands (a second expansion may finish with it)
             self.fatal = f"stopped: {tripped}"
         return self.fatal if tripped else None
+
+    def _early_verdict(self) -> str | None:
+        """--patience or --target ends the run now: its line (the event `early_stop` recorded the first time)."""
+        if self.early_stop is None:
+            return None
+        if self._stopped_early is None:
+            found = self.early_stop.verdict()
+            if found is None:
+                return None
+            line, detail = found
+            self.state.archive.add_event("early_stop", detail["best_node"], {**detail, "reason": line})
+            self._stopped_early = line
+        return self._stopped_early
 
     def _lasting_stop(self) -> str | None:
         """The time limit or the breaker, checked between events."""
@@ -285,6 +306,8 @@ class Scheduler:
         )
         detail = {**launch.detail, "instance": instance.id, "score": score, "status": outcome.status}
         state.archive.add_evaluation(record, event=("evaluate", launch.node, detail), steps=outcome.trajectory)
+        if self.early_stop is not None:
+            self.early_stop.evaluated(launch.node, instance.id, repeat, score)
         if repeat:
             self._repeat_done(launch.node)
             state.repeat_measured(launch.node, score)
@@ -297,8 +320,8 @@ class Scheduler:
         if self.progress:
             self.progress.evaluated(state, outcome, self.workers - len(self._free_workers))
         if launch.node == 0 and not repeat:
-            return self._seed_evaluated(instance.id, outcome)
-        return None
+            return self._seed_evaluated(instance.id, outcome) or self._early_verdict()
+        return self._early_verdict()
 
     def _task_score(self, launch: Launch, outcome: Outcome) -> float:
         """The task's score of a finished evaluation, against the seed's result on the same instance."""
@@ -347,6 +370,9 @@ class Scheduler:
             if stop:
                 self.fatal = stop
                 return stop
+            stop = self._early_verdict()  # a resumed run already past its patience or its target
+            if stop:
+                return stop
             for parent, key in self.mutator.orphans():
                 # answered before a crash, never stored: finish them first, from the recorded answers
                 adopted = Expand(parent, {"rule": "adopted after resume"})
@@ -356,7 +382,7 @@ class Scheduler:
             while True:
                 if stop is None:
                     stop = self._lasting_stop()
-                if stop and (self.fatal or stop == TIME_LIMIT):
+                if stop and (self.fatal or stop in (TIME_LIMIT, self._stopped_early)):
                     self._cancel_expansions(pending)  # model work in flight cannot help now
                 while stop is None and self._free_workers and self._spendable():
                     decision = self._next_decision()

@@ -91,6 +91,7 @@ def _run_part(archive: Archive, clip: Clipper) -> dict[str, Any]:
     return {
         "id": row["id"],
         "status": shown_status(row["status"], archive.live_as_of),
+        "stop_reason": archive.last_stop_reason() if row["status"] != "running" else "",
         "seed": row["seed"],
         "schema_version": row["schema_version"],
         "created_at": _iso(started),

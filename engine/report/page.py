@@ -166,7 +166,7 @@ def render_page(data: dict[str, Any]) -> str:
     subtitle = " · ".join(
         str(x)
         for x in (
-            f"status {run['status']}",
+            f"status {run['status']}" + (f" ({run['stop_reason']})" if run.get("stop_reason") else ""),
             f"task {run.get('task')}",
             f"policy {run.get('policy')}",
             f"budget {run.get('budget')}",

@@ -8,6 +8,7 @@
     python -m engine.runs compare RUN RUN [RUN..] # side by side
     python -m engine.runs sql RUN ["SELECT .."]   # SQL on the archive: QUERY, stdin, or a `sql> ` prompt
     python -m engine.runs serve [RUN ...]         # a live page on localhost (the `live` extra; engine/live)
+    python -m engine.runs export RUN --traces F   # training traces, one record per child (.jsonl or .parquet)
 
 RUN is a run folder, its archive.duckdb, or a run id under --run-dir. Archives
 are opened read-only. A run left `running` by a search that died is shown as
@@ -59,9 +60,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     add_version_flag(p)
     sub = p.add_subparsers(
-        dest="command", required=True, metavar="{list,show,best,compare,sql,serve}", parser_class=OneLineParser
+        dest="command", required=True, metavar="{list,show,best,compare,sql,serve,export}", parser_class=OneLineParser
     )
-    for command in (*_add_readers(sub), _add_sql(sub), _add_serve(sub)):  # also accepted after the command
+    # --run-dir is also accepted after the command
+    for command in (*_add_readers(sub), _add_sql(sub), _add_serve(sub), _add_export(sub)):
         command.add_argument("--run-dir", default=argparse.SUPPRESS, help="as before the command")
     return p
 
@@ -154,6 +156,37 @@ def _add_serve(sub) -> argparse.ArgumentParser:
     return serve
 
 
+def _add_export(sub) -> argparse.ArgumentParser:
+    about = (
+        "write the run's training traces: one record per child a mutator made (the messages sent, the answer, "
+        "parent and child code, the diff, status, scores, the change, tokens and cost), as JSON lines or Parquet"
+    )
+    export = sub.add_parser("export", intermixed=True, help=about, description=about + " (docs/guide/traces.md).")
+    export.add_argument("run", help="a run folder, its archive.duckdb, or a run id under --run-dir")
+    export.add_argument(
+        "--traces", required=True, metavar="FILE", help="the file to write: FILE.jsonl (JSON lines) or FILE.parquet"
+    )
+    export.add_argument(
+        "--valid-only", action="store_true", help="only the children that are valid and evaluated ok on dev"
+    )
+    export.add_argument(
+        "--no-holdout",
+        action="store_true",
+        help="leave the holdout scores out (data to train on must not see the held-out set)",
+    )
+    export.add_argument("--force", action="store_true", help="replace FILE when it is there already")
+    return export
+
+
+def _export(args, console) -> None:
+    from engine.runinfo.traces import TraceOptions, check_target, export_traces
+
+    check_target(args.traces, args.force)  # before the run is read: a bad name costs nothing
+    options = TraceOptions(valid_only=args.valid_only, holdout=not args.no_holdout)
+    count = export_traces(resolve_run(args.run, args.run_dir), args.traces, options, force=args.force)
+    console.print(f"{count} trace records written to {args.traces}", soft_wrap=True, highlight=False, markup=False)
+
+
 def resolve_run(name: str, run_dir: str) -> Path:
     """A path as given when it exists, else a run id under `run_dir`."""
     from archive import ArchiveError
@@ -242,6 +275,8 @@ def run_command(args, console) -> int:
         from engine.live.server import serve
 
         return serve(args.runs, args.run_dir, args.host, args.port, args.token, args.certfile, args.keyfile)
+    elif args.command == "export":
+        _export(args, console)
     elif args.command == "compare":
         if len(args.runs) < 2:
             from archive import ArchiveError

@@ -53,6 +53,7 @@ class RunInfo:
     wall_s: float | None = None  # engine time summed over sessions (Archive.wall_seconds)
     used: dict = field(default_factory=dict)  # what the last session ran with (workers, sandbox): its event
     live_as_of: datetime | None = None  # read from a running search's live copy (archive/live.py), made then
+    stop_reason: str = ""  # why its last session stopped (its last `stop` event): "budget spent", "stopped early: ..."
 
     @property
     def shown_status(self) -> str:
@@ -108,6 +109,7 @@ def run_info(path: str | Path) -> RunInfo:
         wall = archive.wall_seconds()
         sessions = list(archive.events("session"))
         used = sessions[-1][3] if sessions else {}
+        stop_reason = archive.last_stop_reason()
     s = stats.get(final) if final is not None else None
     return RunInfo(
         run_id=archive.run_id,
@@ -131,6 +133,7 @@ def run_info(path: str | Path) -> RunInfo:
         wall_s=wall,
         used=used,
         live_as_of=archive.live_as_of,
+        stop_reason=stop_reason,
     )
 
 

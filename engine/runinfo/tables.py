@@ -124,7 +124,10 @@ def show_tables(info: RunInfo) -> list:
         )
     for key, value in (
         ("archive", info.archive),
-        ("status", info.shown_status),
+        (
+            "status",
+            info.shown_status + (f" ({info.stop_reason})" if info.stop_reason and info.status != "running" else ""),
+        ),
         ("created", _when(info.created_at)),
         ("updated", _when(info.updated_at)),
         ("wall time", _wall(info)),

@@ -20,9 +20,10 @@ from archive.reads_nodes import NodeReads
 from archive.reads_report import ReportReads
 from archive.reads_run import RunReads
 from archive.reads_tables import TableReads
+from archive.reads_traces import TraceReads
 from engine.plots.synthetic import synthetic_archive
 
-READERS = (Reader, NodeReads, EvaluationReads, LLMReads, ArenaReads, RunReads, ReportReads, TableReads)
+READERS = (Reader, NodeReads, EvaluationReads, LLMReads, ArenaReads, RunReads, ReportReads, TableReads, TraceReads)
 SAMPLES = {  # a value for each parameter name the reads take
     "node": 1,
     "node_id": 1,
@@ -153,3 +154,20 @@ def test_the_next_event_seq_moves_on_with_every_event(tmp_path):
         assert archive.add_event("start") == first and archive.next_event_seq == first + 1
     with Archive.open(tmp_path / "a.duckdb") as archive:  # reopened: the sequence continues
         assert archive.next_event_seq == first + 1
+
+
+def test_expansion_calls_are_grouped_by_the_expansion_key_they_carry(tmp_path):
+    with Archive.create(tmp_path / "run", "r", {}, seed=0) as archive:
+        keys = [
+            "parent 3 child 1 attempt 0",
+            "parent 3 child 1 diagnose",
+            "parent 3 child 12 attempt 0",
+            "self parent 2 child 0",
+            "self_improve self parent 2 child 0 call 4",  # the self-editing agent's own call, through the gateway
+            "agent node 5 instance dev0 call 1",  # an agent's call while evaluated: no expansion's
+            "bootstrap try 0",
+        ]
+        for n, key in enumerate(keys):
+            _call(archive, n, key, "answer", error="Timeout: slow" if n == 1 else None)
+        grouped = {k: [c.id for c in calls] for k, calls in archive.expansion_calls().items()}
+    assert grouped == {"parent 3 child 1": [0, 1], "parent 3 child 12": [2], "self parent 2 child 0": [3, 4]}

@@ -115,7 +115,8 @@
       const now = Date.now();
       if (data.state === "live" && data.live_as_of) return "live, as of " + ago(data.live_as_of, now) + " ago";
       if (data.state === "locked") return "waiting for the search's live copy";
-      return data.state === "finished" ? "finished" : data.status;
+      if (data.state === "finished") return data.stop_reason ? "finished: " + data.stop_reason : "finished";
+      return data.status;
     }
     let lastData = null;
     setInterval(() => { if (lastData) setText("freshness", freshness(lastData)); }, 1000);

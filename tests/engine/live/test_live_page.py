@@ -59,6 +59,7 @@ def test_the_run_json_has_the_count_the_tree_and_the_charts(client, run):
     data = client.get(f"/api/run/{run.name}").json()
     n_nodes = db(run, "SELECT count(*) FROM nodes")[0][0]
     assert data["state"] == "finished" and data["live_as_of"] is None
+    assert data["stop_reason"] == "budget spent"  # an early stop's line shows here as well
     assert data["dev_evals"] == 12 and data["budget"] == 12 and data["nodes"] == n_nodes
     final = db(run, "SELECT node_id FROM events WHERE kind = 'select_final'")[0][0]
     assert data["final"]["node"] == final
