@@ -77,7 +77,21 @@ def cancelled_by(env: dict[str, str], job: str) -> bool:
     return False
 
 
-def test_a_search_on_slurm_runs_each_evaluation_as_a_job_and_survives_a_scancel(tmp_path, slurm_env):
+def start_again_now(env: dict[str, str], job: str) -> None:
+    """Slurm holds a requeued job back for two minutes (pending, reason BeginTime): once it is pending, let it
+    start now, as a cluster with free nodes would soon do."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        state = subprocess.run(
+            ["squeue", "-h", "-t", "all", "-j", job, "-o", "%T"], env=env, capture_output=True, text=True
+        ).stdout.strip()
+        if state == "PENDING":
+            subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now+5"], env=env, check=True)
+            return
+        time.sleep(0.05)
+
+
+def test_a_search_on_slurm_runs_each_evaluation_as_a_job_and_survives_a_scancel_and_a_requeue(tmp_path, slurm_env):
     instances = small_instances(tmp_path / "instances.json", n_items=60)
     runs = tmp_path / "runs"
     cli = subprocess.Popen(
@@ -88,7 +102,7 @@ def test_a_search_on_slurm_runs_each_evaluation_as_a_job_and_survives_a_scancel(
         ],
         cwd=REPO, env=slurm_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    cancelled = None
+    cancelled = requeued = None
     try:
         deadline = time.monotonic() + 120
         seen = 0
@@ -97,6 +111,16 @@ def test_a_search_on_slurm_runs_each_evaluation_as_a_job_and_survives_a_scancel(
             seen += bool(busy)
             if busy and seen > 5 and cancelled_by(slurm_env, busy[0]):  # a few jobs in: Slurm cancels one running
                 cancelled = busy[0]
+            time.sleep(0.05)
+        while requeued is None and cli.poll() is None and time.monotonic() < deadline:
+            # then Slurm requeues another running job, as preemption with requeue does: it keeps its id
+            busy = [job for job in running_jobs(slurm_env) if job != cancelled]
+            if (
+                busy
+                and subprocess.run(["scontrol", "requeue", busy[0]], env=slurm_env, capture_output=True).returncode == 0
+            ):
+                requeued = busy[0]
+                start_again_now(slurm_env, requeued)
             time.sleep(0.05)
         out, err = cli.communicate(timeout=240)
     finally:
@@ -136,6 +160,8 @@ def test_a_search_on_slurm_runs_each_evaluation_as_a_job_and_survives_a_scancel(
     finished_first = any((run / "slurm" / cancelled).glob("*result.pkl"))
     assert (cancelled in ids) == finished_first, (cancelled, ids, sorted((run / "slurm" / cancelled).iterdir()))
     assert (run / "slurm" / cancelled).is_dir()
+    # the requeued job ran again under its own id and its evaluation was recorded once, from that run
+    assert requeued is not None and requeued in ids, (requeued, ids)
     assert not running_jobs(slurm_env)
 
 
