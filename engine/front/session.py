@@ -149,7 +149,8 @@ async def _schedule(run: OpenedRun, work: Search, progress: Any, deadline: float
         budget=config.search.budget,
         workers=work.workers,
         deadline=deadline,
-        expansion_slots=config.llm.llm_concurrency,
+        # one person answers one question at a time: the human mutator's expansions queue
+        expansion_slots=1 if config.improvement.mutator == "human" else config.llm.llm_concurrency,
         seed_screen=first_batch(work.policy, len(state.dev)),
     )
     scheduler = make_scheduler(
