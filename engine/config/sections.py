@@ -99,6 +99,14 @@ class SearchSection(Section):
         choices=_final_rules,
         noun="final rule",
     )
+    island_stagnation: int | None = setting(
+        None,
+        help="openevolve: when an island's last S expansions did not raise its best, a new island takes its turn, "
+        "seeded from the best node of the other islands (ShinkaEvolve's islands on stagnation)",
+        shown="off, as in OpenEvolve",
+        type=int,
+        metavar="S",
+    )
     final_k: int | None = setting(
         None,
         help="k of --final max_mean_k: the evaluations a final node needs",
@@ -154,6 +162,7 @@ class SearchSection(Section):
             stages=None if self.stages == "default" else self.stages,
             final=self.final,
             final_k=self.final_k,
+            **({} if self.island_stagnation is None else {"island_stagnation": self.island_stagnation}),
         )
 
     def resolved_workers(self) -> int:
@@ -199,6 +208,12 @@ class SearchSection(Section):
             raise UserError(f"--final-k must be 1 or more evaluations, not {self.final_k}")
         if self.final_k is not None and self.final != "max_mean_k":
             raise UserError("--final-k needs --final max_mean_k")
+        if self.island_stagnation is not None and self.policy != "openevolve":
+            raise UserError(
+                f"--island-stagnation spawns islands of the openevolve policy; {self.policy} has no islands"
+            )
+        if self.island_stagnation is not None and self.island_stagnation < 1:
+            raise UserError(f"--island-stagnation must be 1 or more expansions, not {self.island_stagnation}")
         try:
             self.make_policy()
         except ValueError as exc:
