@@ -20,15 +20,37 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from engine.mutators.human_desk import Desk, Question, expansion_of, human_dir, read_pending
 from engine.mutators.llm import LLMMutator
 from engine.mutators.model_choice import FixedWeights
 
-HUMAN = "human"
+HUMAN = "human"  # the model named on the children and the llm_calls rows
 SEARCH_MARK = re.compile(r"^\s*<{5,}\s*SEARCH", re.M)
-FENCE = re.compile(r"^\s*(```|~~~)", re.M)  # the model named on the children and the llm_calls rows
+FENCE = re.compile(r"^\s*(```|~~~)", re.M)
+CHANGE_LINE = re.compile(r"\W*change\W*:", re.I)  # a first line "Change: ..." says what the answer changes
+
+
+@dataclass(frozen=True)
+class _Read:
+    """An answer as the conversation reads it."""
+
+    text: str
+
+
+def as_whole_file(text: str, entry_file: str) -> str:
+    """`text` as the LLM mutator reads it: as it is when it has SEARCH/REPLACE blocks or a fenced block; a
+    bare program (no fence) is the whole entry file, described as written by hand unless it says `Change:`."""
+    if SEARCH_MARK.search(text) or FENCE.search(text):
+        return text
+    lines = text.strip("\n").splitlines()
+    said = f"A whole {entry_file}, written by hand."
+    if lines and CHANGE_LINE.match(lines[0]):
+        said, lines = lines[0], lines[1:]
+    body = "\n".join(lines).strip("\n")
+    return f"{said}\n\n{entry_file}\n````\n{body}\n````\n"
 
 
 class HumanMutator(LLMMutator):
@@ -47,12 +69,15 @@ class HumanMutator(LLMMutator):
         self.desk = desk
 
     async def _ask(self, messages: list[dict], *, model: str, purpose: str, parent: int, key: str):
+        """The person's answer (booked as a call of model `human`), or the one recorded under this key (a
+        resumed run, a replay); a bare program as the whole entry file (`as_whole_file`), either way."""
         recorded = self.state.archive.first_llm_answer_for_key(key)
         if recorded is not None or self.desk is None:  # answered before a crash; or a replay's recorded answer
-            return await super()._ask(messages, model=model, purpose=purpose, parent=parent, key=key)
+            answer = await super()._ask(messages, model=model, purpose=purpose, parent=parent, key=key)
+            return _Read(as_whole_file(answer.text, self.state.task.entry_file))
         started = time.perf_counter()
         text = await self.desk.ask(Question(key, parent, purpose, messages))
-        return self.client.book_given(
+        self.client.book_given(
             messages,
             text,
             model=HUMAN,
@@ -61,16 +86,12 @@ class HumanMutator(LLMMutator):
             key=key,
             latency_s=time.perf_counter() - started,
         )
+        return _Read(as_whole_file(text, self.state.task.entry_file))
 
     def _edited(self, text, model, answer_format, entry_file, current, parent_files, editable):
         """A person may answer in either format, whatever the prompt asked: SEARCH/REPLACE blocks when the
-        answer has any, else whole files; a bare program (no fence) is the whole entry file."""
-        if SEARCH_MARK.search(text):
-            answer_format = "diff"
-        else:
-            answer_format = "rewrite"
-            if not FENCE.search(text):
-                text = f"{entry_file}\n````\n{text.strip(chr(10))}\n````\n"
+        answer has any, else whole files."""
+        answer_format = "diff" if SEARCH_MARK.search(text) else "rewrite"
         return super()._edited(text, model, answer_format, entry_file, current, parent_files, editable)
 
     def orphans(self) -> list[tuple[int, str]]:

@@ -7,7 +7,8 @@ import asyncio
 import io
 import json
 
-from engine.mutators.human import HumanMutator
+from engine.mutators.answers import extract_description
+from engine.mutators.human import HumanMutator, as_whole_file
 from engine.mutators.human_desk import (
     Desk,
     Question,
@@ -79,6 +80,14 @@ def test_a_person_may_answer_blocks_a_fenced_file_or_a_bare_program(tmp_path):
     blocks = "agent.py\n<<<<<<< SEARCH\n    return np.zeros_like(bins)\n=======\n    return -bins\n>>>>>>> REPLACE\n"
     bare = "def priority(item, bins):\n    return -bins * 2\n"
     fenced = f"agent.py\n```python\n{bare}```\n"
-    for text, expected in ((blocks, "    return -bins\n"), (bare, bare), (fenced, bare)):
-        files, why, _ = mutator._edited(text, "human", "diff", "agent.py", dict(parent), parent, None)
+    for text, expected, said in (
+        (blocks, "    return -bins\n", ""),
+        (bare, bare, "A whole agent.py, written by hand."),
+        ("Change: doubled.\n" + bare, bare, "doubled."),
+        (fenced, bare, ""),
+    ):
+        read = as_whole_file(text, "agent.py")
+        files, why, _ = mutator._edited(read, "human", "diff", "agent.py", dict(parent), parent, None)
         assert why == "" and files["agent.py"].endswith(expected), (text, why)
+        assert extract_description(read) == said, text
+    assert as_whole_file(blocks, "agent.py") == blocks and as_whole_file(fenced, "agent.py") == fenced
