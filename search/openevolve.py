@@ -71,42 +71,13 @@ import numpy as np
 from search.decisions import Decision, FinalChoice
 from search.final import epsilon_quantile
 from search.generational import generational_decide, sample_index, settled_mask, top_k
+from search.stagnation import Spawn, best_of_others, settled_means
 from search.tree import TreeStats, TreeView
 
 WEIGHT_FLOOR = 0.001  # OpenEvolve: max(fitness, 0.001) in fitness-weighted sampling
 
 
 RETIRED = -3  # the home of a node whose island stagnated and was replaced: no island's candidate
-
-
-@dataclass(frozen=True)
-class Spawn:
-    """An island spawned on stagnation: after node `at`, island `island` took `slot` from `retired`."""
-
-    at: int  # the retired island's last expansion (the S-th without improvement)
-    slot: int
-    island: int  # the new island's number (5, 6, ... with 5 islands)
-    retired: int  # the island it replaces
-    seed: int  # the node it starts from
-    seed_island: int  # the island the seed was the best of (-1: the root)
-    expansions: int  # S
-    best: float  # the retired island's best mean
-
-    def record(self) -> dict:
-        """What the `island_spawn` event holds, with the reason in words."""
-        where = f"the best of island {self.seed_island}" if self.seed_island >= 0 else "the root"
-        return {
-            "island": self.island,
-            "slot": self.slot,
-            "retired": self.retired,
-            "seed": self.seed,
-            "seed_island": self.seed_island,
-            "after_node": self.at,
-            "expansions_without_improvement": self.expansions,
-            "best": None if not np.isfinite(self.best) else self.best,
-            "reason": f"island {self.retired} made {self.expansions} expansions without improving its best "
-            f"({self.best:.4g}); island {self.island} takes its turn, seeded from node {self.seed} ({where})",
-        }
 
 
 @dataclass
@@ -244,8 +215,7 @@ class IslandState:
         """Homes again, in id order, with the islands spawned on stagnation (the module's docstring): each
         slot's island, its best mean and its expansions since it last improved, node by node."""
         n, parent, slots = view.n, view.parent, self.islands
-        nodes = np.arange(n)
-        mean = np.where(settled[:n] & (view.n_evals[:n] > 0), view.mean(nodes), -np.inf)
+        mean = settled_means(view, settled)
         home = self.home
         holder = list(range(slots))  # the island (its number) holding each slot
         best = [float(mean[0])] * slots
@@ -259,11 +229,11 @@ class IslandState:
             since[slot] += 1
             if since[slot] < stagnation:
                 continue
-            others = np.flatnonzero((home[: c + 1] >= 0) & (home[: c + 1] != slot) & np.isfinite(mean[: c + 1]))
-            seed = int(others[int(np.argmax(mean[others]))]) if len(others) else 0  # the first maximum: older
+            seed = best_of_others(home, mean, c, slot)
             island = slots + len(self.spawns)
+            seed_island = holder[int(home[seed])] if seed else -1
             self.spawns.append(
-                Spawn(c, slot, island, holder[slot], seed, int(home[seed]) if seed else -1, stagnation, best[slot])
+                Spawn(c, slot, island, holder[slot], seed, seed_island, stagnation, best[slot], retires=True)
             )
             home[: c + 1][home[: c + 1] == slot] = RETIRED
             holder[slot], self.seeds[slot] = island, seed

@@ -24,7 +24,7 @@ def test_an_offline_openevolve_run_records_the_islands_it_spawns(tmp_path):
     assert first["expansions_without_improvement"] == 1
     assert (
         f"seeded from node {first['seed']}" in first["reason"]
-        and f"island {first['retired']} made 1" in first["reason"]
+        and f"island {first['stagnated']} made 1" in first["reason"]
     )
     # the decision that made the new island's first child carries the same record
     carried = [

@@ -220,7 +220,7 @@ def test_a_stagnating_island_is_replaced_by_one_seeded_from_the_best_of_the_othe
     tree = stagnating()
     view = tree.view()
     (spawn,) = policy.spawns(view)
-    assert (spawn.at, spawn.slot, spawn.island, spawn.retired, spawn.seed, spawn.seed_island) == (5, 0, 2, 0, 4, 1)
+    assert (spawn.at, spawn.slot, spawn.island, spawn.stagnated, spawn.seed, spawn.seed_island) == (5, 0, 2, 0, 4, 1)
     assert "island 0 made 2 expansions without improving its best (0.75)" in spawn.record()["reason"]
     assert list(policy.island_of(view)) == [-1, -3, 1, -3, 1, -3, 1]  # island 0's nodes retired
     assert members(policy, view, 0) == [4]  # the new island holds its seed only, not the root
