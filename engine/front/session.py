@@ -126,7 +126,10 @@ async def _session(run: OpenedRun, front: Front, work: Search, deadline: float |
         if unanswered:
             return None, None, f"{unanswered}; fix it, then resume: clade search --resume {run.folder}"
         budget = config.search.budget
-        with SearchProgress(front.console, budget, work.workers, quiet=front.quiet, done=state.dev_spent) as progress:
+        human = config.improvement.mutator == "human"  # a live bar would be redrawn over the person's typing
+        with SearchProgress(
+            front.console, budget, work.workers, quiet=front.quiet, done=state.dev_spent, bar=not human
+        ) as progress:
             progress.start(state)
             return await _schedule(run, work, progress, deadline)
 
