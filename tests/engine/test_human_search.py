@@ -1,21 +1,23 @@
-"""`--mutator human` end to end, as a person drives it: a subprocess whose stdin is the person's keyboard.
+"""`--mutator human` end to end, as a person drives it: first at a pseudo-terminal, then through a pipe.
 
-SEARCH/REPLACE blocks typed become a child booked as a call of model `human`, 0 tokens, cost 0; Ctrl-C
-(SIGINT) while the second question waits stops the run as interrupted, without a traceback; `--resume` asks
-that same expansion again, and a whole file typed without a fence becomes its child, booked under its key;
+SEARCH/REPLACE blocks typed at the terminal become a child booked as a call of model `human`, 0 tokens, cost
+0; Ctrl-C typed while the second question waits stops the run as interrupted, without a traceback;
+`--resume` (its stdin a pipe) asks that same expansion again, and a whole file given without a fence becomes
+its child, booked under its key;
 a replay of the run rebuilds the same tree from the recorded answers, asking no one, at no cost."""
 
 from __future__ import annotations
 
 import os
+import pty
 import re
-import signal
+import select
 import subprocess
 import sys
-import threading
 import time
 
 import duckdb
+import pytest
 
 from engine.front.cli import build_parser
 from engine.front.run import run_from_args
@@ -56,41 +58,64 @@ AGENT_OF_NODE_2 = (
 CALLS = "SELECT model, purpose, tokens_in, tokens_out, cost_usd, request->>'key' FROM llm_calls ORDER BY id"
 
 
-class Output:
-    """A command's output, read as it comes (a daemon thread), to wait on what it says."""
+class Terminal:
+    """`engine.search` on a pseudo-terminal, as a person at a keyboard runs it: what it prints, what is typed
+    (Ctrl-C included, which the terminal turns into SIGINT for its foreground processes)."""
 
-    def __init__(self, proc: subprocess.Popen) -> None:
-        self.lines: list[str] = []
-        self.reader = threading.Thread(target=lambda: self.lines.extend(iter(proc.stdout.readline, "")), daemon=True)
-        self.reader.start()
+    def __init__(self, *args: str) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the search, with the pseudo-terminal as its controlling terminal
+            os.chdir(REPO)
+            os.environ.update(PYTHONPATH=str(REPO), COLUMNS="200")
+            os.execv(sys.executable, [sys.executable, "-m", "engine.search", *args])
+        self.out = b""
+
+    def type(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+    def _read(self, timeout_s: float) -> bool:
+        """Read what is there; False once the command has closed the terminal."""
+        ready, _, _ = select.select([self.fd], [], [], timeout_s)
+        if ready:
+            try:
+                self.out += os.read(self.fd, 65536)
+            except OSError:  # EIO: the command has exited
+                return False
+        return True
 
     def asked(self, times: int, limit_s: float = 60) -> list[str]:
         """The keys of the first `times` questions, once the last is asked."""
         end = time.monotonic() + limit_s
         while len(keys := ASKS.findall(self.text())) < times:
-            assert self.reader.is_alive(), self.text()[-3000:]
+            assert self._read(0.2), self.text()[-3000:]
             assert time.monotonic() < end, f"fewer than {times} questions after {limit_s} s: {self.text()[-3000:]}"
-            time.sleep(0.05)
         return keys[:times]
 
+    def wait(self, limit_s: float = 60) -> int:
+        end = time.monotonic() + limit_s
+        while self._read(0.2):
+            assert time.monotonic() < end, self.text()[-3000:]
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(status)
+
     def text(self) -> str:
-        return "".join(self.lines)
+        return self.out.decode(errors="replace").replace("\r\n", "\n")
 
 
+@pytest.mark.slow
 def test_a_person_answers_at_the_terminal_is_cut_short_resumes_and_is_replayed(tmp_path, capsys):
     instances = small_instances(tmp_path / "instances.json", n_dev=2, n_holdout=1, n_items=30)
     runs = tmp_path / "runs"
     common = ["--budget", "5", "--workers", "1", "--sandbox", "process", "--quiet"]  # the resume, the replay: the same
-    first = search("--mutator", "human", "--instances", str(instances), "--run-dir", str(runs), *common)
-    first.stdin.write(DIFF)
-    first.stdin.flush()  # kept open: the second question waits on the keyboard
-    output = Output(first)
-    answered, waiting = output.asked(2)
-    first.send_signal(signal.SIGINT)
-    first.wait(timeout=60)
-    output.reader.join(timeout=10)
-    out = output.text()
-    assert first.returncode == 130, out[-3000:]
+    first = Terminal("--mutator", "human", "--instances", str(instances), "--run-dir", str(runs), *common)
+    answered = first.asked(1)[0]
+    first.type(DIFF)  # pasted, ended by a line "."
+    waiting = first.asked(2)[1]
+    first.type("\x03")  # Ctrl-C while the second question waits
+    code = first.wait()
+    out = first.text()
+    assert code == 130, out[-3000:]
     assert "Traceback" not in out and "--resume" in out and "# Current code (the parent)" in out
     run = only_run(runs)
     assert rows(run, "SELECT status FROM runs") == [("interrupted",)]

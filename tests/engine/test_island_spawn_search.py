@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from engine.front.cli import build_parser
 from engine.front.run import run_from_args
 from tests.conftest import small_instances
 from tests.engine.test_search_e2e import only_run, read
 
 
+@pytest.mark.slow
 def test_an_offline_openevolve_run_records_the_islands_it_spawns(tmp_path):
     instances = small_instances(tmp_path / "instances.json", n_dev=1, n_holdout=1, n_items=30)
     args = ["--policy", "openevolve", "--island-stagnation", "1", "--budget", "9", "--workers", "1"]
