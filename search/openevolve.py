@@ -40,6 +40,21 @@ candidate draws from every candidate instead, by the same rule (OpenEvolve: from
 Expansion vs evaluation: the shared loop of search.generational. Final
 choice: HGM's epsilon-quantile rule by default (selectable, search.final).
 
+Islands on stagnation (`island_stagnation` = S, `--island-stagnation S`; off by default, as in
+OpenEvolve): ShinkaEvolve spawns a new island when one stagnates. Island slots take turns as above; node c
+is an expansion of the island holding slot (c - 1) mod 5 when c was made. When an island's last S
+expansions did not raise its best mean (a child improves it when it is settled and its mean is above the
+island's best so far; the initial islands start from the root's mean), a new island takes its slot (its
+turn and its place in the migration ring), numbered 5, 6, ... in order: it is seeded from the best
+settled node of the other islands (highest mean, ties to the older; the root when none), which is its
+member, and whose children made on its turn are its own. The stagnated island is retired: its nodes stay
+in the tree (and for the final choice) but are no island's candidates and do not migrate. The first
+expansion of a new island carries `island_spawn` in its decision (island, slot, seed, the retired island,
+S, its best), and the loop writes it as an `island_spawn` event. Like migrations, spawns are a pure
+function of the tree (node ids, parents, settled nodes, their means): recomputed from the whole tree at
+each decision (a Python pass over the nodes: a decision takes ~23 ms at 10,000 nodes), so a resumed or replayed run sees
+the same islands; an evaluation that settles late can move a spawn, as it can move a migration.
+
 State: islands and migrations are a pure function of the tree (node ids,
 parents, which nodes are settled, their means), kept in the tree's derived
 cache and brought up to date from its change log: a new node gets its
@@ -56,9 +71,13 @@ import numpy as np
 from search.decisions import Decision, FinalChoice
 from search.final import epsilon_quantile
 from search.generational import generational_decide, sample_index, settled_mask, top_k
+from search.stagnation import Spawn, best_of_others, settled_means
 from search.tree import TreeStats, TreeView
 
 WEIGHT_FLOOR = 0.001  # OpenEvolve: max(fitness, 0.001) in fitness-weighted sampling
+
+
+RETIRED = -3  # the home of a node whose island stagnated and was replaced: no island's candidate
 
 
 @dataclass
@@ -68,13 +87,16 @@ class IslandState:
     islands: int
     interval: int  # expansions between migrations: migration_interval x num_islands
     rate: float
-    tree: TreeStats
+    tree: TreeStats | _NoChanges
     watcher: object
     known: int = 0  # nodes with a home island
     home: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # -1: the root, every island
     epochs: list = field(default_factory=list)  # per migration: (migrant nodes, their target islands)
     count: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))  # [island, node] migrations
     recomputed: int = 0  # migrations computed so far (for tests and the benchmark)
+    seeds: dict = field(default_factory=dict)  # slot -> the seed of the spawned island holding it
+    spawns: list = field(default_factory=list)  # islands spawned on stagnation, in order (Spawn)
+    holders: list = field(default_factory=list)  # slot -> the island holding it now (spawned: 5, 6, ...)
     feature_range: tuple = (np.inf, -np.inf)  # min, max of `feature` over valid nodes
     depth_range: tuple = (np.inf, -np.inf)  # min, max depth over valid nodes
 
@@ -179,8 +201,54 @@ class IslandState:
         self.recomputed += 1
 
     def members(self, island: int, n: int) -> np.ndarray:
-        """Boolean over nodes 0..n-1: home island, the root, or a migrant there."""
-        return (self.home[:n] == island) | (self.home[:n] == -1) | (self.count[island, :n] > 0)
+        """Boolean over nodes 0..n-1: home island, the root, or a migrant there (for the island now holding
+        slot `island`: a spawned one has its seed instead of the root)."""
+        seed = self.seeds.get(island)
+        if seed is None:
+            return (self.home[:n] == island) | (self.home[:n] == -1) | (self.count[island, :n] > 0)
+        out = (self.home[:n] == island) | (self.count[island, :n] > 0)
+        if seed < n:
+            out[seed] = True
+        return out
+
+    def spawn_on_stagnation(self, view: TreeView, settled: np.ndarray, stagnation: int) -> None:
+        """Homes again, in id order, with the islands spawned on stagnation (the module's docstring): each
+        slot's island, its best mean and its expansions since it last improved, node by node."""
+        n, parent, slots = view.n, view.parent, self.islands
+        mean = settled_means(view, settled)
+        home = self.home
+        holder = list(range(slots))  # the island (its number) holding each slot
+        best = [float(mean[0])] * slots
+        since = [0] * slots
+        for c in range(1, n):
+            slot, p = (c - 1) % slots, int(parent[c])
+            home[c] = slot if p == 0 or p == self.seeds.get(slot) else home[p]
+            if mean[c] > best[slot]:
+                best[slot], since[slot] = float(mean[c]), 0
+                continue
+            since[slot] += 1
+            if since[slot] < stagnation:
+                continue
+            seed = best_of_others(home, mean, c, slot)
+            island = slots + len(self.spawns)
+            seed_island = holder[int(home[seed])] if seed else -1
+            self.spawns.append(
+                Spawn(c, slot, island, holder[slot], seed, seed_island, stagnation, best[slot], retires=True)
+            )
+            home[: c + 1][home[: c + 1] == slot] = RETIRED
+            holder[slot], self.seeds[slot] = island, seed
+            best[slot], since[slot] = float(mean[seed]), 0
+        self.holders = holder
+
+
+class _NoChanges:
+    """The change log of a state made afresh from the whole tree: nothing to catch up on."""
+
+    def drain_changes(self, watcher: object = None) -> list[int]:
+        return []
+
+
+_NO_CHANGES = _NoChanges()
 
 
 class Means:
@@ -209,10 +277,13 @@ class OpenEvolvePolicy:
     exploitation_ratio: float = 0.7
     feature_bins: int = 10
     epsilon: float = 0.1  # the final rule's quantile
+    island_stagnation: int | None = None  # S: spawn a new island after S expansions without improvement
 
     def __post_init__(self) -> None:
         if self.num_islands < 1 or self.migration_interval < 1 or self.feature_bins < 1:
             raise ValueError("openevolve needs num_islands, migration_interval and feature_bins >= 1")
+        if self.island_stagnation is not None and self.island_stagnation < 1:
+            raise ValueError(f"island_stagnation must be 1 or more expansions, not {self.island_stagnation}")
         if not (
             0 <= self.exploration_ratio
             and 0 <= self.exploitation_ratio
@@ -236,11 +307,28 @@ class OpenEvolvePolicy:
                 count=np.zeros((self.num_islands, 0), dtype=np.int32),
             )
 
-        state: IslandState = view.derived_cache(key, make)
         settled = settled_mask(view)
         means = Means(view)
+        if self.island_stagnation is not None:  # spawns may re-home any node: the whole state, afresh
+            fresh = IslandState(
+                self.num_islands,
+                self.migration_interval * self.num_islands,
+                self.migration_rate,
+                _NO_CHANGES,
+                None,
+                count=np.zeros((self.num_islands, 0), dtype=np.int32),
+            )
+            fresh.assign_homes(view)
+            fresh.spawn_on_stagnation(view, settled, self.island_stagnation)
+            fresh.sync(view, settled, means)
+            return fresh, settled, means
+        state: IslandState = view.derived_cache(key, make)
         state.sync(view, settled, means)
         return state, settled, means
+
+    def spawns(self, view: TreeView) -> list[Spawn]:
+        """The islands spawned on stagnation so far, in order (none without `island_stagnation`)."""
+        return list(self.state(view)[0].spawns)
 
     def turn(self, view: TreeView) -> int:
         """The island whose turn the next expansion is."""
@@ -309,7 +397,7 @@ class OpenEvolvePolicy:
             pool = nodes
             branch = "fitness-proportional over the island"
             node = int(pool[sample_index(np.maximum(means[nodes], WEIGHT_FLOOR), rng)])
-        return node, {
+        detail = {
             "rule": branch,
             "island": island,
             "u": float(u),
@@ -318,6 +406,13 @@ class OpenEvolvePolicy:
             "migrations": len(state.epochs),
             "a": view.mean(node),
         }
+        if state.holders:
+            detail["island_number"] = state.holders[island]
+            spawn = next((x for x in reversed(state.spawns) if x.slot == island), None)
+            # the new island's first expansion (its child is node n + pending): the loop writes it as an event
+            if spawn is not None and view.n + view.pending_expansions - spawn.at <= self.num_islands:
+                detail["island_spawn"] = spawn.record()
+        return node, detail
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
         return generational_decide(view, rng, self.parent)

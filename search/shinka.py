@@ -34,7 +34,9 @@ correct or not, but a patch that fails to apply or compile is retried and
 never stored: here, valid children (`n_valid_children`), those still being
 evaluated included (expansions in flight are not seen).
 Departures: one island (ShinkaEvolve defaults to 2 islands with no
-migration; islands are OpenEvolve's feature here, `openevolve`); the
+migration; islands are OpenEvolve's feature here, `openevolve`), unless
+`island_stagnation` spawns more (search/shinka_islands.py; not for
+`shinka_beam`, which follows one beam); the
 archive's "fitness" strategy only (not "crowding"). Expansion vs evaluation:
 the shared loop of search.generational. Final choice: HGM's epsilon-quantile
 rule by default (selectable, search.final).
@@ -55,16 +57,21 @@ from search.generational import (
     is_settled,
     sample_index,
     settled,
+    settled_mask,
     top_k,
 )
+from search.shinka_islands import ShinkaIslands, shinka_islands
 from search.tree import TreeView
 
 MAD_FLOOR = 1e-6
 
 
-def archive(view: TreeView, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """(nodes in id order, their mean scores): the `size` settled nodes with the highest means."""
+def archive(view: TreeView, size: int, among: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes in id order, their mean scores): the `size` settled nodes with the highest means (`among`: of
+    these nodes only, a boolean over every node: an island's members)."""
     nodes = settled(view)
+    if among is not None and among[nodes].any():  # an island with no settled member draws from every island
+        nodes = nodes[among[nodes]]
     a = view.mean(nodes)
     keep = top_k(nodes, a, size)
     return keep, view.mean(keep)
@@ -80,20 +87,47 @@ def _spread(view: TreeView, probabilities_of: np.ndarray, nodes: np.ndarray) -> 
 class _Shinka:
     archive_size: int = 40
     epsilon: float = 0.1  # the final rule's quantile
+    island_stagnation: int | None = None  # S: islands spawned on stagnation (search/shinka_islands.py)
     rule: ClassVar[str]  # the selection rule in words, stored with each decision
+
+    def __post_init__(self) -> None:
+        if self.island_stagnation is not None and self.island_stagnation < 1:
+            raise ValueError(f"island_stagnation must be 1 or more expansions, not {self.island_stagnation}")
 
     def _probabilities(self, view: TreeView, nodes: np.ndarray, a: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def islands(self, view: TreeView) -> ShinkaIslands | None:
+        """The islands (with `island_stagnation`), else None: one island, the whole archive."""
+        if self.island_stagnation is None:
+            return None
+        return shinka_islands(view, settled_mask(view), self.island_stagnation)
+
+    def _archive(self, view: TreeView) -> tuple[np.ndarray, np.ndarray, dict]:
+        """The archive the next parent is drawn from (the island of the turn's, with islands), and what the
+        decision says about the island."""
+        islands = self.islands(view)
+        if islands is None:
+            nodes, a = archive(view, self.archive_size)
+            return nodes, a, {}
+        child = view.n + view.pending_expansions
+        island = islands.turn(child)
+        nodes, a = archive(view, self.archive_size, islands.members(island))
+        said: dict = {"island": island, "islands": len(islands.seeds)}
+        spawn = next((x for x in islands.spawns if x.island == island), None)
+        if spawn is not None and child == spawn.at + 1:  # the new island's first expansion: the loop records it
+            said["island_spawn"] = spawn.record()
+        return nodes, a, said
+
     def probabilities(self, view: TreeView) -> np.ndarray:
         """Each node's probability of being the next parent, over every node (0 outside the archive)."""
-        nodes, a = archive(view, self.archive_size)
+        nodes, a, _ = self._archive(view)
         if len(nodes) == 0:
             return np.zeros(view.n)
         return _spread(view, self._probabilities(view, nodes, a), nodes)
 
     def parent(self, view: TreeView, rng: np.random.Generator) -> tuple[int, dict] | None:
-        nodes, a = archive(view, self.archive_size)
+        nodes, a, said = self._archive(view)
         if len(nodes) == 0:
             return None
         p = self._probabilities(view, nodes, a)
@@ -105,6 +139,7 @@ class _Shinka:
             "a": float(a[k]),
             "children": int(view.n_valid_children[node]),
             "archive": len(nodes),
+            **said,
         }
 
     def decide(self, view: TreeView, rng: np.random.Generator) -> Decision | None:
@@ -122,7 +157,7 @@ class ShinkaWeightedPolicy(_Shinka):
 
     def weights(self, view: TreeView) -> np.ndarray:
         """The unnormalized weights w_i over every node (0 outside the archive)."""
-        nodes, a = archive(view, self.archive_size)
+        nodes, a, _ = self._archive(view)
         return _spread(view, self._weights(view, nodes, a), nodes) if len(nodes) else np.zeros(view.n)
 
     def _weights(self, view: TreeView, nodes: np.ndarray, a: np.ndarray) -> np.ndarray:

@@ -129,10 +129,11 @@ class ImprovementSection(Section):
 
     mutator: str = setting(
         "offline",
-        help="offline, llm, or self: the parent agent is run on a copy of its own code and its edits are the child "
-        "(needs --model, which the agent calls through the gateway)",
+        help="offline, llm, self (the parent agent is run on a copy of its own code and its edits are the child; "
+        "needs --model, which the agent calls through the gateway), or human (a person answers each mutation "
+        "prompt, in the terminal or on the live page)",
         shown="offline without --model, llm with it",
-        choices=("offline", "llm", "self"),
+        choices=("offline", "llm", "self", "human"),
         noun="mutator",
     )
     utility: str | None = setting(

@@ -95,6 +95,13 @@ class RunConfig:
             )
         if self.benchmark.bootstrap and not model:
             raise UserError("--bootstrap has the meta-agent write the seed from the task's task.md: give --model")
+        if mutator == "human" and model:
+            raise UserError(
+                "--mutator human answers in place of the meta-agent's model: leave out --model (--agent-model "
+                "names the models the agents call)"
+            )
+        if self.benchmark.arena is not None and mutator == "human":
+            raise UserError("--arena evolves code agents and testers with the offline or llm mutator, not human")
         if self.benchmark.arena is not None and mutator == "self":
             raise UserError("--arena evolves code agents and testers with the offline or llm mutator, not self")
         if self.benchmark.arena is not None and self.search.patience is not None:

@@ -111,6 +111,15 @@ class SearchSection(Section):
         choices=_final_rules,
         noun="final rule",
     )
+    island_stagnation: int | None = setting(
+        None,
+        help="openevolve, shinka, shinka_power_law: when an island's last S expansions did not raise its best, a "
+        "new island is seeded from the best node of the other islands (the root for shinka's first); openevolve's "
+        "takes the stagnated island's turn, shinka's joins the turns (ShinkaEvolve's islands on stagnation)",
+        shown="off, as in OpenEvolve and Clade's one-island shinka",
+        type=int,
+        metavar="S",
+    )
     final_k: int | None = setting(
         None,
         help="k of --final max_mean_k: the evaluations a final node needs",
@@ -166,6 +175,7 @@ class SearchSection(Section):
             stages=None if self.stages == "default" else self.stages,
             final=self.final,
             final_k=self.final_k,
+            **({} if self.island_stagnation is None else {"island_stagnation": self.island_stagnation}),
         )
 
     def stop_score(self) -> float | None:
@@ -225,10 +235,20 @@ class SearchSection(Section):
             raise UserError(f"--final-k must be 1 or more evaluations, not {self.final_k}")
         if self.final_k is not None and self.final != "max_mean_k":
             raise UserError("--final-k needs --final max_mean_k")
+        if self.island_stagnation is not None and self.policy not in ISLAND_POLICIES:
+            raise UserError(
+                f"--island-stagnation spawns islands of the {', '.join(ISLAND_POLICIES)} policies; {self.policy} "
+                "has none"
+            )
+        if self.island_stagnation is not None and self.island_stagnation < 1:
+            raise UserError(f"--island-stagnation must be 1 or more expansions, not {self.island_stagnation}")
         try:
             self.make_policy()
         except ValueError as exc:
             raise UserError(str(exc)) from None
+
+
+ISLAND_POLICIES = ("openevolve", "shinka", "shinka_power_law")  # --island-stagnation applies to these
 
 
 def _limit(default_help: str, kind: type, metavar: str, **more: Any) -> Any:

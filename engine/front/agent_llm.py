@@ -102,7 +102,8 @@ def check_agent_llm(config: RunConfig, task) -> None:
 
 def make_client(config: RunConfig, archive, task, llm_mock):
     """The run's LLM client, shared by the meta-agent and the agents; None when neither calls a model."""
-    if not config.llm.model and not agent_models(config, task) and not config.benchmark.judge_model:
+    human = config.improvement.mutator == "human"  # a person's answers are booked as calls too
+    if not config.llm.model and not agent_models(config, task) and not config.benchmark.judge_model and not human:
         return None
     from engine.llm import LLMClient, LLMSettings
 

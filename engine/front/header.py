@@ -57,6 +57,12 @@ def mutator_line(config: RunConfig, task: Any) -> str:
     """How the run's children are made: the offline mutator, the agent on its own code, or the LLM mutator."""
     llm = config.llm
     replayed = f"; every answer replayed from {llm.replay}" if llm.replay else ""
+    if config.improvement.mutator == "human":
+        return (
+            "Human mutator: each expansion shows the mutation prompt here and waits for your answer (SEARCH/REPLACE "
+            "blocks or the whole file, ended by a line with only '.'), or one from the live page; one at a time, "
+            f"booked as model 'human' at no cost{replayed}."
+        )
     if not llm.model:
         return (
             "No LLM configured: the built-in offline mutator edits the agent's syntax tree (no model calls, no cost)."

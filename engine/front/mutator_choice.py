@@ -40,6 +40,8 @@ def make_mutator(
     """The offline mutator, the agent improving itself (it calls --model through the gateway), or the LLM
     mutator; `client`: the run's LLM client (for a replay, with the recorded answers)."""
     llm = config.llm
+    if config.improvement.mutator == "human":
+        return human_mutator(config, state, client, say)
     if not llm.model:
         from engine.mutators import OfflineMutator
 
@@ -51,6 +53,24 @@ def make_mutator(
         model = parse_models(llm.model)[0][0]
         return SelfMutator(client, model, state, handles, diagnose=llm.meta_steps.startswith("diagnose"))
     return llm_mutator(config, client, state, say)
+
+
+def human_mutator(config: RunConfig, state: RunState, client: Any, say: Callable[..., None] | None) -> Mutator:
+    """A person answers the mutation prompts (engine/mutators/human.py): at this terminal, or on the live page
+    through the run folder; a replay asks no one (its client answers from the recorded calls)."""
+    from engine.mutators.human import HumanMutator, human_desk
+
+    def show(text: str) -> None:  # the prompt as it is: brackets in code are no markup
+        if say is None:
+            print(text, flush=True)
+        else:
+            say(text, markup=False, highlight=False)
+
+    desk = None if config.llm.replay else human_desk(state.archive.path.parent, show)
+    llm = config.llm
+    return HumanMutator(
+        client, state, desk, answer_format=llm.answer_format, diagnose=llm.meta_steps.startswith("diagnose"), say=say
+    )
 
 
 def embedding_novelty(config: RunConfig, client: Any, archive: Any, task: Task) -> ArchiveEmbeddings | None:

@@ -111,7 +111,7 @@ def replay_config(args: argparse.Namespace) -> RunConfig:
     with Archive.open(args.replay, read_only=True) as original:
         stored = RunConfig.from_dict(original.config())
         path = str(original.path.resolve())
-    if not stored.llm.model and not stored.llm.agent_model:
+    if not stored.llm.model and not stored.llm.agent_model and stored.improvement.mutator != "human":
         raise UserError(f"{args.replay} made no model calls (offline mutator): there is nothing to replay")
     return replayed_config(stored, args, path).validate()
 

@@ -18,7 +18,11 @@ PLAIN_FAILURE_EVERY_S = 15.0  # without a terminal, failures print the progress 
 class SearchProgress:
     """A rich progress bar the scheduler feeds; `quiet` keeps the same calls silent."""
 
-    def __init__(self, console, budget: int, workers: int, quiet: bool = False, done: int = 0) -> None:
+    def __init__(
+        self, console, budget: int, workers: int, quiet: bool = False, done: int = 0, bar: bool = True
+    ) -> None:
+        """`bar`: False prints plain lines even on a terminal (a person types answers there: --mutator human)."""
+        self.bar = bar
         self.console = console
         self.budget = budget
         self.workers = workers
@@ -37,7 +41,7 @@ class SearchProgress:
         self._last_plain = 0.0
 
     def __enter__(self) -> SearchProgress:
-        if self.quiet or not self.console.is_terminal:
+        if self.quiet or not self.console.is_terminal or not self.bar:
             return self
         from rich.progress import (
             BarColumn,

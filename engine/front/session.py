@@ -126,7 +126,10 @@ async def _session(run: OpenedRun, front: Front, work: Search, deadline: float |
         if unanswered:
             return None, None, f"{unanswered}; fix it, then resume: clade search --resume {run.folder}"
         budget = config.search.budget
-        with SearchProgress(front.console, budget, work.workers, quiet=front.quiet, done=state.dev_spent) as progress:
+        human = config.improvement.mutator == "human"  # a live bar would be redrawn over the person's typing
+        with SearchProgress(
+            front.console, budget, work.workers, quiet=front.quiet, done=state.dev_spent, bar=not human
+        ) as progress:
             progress.start(state)
             return await _schedule(run, work, progress, deadline)
 
@@ -161,7 +164,8 @@ async def _schedule(run: OpenedRun, work: Search, progress: Any, deadline: float
         budget=config.search.budget,
         workers=work.workers,
         deadline=deadline,
-        expansion_slots=config.llm.llm_concurrency,
+        # one person answers one question at a time: the human mutator's expansions queue
+        expansion_slots=1 if config.improvement.mutator == "human" else config.llm.llm_concurrency,
         seed_screen=first_batch(work.policy, len(state.dev)),
         early_stop=early_stop(config, state),
     )

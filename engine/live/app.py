@@ -1,4 +1,4 @@
-"""The live page's routes (Starlette): two HTML shells, three JSON endpoints, a few static files.
+"""The live page's routes (Starlette): two HTML shells, four JSON endpoints, a few static files.
 
 The endpoints are plain (sync) functions: Starlette runs them in its thread pool, so a slow read of one
 archive does not stall other requests; each opens, reads and closes its archive (engine/live/view.py).
@@ -79,6 +79,33 @@ class _Endpoints:
             return JSONResponse({"error": f"run {name} has no node {node}"}, 404)
         return JSONResponse(found)
 
+    async def human(self, request):
+        """GET: the human mutator's pending question; POST: the answer to it (engine/live/human.py)."""
+        from starlette.responses import JSONResponse
+
+        from engine.live import human
+
+        name = request.path_params["name"]
+        folder = self.sources.find(name)
+        if folder is None:
+            return self.no_run(name, True)
+        if request.method != "POST":
+            return JSONResponse(human.pending_view(folder))
+        if request.headers.get(human.ANSWER_HEADER) != "1":
+            return JSONResponse({"error": f"an answer needs the header {human.ANSWER_HEADER}: 1"}, 403)
+        if not human.same_origin(request.headers.get("origin"), request.headers.get("host"), request.url.scheme):
+            return JSONResponse({"error": "an answer must come from this page (another origin sent it)"}, 403)
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > human.MAX_BODY_BYTES:
+            return JSONResponse({"error": f"the body is over {human.MAX_BODY_BYTES} bytes"}, 413)
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > human.MAX_BODY_BYTES:
+                return JSONResponse({"error": f"the body is over {human.MAX_BODY_BYTES} bytes"}, 413)
+        status, message = human.take_answer(folder, body)
+        return JSONResponse({"message": message} if status == 200 else {"error": message}, status)
+
     def static(self, request):
         from starlette.responses import Response
 
@@ -89,8 +116,9 @@ class _Endpoints:
 
 
 def build_app(sources: Sources, token: str | None = None, cookie: str = "", secure: bool = False):
-    """The Starlette app serving the runs under `sources`, read-only (GET and HEAD); with `token`, to those
-    who give it only (engine/live/auth.py: in the URL, then the cookie named `cookie`, or a Bearer header)."""
+    """The Starlette app serving the runs under `sources`, read-only (GET and HEAD) but for one write, the
+    answer to a human mutator's question (engine/live/human.py); with `token`, to those who give it only
+    (engine/live/auth.py: in the URL, then the cookie named `cookie`, or a Bearer header)."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.gzip import GZipMiddleware
@@ -112,6 +140,7 @@ def build_app(sources: Sources, token: str | None = None, cookie: str = "", secu
             Route("/run/{name}", serve.run_page),
             Route("/api/run/{name}", serve.run_data),
             Route("/api/run/{name}/node/{node:int}", serve.node_data),
+            Route("/api/run/{name}/human", serve.human, methods=["GET", "HEAD", "POST"]),  # the one write
             Route("/static/{file}", serve.static),
             Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon, and no 404 in the console
         ],

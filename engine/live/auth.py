@@ -8,7 +8,9 @@ It is compared in constant time (hmac.compare_digest). A request without a valid
 short plain message: no run name, no node, nothing read from an archive.
 
 Every method but GET and HEAD is 405 (after the token: a stranger learns nothing, not even the routes),
-whatever the path: the page only reads (the archives are opened read-only, engine/live/view.py).
+whatever the path: the page only reads (the archives are opened read-only, engine/live/view.py). The one
+exception is POST /api/run/NAME/human, a person's answer to a `--mutator human` run's question, written to
+the run folder (engine/live/human.py says how it is kept safe from other sites).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from urllib.parse import parse_qs
 READING = frozenset({"GET", "HEAD"})
 UNAUTHORIZED = b"401: this page needs its token: open the URL `clade runs serve` printed (it ends in ?token=...)\n"
 NOT_ALLOWED = b"405: the live page only reads (GET and HEAD)\n"
+ANSWER_PATH = re.compile(r"/api/run/[^/]+/human")  # the one write: an answer to a human mutator's question
 TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9._~-]+")  # what a URL and a cookie carry as they are
 
 
@@ -106,7 +109,7 @@ class TokenGate:
         if scope["type"] == "websocket":  # the page has none: nothing to open
             await send({"type": "websocket.close", "code": 1008})
             return
-        if scope["method"] not in READING:
+        if scope["method"] not in READING and not (scope["method"] == "POST" and ANSWER_PATH.fullmatch(scope["path"])):
             await _refuse(scope, send, 405, NOT_ALLOWED, [(b"allow", b"GET, HEAD")])
             return
         await self.app(scope, receive, self._set_cookie(send) if in_url else send)

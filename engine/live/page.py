@@ -52,6 +52,15 @@ def run_html(name: str) -> str:
 <div class="card"><div class="k">LLM spend</div><div class="v" id="cost">—</div><div class="s" id="tokens"></div></div>
 </div>
 <p class="note" id="message" hidden></p>
+<section id="human" class="human" hidden>
+<h2>The human mutator asks: <span id="human-key"></span></h2>
+<pre id="human-prompt"></pre>
+<form id="human-form">
+<label for="human-answer">Your answer: SEARCH/REPLACE blocks or the whole file, as a model would answer</label>
+<textarea id="human-answer" rows="16" spellcheck="false"></textarea>
+<button type="submit">Send the answer</button> <span id="human-status"></span>
+</form>
+</section>
 <div class="charts">
 <details class="cfg" open><summary>Score over evaluations (dots: each dev evaluation; gold: best mean so far)</summary><div id="scores"></div></details>
 <details class="cfg" open><summary>Worker lanes (one bar per evaluation, start to end, coloured by score)</summary><div id="lanes"></div></details>

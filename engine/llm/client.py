@@ -120,6 +120,25 @@ class LLMClient:
             del self._in_flight[request.hash]
             done.set()
 
+    def book_given(
+        self,
+        messages: list[dict],
+        text: str,
+        *,
+        model: str,
+        purpose: str,
+        node_id: int | None,
+        key: str,
+        latency_s: float,
+    ) -> LLMAnswer:
+        """An answer that came from elsewhere than a model (a person's: engine/mutators/human.py), booked as a
+        call like any other: one llm_calls row with the request and `text`, 0 tokens, cost 0. A replay and a
+        resumed run then find it by its hash or key, as they find a model's."""
+        request = build_request(model, messages, {}, key)
+        reply = provider.Reply(text, "stop", 0, 0, 0.0, model)
+        call_id = self._write(request, _Caller(purpose, node_id), latency_s, reply=reply)
+        return LLMAnswer(text, model, 0, 0, 0.0, latency_s, call_id, cached=False)
+
     async def _complete(self, request: LLMRequest, caller: _Caller, limits: CallLimits) -> LLMAnswer:
         recorded = self.archive.llm_answer(request.hash)
         if recorded is None and self.settings.replay_only and request.key:

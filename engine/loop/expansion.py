@@ -130,6 +130,9 @@ def store_child(
     )
     detail = {**decision_detail, "child": node_id, "status": status, **_what_it_asked(outcome)}
     state.archive.add_node(record, files, event=("expand", parent, detail), steps=outcome.trajectory)
+    spawned = decision_detail.get("island_spawn")
+    if spawned is not None:  # the first expansion of an island spawned on stagnation (search/openevolve.py)
+        announce_island(state, spawned)
     state.tree.add_node(parent, status == "valid", feature=float(code_size(files)))
     state.credit.child_stored(node_id, parent, description, status == "valid")
     state.code_hashes.setdefault(code_hash, node_id)
@@ -137,6 +140,12 @@ def store_child(
         state.remember_files(node_id, files)
         state.admitted(node_id, files)
     return ExpansionResult(node_id, status, reason or "", description)
+
+
+def announce_island(state: RunState, spawned: dict) -> None:
+    """The `island_spawn` event of a new island, once (several expansions in flight may each carry it)."""
+    if all(detail.get("island") != spawned.get("island") for *_, detail in state.archive.events("island_spawn")):
+        state.archive.add_event("island_spawn", spawned.get("seed"), spawned)
 
 
 def child_problem(state: RunState, mutator: Mutator, parent_files: Mapping[str, str], proposal: Proposal) -> str | None:

@@ -199,3 +199,52 @@ def test_islands_kept_up_to_date_equal_islands_built_at_once():
                 rebuilt.finish_evaluation(node, i, x, started=False)
     assert [members(policy, rebuilt.view(), i) for i in range(3)] == followed
     assert np.allclose(policy.island_probabilities(rebuilt.view(), 1), policy.island_probabilities(view, 1))
+
+
+def stagnating() -> TreeStats:
+    """2 islands. Island 0 (slot 0: nodes 1, 3, 5) reaches .75 at node 1, then .5 and .25: 2 expansions without
+    improvement. Island 1 (slot 1: 2, 4, 6) improves to 1.0 at node 4."""
+    tree = TreeStats(N)
+    add(tree, None, 0.5)
+    add(tree, 0, 0.75)  # 1: island 0
+    add(tree, 0, 0.5)  # 2: island 1
+    add(tree, 1, 0.5)  # 3: island 0, no better than .75
+    add(tree, 2, 1.0)  # 4: island 1, its best
+    add(tree, 1, 0.25)  # 5: island 0, the 2nd without improvement: island 2 takes slot 0, seeded from 4
+    add(tree, 4, 0.5)  # 6: island 1
+    return tree
+
+
+def test_a_stagnating_island_is_replaced_by_one_seeded_from_the_best_of_the_others():
+    policy = OpenEvolvePolicy(num_islands=2, migration_interval=100, island_stagnation=2)
+    tree = stagnating()
+    view = tree.view()
+    (spawn,) = policy.spawns(view)
+    assert (spawn.at, spawn.slot, spawn.island, spawn.stagnated, spawn.seed, spawn.seed_island) == (5, 0, 2, 0, 4, 1)
+    assert "island 0 made 2 expansions without improving its best (0.75)" in spawn.record()["reason"]
+    assert list(policy.island_of(view)) == [-1, -3, 1, -3, 1, -3, 1]  # island 0's nodes retired
+    assert members(policy, view, 0) == [4]  # the new island holds its seed only, not the root
+    assert policy.turn(view) == 0
+    node, detail = policy.parent(view, np.random.default_rng(0))
+    assert node == 4 and detail["island_number"] == 2 and detail["island_spawn"]["seed"] == 4
+    add(tree, 4, 0.5)  # 7: the seed's child on the new island's turn is the new island's
+    view = tree.view()
+    assert list(policy.island_of(view))[7] == 0 and members(policy, view, 0) == [4, 7]
+    assert "island_spawn" not in policy.parent(tree.view(pending_expansions=2), np.random.default_rng(0))[1]
+    assert OpenEvolvePolicy(num_islands=2, migration_interval=100).spawns(view) == []  # off by default
+    before = stagnating().view()  # island 0: 2 expansions without improvement, not 3
+    assert OpenEvolvePolicy(num_islands=2, migration_interval=100, island_stagnation=3).spawns(before) == []
+
+
+def test_spawns_are_a_pure_function_of_the_tree_and_decisions_repeat_for_a_seed():
+    policy = make_policy("openevolve", num_islands=2, migration_interval=1, island_stagnation=2)
+    grown, rebuilt = stagnating(), TreeStats(N)
+    for node in range(grown.n):  # the same nodes, each evaluated as it is added
+        parent = int(grown.parent[node])
+        add(rebuilt, None if parent < 0 else parent, grown.mean(node))
+        policy.decide(rebuilt.view(), np.random.default_rng(node))  # decisions along the way change nothing
+    assert policy.spawns(rebuilt.view()) == policy.spawns(grown.view())
+    first = [policy.decide(grown.view(), np.random.default_rng(7)) for _ in range(2)]
+    assert first[0] == first[1] == policy.decide(rebuilt.view(), np.random.default_rng(7))
+    with pytest.raises(ValueError, match="island_stagnation"):
+        OpenEvolvePolicy(island_stagnation=0)

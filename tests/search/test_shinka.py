@@ -143,3 +143,38 @@ def test_edge_cases_for_every_strategy():
         child = add(tree, 0, None)
         decision = policy.decide(tree.view(), rng)
         assert isinstance(decision, Evaluate) and decision.node_id == child
+
+
+def stagnating_shinka() -> TreeStats:
+    """Island 0 alone: 1 (.75) improves on the root, 2 (.5) and 3 (.25) do not: with S = 2, island 1 is
+    spawned after node 3, from the root (no other island yet), and plays first: 4 (1.0, the root's child on
+    its turn) is its own. Then island 0 again: 5 (.5) and 7 (.25) under 1, with 6 (.5) on island 1's turn
+    between: island 0 stagnates again, and island 2 is seeded from node 4, the best of island 1."""
+    tree = TreeStats(N)
+    add(tree, None, 0.5)
+    for parent, mean in ((0, 0.75), (1, 0.5), (1, 0.25), (0, 1.0), (1, 0.5), (4, 0.5), (1, 0.25)):
+        add(tree, parent, mean)
+    return tree
+
+
+def test_shinka_spawns_islands_on_stagnation_from_the_root_then_from_the_best_of_another():
+    from search.generational import settled_mask
+    from search.shinka_islands import shinka_islands
+
+    policy = ShinkaWeightedPolicy(island_stagnation=2)
+    tree = stagnating_shinka()
+    islands = shinka_islands(tree.view(), settled_mask(tree.view()), 2)
+    first, second = islands.spawns
+    assert (first.at, first.island, first.stagnated, first.seed, first.seed_island) == (3, 1, 0, 0, -1)
+    assert (second.at, second.island, second.stagnated, second.seed, second.seed_island) == (7, 2, 0, 4, 1)
+    assert "seeded from node 4 (the best of island 1)" in second.record()["reason"] and not second.retires
+    assert list(islands.home) == [-1, 0, 0, 0, 1, 0, 1, 0]
+    assert [islands.turn(c) for c in (4, 5, 6, 7, 8, 9, 10)] == [1, 0, 1, 0, 2, 0, 1]  # the newest first
+    node, detail = policy.parent(tree.view(), np.random.default_rng(0))  # island 2's first: its seed, node 4
+    assert node == 4 and detail["island"] == 2 and detail["islands"] == 3
+    assert detail["island_spawn"]["seed"] == 4
+    assert "island_spawn" not in policy.parent(tree.view(pending_expansions=1), np.random.default_rng(0))[1]
+    assert np.flatnonzero(policy.probabilities(tree.view(pending_expansions=2))).tolist() == [0, 4, 6]  # island 1
+    assert ShinkaWeightedPolicy().parent(tree.view(), np.random.default_rng(0))[1].get("island") is None
+    same = [ShinkaPowerLawPolicy(island_stagnation=2).decide(tree.view(), np.random.default_rng(3)) for _ in "ab"]
+    assert same[0] == same[1]

@@ -149,8 +149,34 @@
       if (setHTML("tree-scroll", data.html.tree)) bindTree();
       if (changed && selected !== null) openNode(selected, false);
     });
+    humanDesk(base);
     const m = /^#node-(\d+)$/.exec(location.hash);
     if (m) openNode(Number(m[1]), true);
+  }
+
+  // ----- the human mutator's question (--mutator human): shown while it waits, answered by a POST -----
+  function humanDesk(base) {
+    const url = base + "/human";
+    let key = null;
+    every(2000, async () => {
+      const d = await getJSON(url);
+      const q = d.pending;
+      $("human").hidden = !q;
+      if (!q || q.key === key) return;
+      key = q.key;
+      setText("human-key", q.key + " (" + q.purpose + ")");
+      setText("human-prompt", q.messages.map((m) => "--- " + m.role + " ---\n" + m.content).join("\n\n"));
+      setText("human-status", "");
+      $("human-answer").value = "";
+    });
+    $("human-form").addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const r = await fetch(url, { method: "POST", cache: "no-store",
+        headers: { "Content-Type": "application/json", "X-Clade-Answer": "1" },
+        body: JSON.stringify({ key: key, answer: $("human-answer").value }) });
+      const d = await r.json().catch(() => ({}));
+      setText("human-status", d.message || d.error || ("HTTP " + r.status));
+    });
   }
 
   if (body.dataset.page === "index") indexPage();
