@@ -51,7 +51,7 @@ def test_the_help_shows_the_choices_a_user_asked_about():
         "--sandbox {auto,process,bwrap,docker}",
         "--answer-format {auto,diff,rewrite}",
         "--meta-steps {implement,'diagnose,implement'}",
-        "--mutator {offline,llm,self}",
+        "--mutator {offline,llm,self,human}",
         "--model-choice {fixed,bandit}",
         "--arena {single,tournament}",
         "--compile-check {auto,on,off}",
