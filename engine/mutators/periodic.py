@@ -4,7 +4,8 @@
 engine/mutators/prompt_population.py) each make one model call every so many
 expansions. A call is due at each boundary of children stored, c // every * every
 (boundary 0 never), tried once per boundary in a session. Its key names the boundary
-(`recommendations at 8`), so that:
+(`recommendations at 8`), and what it writes is stored as written at that boundary's node count (its
+children and the root: 9), whenever the call returned, so that:
 
 - a resumed run after kill -9 finds a paid answer by its key in its own archive
   (`Archive.first_llm_answer_for_key`, the rule of the improvement notes' `diagnose`

@@ -129,4 +129,4 @@ class PromptPopulation:
         text = parse_prompt(answer.text)
         if text is not None:
             parent = standings[0].prompt.id
-            archive.add_prompt(max(p.id for p in records) + 1, parent, text, int(self.state.tree.n), answer.call_id)
+            archive.add_prompt(max(p.id for p in records) + 1, parent, text, boundary + 1, answer.call_id)

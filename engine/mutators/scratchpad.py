@@ -233,4 +233,4 @@ class Scratchpad:
         items = parse_recommendations(answer.text, self.limit)
         if items:
             text = render_recommendations(items)
-            archive.add_recommendations(current.version + 1, int(self.state.tree.n), text, answer.call_id)
+            archive.add_recommendations(current.version + 1, boundary + 1, text, answer.call_id)

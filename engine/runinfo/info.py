@@ -10,6 +10,7 @@ from pathlib import Path
 from archive import ArchiveError, ArchiveLocked
 from archive.records import NodeStats
 from archive.store import ARCHIVE_FILE
+from engine.runinfo.memory import PromptMemory, read_memory
 from engine.runinfo.reading import (
     STEP_CHARS,
     STEPS_SHOWN,
@@ -53,6 +54,7 @@ class RunInfo:
     wall_s: float | None = None  # engine time summed over sessions (Archive.wall_seconds)
     used: dict = field(default_factory=dict)  # what the last session ran with (workers, sandbox): its event
     live_as_of: datetime | None = None  # read from a running search's live copy (archive/live.py), made then
+    memory: PromptMemory | None = None  # --meta-recommendations, --evolve-prompts: what they wrote
 
     @property
     def shown_status(self) -> str:
@@ -108,6 +110,7 @@ def run_info(path: str | Path) -> RunInfo:
         wall = archive.wall_seconds()
         sessions = list(archive.events("session"))
         used = sessions[-1][3] if sessions else {}
+        memory = read_memory(archive)
     s = stats.get(final) if final is not None else None
     return RunInfo(
         run_id=archive.run_id,
@@ -131,6 +134,7 @@ def run_info(path: str | Path) -> RunInfo:
         wall_s=wall,
         used=used,
         live_as_of=archive.live_as_of,
+        memory=memory,
     )
 
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Literal
 
 from engine.runinfo.info import NodeInfo, RunInfo, Trajectory, Unreadable
+from engine.runinfo.memory import memory_tables
 from engine.words import plural
 
 
@@ -147,7 +148,8 @@ def show_tables(info: RunInfo) -> list:
     for key in sorted(info.config):
         if info.config[key] is not None:
             config.add_row(key, _config_value(info, key))
-    return [facts, config]
+    memory = memory_tables(info.memory) if info.memory is not None else []
+    return [facts, config, *memory]
 
 
 def _config_value(info: RunInfo, key: str) -> str:

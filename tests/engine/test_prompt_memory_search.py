@@ -48,8 +48,20 @@ def stub(monkeypatch):
         yield server
 
 
+@pytest.mark.slow
 def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_path, stub, instances_file):
-    common = ("--workers", "1", "--seed", "3", "--instances", str(instances_file), "--sandbox", "process")
+    common = (
+        "--workers",
+        "1",
+        "--seed",
+        "3",
+        "--instances",
+        str(instances_file),
+        "--sandbox",
+        "process",
+        "--stages",
+        "1:1",
+    )
     assert (
         search(
             "--model",
@@ -57,7 +69,7 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
             "--api-base",
             stub.url,
             "--budget",
-            "16",
+            "11",
             "--meta-recommendations",
             str(EVERY),
             "--meta-recommendations-max",
@@ -106,6 +118,18 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
     assert [p[3] for p in population[1:]] == [PROMPT_EVERY * k + 1 for k in range(1, len(population))]
     assert len({c[2] for c in children}) >= 2  # UCB tried the new prompts (untried first)
 
+    # killed after the last boundary's calls returned, before their rows: a resume stores them without paying
+    last = versions[-1]
+    assert last[1] - 1 == read(run, "SELECT count(*) FROM nodes WHERE id > 0")[0][0] // EVERY * EVERY
+    forget(run, last[0], population[-1][0])
+    assert search("--resume", str(run), "--budget", "12") == 0
+    same = "SELECT version, written_at_nodes, text, llm_call_id FROM recommendations ORDER BY version"
+    assert read(run, same)[: len(versions)] == versions
+    whole = "SELECT id, parent_id, text, written_at_nodes, llm_call_id FROM prompts ORDER BY id"
+    assert read(run, whole)[: len(population)] == population
+    keys = "SELECT request->>'key', count(*) FROM llm_calls WHERE purpose IN ('meta', 'prompt') GROUP BY 1"
+    assert {n for _, n in read(run, keys)} == {1}  # every boundary asked once
+
     # a replay grows the same tree with the same links, and asks nothing
     asked = len(stub.chat_requests())
     replay = ("--replay", str(run), "--run-dir", str(tmp_path / "replayed"), "--workers", "1", "--sandbox", "process")
@@ -113,11 +137,22 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
     replayed = only_run(tmp_path / "replayed")
     links = "SELECT id, parent_id, code_hash, status, recommendations_version, prompt_id FROM nodes ORDER BY id"
     assert read(replayed, links) == read(run, links)
-    same = "SELECT version, written_at_nodes, text, llm_call_id FROM recommendations ORDER BY version"
     assert read(replayed, same) == read(run, same)
-    assert read(replayed, "SELECT id, text FROM prompts ORDER BY id") == read(run, "SELECT id, text FROM prompts ORDER BY id")
+    assert read(replayed, whole) == read(run, whole)
     assert read(replayed, "SELECT count(*) FROM llm_calls")[0][0] == 0
     assert len(stub.chat_requests()) == asked
+
+
+def forget(run, version: int, prompt: int) -> None:
+    """What a kill -9 between a paid call and its row leaves: the llm_calls row without the version's row."""
+    import duckdb
+
+    con = duckdb.connect(str(run / "archive.duckdb"))
+    try:
+        con.execute("DELETE FROM recommendations WHERE version = ?", [version])
+        con.execute("DELETE FROM prompts WHERE id = ?", [prompt])
+    finally:
+        con.close()
 
 
 def test_the_offline_mutator_refuses_them_in_one_line(tmp_path, instances_file):
