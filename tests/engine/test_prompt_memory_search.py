@@ -118,6 +118,8 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
     assert [p[3] for p in population[1:]] == [PROMPT_EVERY * k + 1 for k in range(1, len(population))]
     assert len({c[2] for c in children}) >= 2  # UCB tried the new prompts (untried first)
 
+    assert_shown(run, versions[-1][2], len(versions), len(population))
+
     # killed after the last boundary's calls returned, before their rows: a resume stores them without paying
     last = versions[-1]
     assert last[1] - 1 == read(run, "SELECT count(*) FROM nodes WHERE id > 0")[0][0] // EVERY * EVERY
@@ -141,6 +143,28 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
     assert read(replayed, whole) == read(run, whole)
     assert read(replayed, "SELECT count(*) FROM llm_calls")[0][0] == 0
     assert len(stub.chat_requests()) == asked
+
+
+def assert_shown(run, in_force: str, versions: int, prompts: int) -> None:
+    """runs show, the report and the live page show the recommendations in force and the prompts."""
+    from rich.console import Console
+
+    from engine.live.view import run_view
+    from engine.report import write_report
+    from engine.runinfo.info import run_info
+    from engine.runinfo.tables import show_tables
+
+    console = Console(width=300, record=True)
+    for table in show_tables(run_info(run)):
+        console.print(table)
+    shown = console.export_text()
+    assert f"version {versions} of {versions}" in shown and in_force.splitlines()[0] in shown
+    assert shown.count("You are a bold researcher") == prompts - 1
+    page = write_report(run).read_text()
+    live = run_view(run)["html"]["memory"]
+    for html in (page, live):
+        assert f"Recommendations (--meta-recommendations): {versions} versions" in html
+        assert f"Prompts (--evolve-prompts): {prompts}," in html
 
 
 def forget(run, version: int, prompt: int) -> None:
