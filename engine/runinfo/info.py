@@ -227,6 +227,7 @@ class NodeInfo:
     trajectories: list[Trajectory]  # one per evaluation with steps, in instance order
     note: str | None = None  # the improvement note: the review that planned the change (--meta-steps diagnose,...)
     arena: object | None = None  # an arena run's scores of this node (engine.arena.ledger.NodeScores)
+    prompted: tuple[int | None, int | None] = (None, None)  # (recommendations version, prompt id) it was made with
 
 
 def node_info(path: str | Path, node: int) -> NodeInfo:
@@ -247,6 +248,7 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         steps = archive.trajectories(node, STEPS_SHOWN, STEP_CHARS)
         note = archive.node_notes([node]).get(node)
         arena = _arena_scores(archive, node)
+        prompted = archive.node_prompt_links().get(node, (None, None))
         run_id = archive.run_id
     by_status: dict[str, int] = {}
     for *_, st, _score in evals:
@@ -278,6 +280,7 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         trajectories=shown,
         note=note,
         arena=arena,
+        prompted=prompted,
     )
 
 

@@ -215,6 +215,11 @@ def node_table(info: NodeInfo):
         rows.append(("reason", info.reason))
     if info.arena is not None:
         rows.append(_arena_row(info.arena))
+    version, prompt = info.prompted
+    if version is not None:
+        rows.append(("recommendations", f"version {version} (--meta-recommendations)"))
+    if prompt is not None:
+        rows.append(("prompt", f"#{prompt} (--evolve-prompts)"))
     rows.append(("files", ", ".join(info.files) or "-"))
     for key, value in rows:
         table.add_row(key, Text(_clean(value, 400)))  # Text: an agent's text is never read as markup

@@ -14,6 +14,7 @@ import pytest
 from engine.errors import UserError
 from engine.front.cli import build_parser
 from engine.front.run import run_from_args
+from engine.runinfo.info import node_info
 from tests.engine.llm.openai_stub import Answer, OpenAIStub
 from tests.engine.test_llm_search import good_diff
 from tests.engine.test_search_e2e import only_run, read
@@ -119,6 +120,8 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
     assert len({c[2] for c in children}) >= 2  # UCB tried the new prompts (untried first)
 
     assert_shown(run, versions[-1][2], len(versions), len(population))
+    node, version, prompt_id, _ = children[-1]
+    assert node_info(run, node).prompted == (version, prompt_id)  # runs show --node
 
     # killed after the last boundary's calls returned, before their rows: a resume stores them without paying
     last = versions[-1]
