@@ -12,10 +12,11 @@ max(0, child's dev mean - parent's dev mean) once both are measured (0 before, a
 failed child), read from the archive at every choice. A prompt with no child yet is chosen first (lowest
 id first). Every M expansions (`--prompt-evolve-interval`) one call (purpose `prompt`) shows the model
 the best prompts with their records and asks for a new one, a full rewrite whose parent is the best; its
-answer's <PROMPT> part (else the whole answer) of 50 to 4,000 characters joins the population (table
-`prompts`), otherwise nothing does until the next interval. Prompt 0 is the built-in instruction. The
-answer format and the rest of the prompt stay fixed: only the instruction evolves, so a bad prompt cannot
-break the edits' format. How a call is due, resumed and replayed: engine/mutators/periodic.py.
+answer's <PROMPT> part (else the whole answer, when it has no tag at all) of 50 to 4,000 characters joins
+the population (table `prompts`), otherwise nothing does until the next interval. Prompt 0 is the
+built-in instruction. The answer format and the rest of the prompt stay fixed: only the instruction
+evolves, so a bad prompt cannot break the edits' format. How a call is due, resumed and replayed:
+engine/mutators/periodic.py.
 """
 
 from __future__ import annotations
@@ -56,10 +57,15 @@ def ucb_choice(standings: Sequence[PromptStanding], exploration: float = EXPLORA
 
 
 def parse_prompt(text: str) -> str | None:
-    """The new prompt in an answer: between <PROMPT> and </PROMPT>, else the whole answer; None when it is
-    shorter than MIN_CHARS or longer than MAX_CHARS."""
+    """The new prompt in an answer: between <PROMPT> and </PROMPT>, else the whole answer when it has no tag
+    at all; None when a tag is left open (a small model echoing the question), or the text is shorter than
+    MIN_CHARS or longer than MAX_CHARS, or still holds a tag."""
     match = _TAGGED.search(text)
+    if match is None and "<prompt>" in text.lower():
+        return None
     body = (match.group(1) if match else text).strip()
+    if "<prompt>" in body.lower() or "</prompt>" in body.lower():
+        return None
     return body if MIN_CHARS <= len(body) <= MAX_CHARS else None
 
 

@@ -64,6 +64,8 @@ def test_a_new_prompt_is_read_from_its_tags_and_refused_when_too_short_or_long()
     assert parse_prompt(long_enough) == long_enough  # untagged: the whole answer
     assert parse_prompt("<PROMPT>too short</PROMPT>") is None
     assert parse_prompt("x" * 5000) is None
+    echoed = "# Task the programs solve\nOnline bin packing, and more text than fifty characters.\n<PROMPT>\n<PROMPT>"
+    assert parse_prompt(echoed) is None  # a tag left open: a small model echoing the question
 
 
 def test_the_prompt_carries_the_instruction_and_the_recommendations():
