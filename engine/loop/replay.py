@@ -17,7 +17,7 @@ from engine.loop.breaker import CircuitBreaker
 from engine.loop.expansion import ExpansionResult, store_child
 from engine.loop.replay_plan import RecordedEvaluation, RecordedExpansion, read_plan, recorded_child, recorded_model
 from engine.loop.scheduler import Launch, Scheduler
-from engine.mutators import ExpansionFailed, Pinned
+from engine.mutators import AsyncMutator, ExpansionFailed, Pinned
 from search.decisions import Evaluate, Expand
 
 
@@ -173,6 +173,8 @@ class ReplayScheduler(Scheduler):
                 return self.fatal
             if isinstance(outcome, ExpansionFailed):  # a failed child keeps what its prompt carried
                 outcome.recommendations_version, outcome.prompt_id = step.recommendations, step.prompt
+                if isinstance(self.mutator, AsyncMutator):  # and what came due when it was made is written
+                    await self.mutator.write_due()
             self._expanded(store_child(self.state, self.mutator, step.parent, outcome, step.detail))
         got = self._stored
         if got is None or (got.node_id, got.status) != (step.child, step.status):

@@ -171,3 +171,8 @@ class AsyncMutator(Mutator):
         """Return a child of node `context.parent` (whose files are `parent_files`), or raise `MutationError`,
         `ExpansionFailed` or a `StopRun`. `context.pinned` repeats a resumed or replayed expansion as first
         made."""
+
+    async def write_due(self) -> None:
+        """Write what comes due before the next child when no expansion will (a replay copies a failed child
+        instead of making it again): the LLM mutator's scratchpad and new prompts. Default: nothing."""
+        return None

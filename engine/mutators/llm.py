@@ -297,6 +297,13 @@ class LLMMutator(AsyncMutator):
                 prompt_id=prompt_id,
             ) from exc
 
+    async def write_due(self) -> None:
+        """The scratchpad's version and the new prompt due now (a replay's copied child would not write them)."""
+        if self.scratchpad is not None:
+            await self.scratchpad.for_expansion(0)
+        if self.prompts is not None:
+            await self.prompts.for_expansion(0)
+
     def _version(self, scratch: Scratch | None) -> int | None:
         """The scratchpad version a child records: None without --meta-recommendations, 0 before the first."""
         return None if self.scratchpad is None or scratch is None else scratch.version

@@ -25,17 +25,26 @@ ADVICE = "1. Prefer the fullest bin that fits.\n2. Keep the code short.\n   Shor
 NEW_PROMPT = "<PROMPT>You are a bold researcher number {n}: change one thing at a time and say why it helps.</PROMPT>"
 
 
-def scripted(body: dict, n: int) -> Answer:
-    """The probe, a numbered list for the scratchpad, a tagged prompt for the prompt writer, else a diff."""
-    messages = body["messages"]
-    if len(messages) < 2:
-        return Answer("OK")
-    system = messages[0]["content"]
-    if system.startswith("You review an automated search"):
-        return Answer("Here they are:\n" + ADVICE.format(n=n))
-    if system.startswith("You improve the instructions"):
-        return Answer(NEW_PROMPT.format(n=n))
-    return Answer(good_diff(messages, n))
+class Scripted:
+    """The probe, a numbered list for the scratchpad, a tagged prompt for the prompt writer, else a diff; the
+    3rd, 4th and 5th mutation calls are malformed, so the 3rd expansion (at the first boundary) fails."""
+
+    def __init__(self) -> None:
+        self.mutations = 0
+
+    def __call__(self, body: dict, n: int) -> Answer:
+        messages = body["messages"]
+        if len(messages) < 2:
+            return Answer("OK")
+        system = messages[0]["content"]
+        if system.startswith("You review an automated search"):
+            return Answer("Here they are:\n" + ADVICE.format(n=n))
+        if system.startswith("You improve the instructions"):
+            return Answer(NEW_PROMPT.format(n=n))
+        self.mutations += 1
+        if self.mutations in (3, 4, 5):
+            return Answer("I would rather not write code.")
+        return Answer(good_diff(messages, n))
 
 
 def search(*argv: str) -> int:
@@ -45,7 +54,7 @@ def search(*argv: str) -> int:
 @pytest.fixture
 def stub(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with OpenAIStub(scripted) as server:
+    with OpenAIStub(Scripted()) as server:
         yield server
 
 
@@ -62,6 +71,8 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
         "process",
         "--stages",
         "1:1",
+        "--answer-format",
+        "diff",
     )
     assert (
         search(
@@ -70,7 +81,7 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
             "--api-base",
             stub.url,
             "--budget",
-            "11",
+            "10",
             "--meta-recommendations",
             str(EVERY),
             "--meta-recommendations-max",
@@ -112,6 +123,8 @@ def test_recommendations_and_prompts_are_stored_linked_sent_and_replayed(tmp_pat
             assert f"(version {version})\n{text_of[version]}" in user
         assert system.startswith(prompts[prompt_id])
     assert {c[1] for c in children} >= {None, 1}
+    failed = read(run, "SELECT id, recommendations_version, prompt_id FROM nodes WHERE status = 'failed'")
+    assert failed == [(3, 1, 1)]  # the first boundary's version and prompt, though it made no child
 
     population = read(run, "SELECT id, parent_id, text, written_at_nodes, llm_call_id FROM prompts ORDER BY id")
     assert population[0][1] is None and population[0][4] is None and population[0][2].startswith("You are an expert")
