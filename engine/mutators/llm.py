@@ -202,8 +202,7 @@ class LLMMutator(AsyncMutator):
         """A periodic call about the run, not one parent (the scratchpad's, a new prompt's), of the first model:
         a recorded answer for its key, else a new call; None in a replay whose original has no answer for it
         (it went on without one). engine/mutators/periodic.py says why the key names the boundary."""
-        settings = getattr(self.client, "settings", None)
-        if getattr(settings, "replay_only", False) and self.client.archive.llm_answer_for_key(key) is None:
+        if self.client.settings.replay_only and self.client.archive.llm_answer_for_key(key) is None:
             return None
         answer = await self._ask(messages, model=self.model, purpose=purpose, parent=None, key=key)
         return Answered(answer.text, answer.call_id)
