@@ -202,13 +202,9 @@ class Scratchpad:
     async def for_expansion(self, pinned: int | None = None) -> Scratch:
         """The recommendations this expansion's prompt carries: a replayed expansion's recorded version
         (`pinned`; 0: none), else the latest, written first when a boundary is due."""
-        if pinned is not None:
-            async with self._lock:  # a replay writes as the original did; a version it pins is then stored
-                await self._write_if_due()
-            return self.versions().get(pinned, NONE)
         async with self._lock:  # expansions in flight at once: one writes, the others wait and read it
-            await self._write_if_due()
-        return self.latest()
+            await self._write_if_due()  # a replay writes as the original did: a version it pins is stored by then
+        return self.latest() if pinned is None else self.versions().get(pinned, NONE)
 
     async def _write_if_due(self) -> None:
         boundary = self._boundaries.due(children_stored(self.state))
