@@ -23,6 +23,8 @@ PUBLIC_TABLES: dict[str, str] = {
     "events": "seq",
     "trajectory_steps": 'node_id, kind, instance_id, "repeat", step',
     "arena_proposals": "tester_id, arena_round, item",
+    "recommendations": "version",
+    "prompts": "id",
 }
 
 

@@ -20,6 +20,8 @@ class NodeRecord:
     description: str = ""
     note: str = ""  # markdown: the review (diagnosis) that planned the change making this node
     role: str = "agent"  # or 'tester': the arena's test-writing population (engine/arena)
+    recommendations_version: int | None = None  # the scratchpad version its prompt carried (--meta-recommendations)
+    prompt_id: int | None = None  # the prompt of the population it was made with (--evolve-prompts)
 
     @classmethod
     def root(cls, node_id: int, code_hash: str, description: str, role: str = "agent") -> NodeRecord:

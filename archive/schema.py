@@ -20,6 +20,15 @@ proposed and the task's oracle confirmed) with its provenance
 `instances.tester_id` and `instances.arena_round`, and the table
 `arena_proposals` (every proposal, accepted or not, with the oracle's word).
 A tester's run is an evaluation of split 'arena' (instance `round-R`).
+
+The LLM mutator's own scratchpad and prompts add, the same way: the table
+`recommendations` (`--meta-recommendations N`: each version of the
+recommendations a model wrote every N expansions, with the node count when
+written and its llm_calls row) and `nodes.recommendations_version` (the
+version a child's prompt carried; NULL: none); the table `prompts`
+(`--evolve-prompts`: the population of instruction texts, each with the
+prompt it was written from) and `nodes.prompt_id` (the prompt a child was
+made with; NULL without --evolve-prompts).
 """
 
 from __future__ import annotations
@@ -54,7 +63,29 @@ CREATE TABLE IF NOT EXISTS arena_proposals (
     UNIQUE (tester_id, arena_round, item)
 );
 """
-OPTIONAL_TABLES = frozenset({"trajectory_steps", "arena_proposals"})
+RECOMMENDATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS recommendations (
+    run_id VARCHAR NOT NULL,
+    version INTEGER NOT NULL,
+    written_at_nodes BIGINT NOT NULL,
+    text VARCHAR NOT NULL,
+    llm_call_id BIGINT,
+    created_at TIMESTAMP,
+    UNIQUE (version)
+);
+"""
+PROMPTS_TABLE = """
+CREATE TABLE IF NOT EXISTS prompts (
+    id BIGINT PRIMARY KEY,
+    run_id VARCHAR NOT NULL,
+    parent_id BIGINT,
+    text VARCHAR NOT NULL,
+    written_at_nodes BIGINT NOT NULL,
+    llm_call_id BIGINT,
+    created_at TIMESTAMP
+);
+"""
+OPTIONAL_TABLES = frozenset({"trajectory_steps", "arena_proposals", "recommendations", "prompts"})
 
 TABLES = (
     """
@@ -89,7 +120,9 @@ CREATE TABLE IF NOT EXISTS nodes (
     reason VARCHAR,
     description VARCHAR,
     note VARCHAR,
-    role VARCHAR DEFAULT 'agent'
+    role VARCHAR DEFAULT 'agent',
+    recommendations_version INTEGER,
+    prompt_id BIGINT
 );
 CREATE TABLE IF NOT EXISTS blobs (
     hash VARCHAR PRIMARY KEY,
@@ -155,6 +188,8 @@ CREATE TABLE IF NOT EXISTS events (
 """
     + TRAJECTORY_TABLE
     + ARENA_TABLE
+    + RECOMMENDATIONS_TABLE
+    + PROMPTS_TABLE
 )
 
 # Additive, idempotent changes run on an archive opened for writing (no change of meaning: no version bump).
@@ -167,4 +202,8 @@ MIGRATIONS = (
     "ALTER TABLE instances ADD COLUMN IF NOT EXISTS tester_id BIGINT",
     "ALTER TABLE instances ADD COLUMN IF NOT EXISTS arena_round INTEGER",
     ARENA_TABLE,
+    RECOMMENDATIONS_TABLE,
+    "ALTER TABLE nodes ADD COLUMN IF NOT EXISTS recommendations_version INTEGER",
+    PROMPTS_TABLE,
+    "ALTER TABLE nodes ADD COLUMN IF NOT EXISTS prompt_id BIGINT",
 )

@@ -47,6 +47,8 @@ TABLE_ORDER: dict[str, str] = {
     "events": "seq",
     "trajectory_steps": 'node_id, kind, instance_id, "repeat", step',  # optional: older archives lack it
     "arena_proposals": "tester_id, arena_round, item",  # optional: only arena runs write it
+    "recommendations": "version",  # optional: only --meta-recommendations writes it
+    "prompts": "id",  # optional: only --evolve-prompts writes it
 }
 
 

@@ -25,6 +25,7 @@ from archive.reads_arena import ArenaReads
 from archive.reads_evaluations import EvaluationReads
 from archive.reads_llm import LLMReads
 from archive.reads_nodes import NodeReads
+from archive.reads_prompts import PromptReads
 from archive.reads_report import ReportReads
 from archive.reads_run import RunReads
 from archive.reads_tables import TableReads
@@ -74,7 +75,16 @@ def _connect(path: Path):
 
 
 class Archive(
-    NodeReads, EvaluationReads, LLMReads, ArenaReads, RunReads, ReportReads, TableReads, TraceReads, BulkWrites
+    NodeReads,
+    EvaluationReads,
+    LLMReads,
+    ArenaReads,
+    RunReads,
+    ReportReads,
+    TableReads,
+    TraceReads,
+    PromptReads,
+    BulkWrites,
 ):
     """One run's archive. Use `create` for a new run and `open` to resume or read.
 
@@ -264,7 +274,8 @@ class Archive(
             self._insert_steps(node.id, "expansion", None, 0, steps)
             con.execute(
                 "INSERT INTO nodes (id, run_id, parent_id, depth, status, created_at, mutator, model, diff, code_hash, "
-                "reason, description, note, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "reason, description, note, role, recommendations_version, prompt_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     node.id,
                     self.run_id,
@@ -280,6 +291,8 @@ class Archive(
                     node.description,
                     node.note or None,
                     node.role,
+                    node.recommendations_version,
+                    node.prompt_id,
                 ],
             )
             for path in sorted(files):
@@ -287,6 +300,30 @@ class Archive(
                 digest = content_hash(text)
                 con.execute("INSERT INTO blobs VALUES (?, ?) ON CONFLICT DO NOTHING", [digest, text])
                 con.execute("INSERT INTO node_files VALUES (?, ?, ?)", [node.id, path, digest])
+
+    def add_recommendations(self, version: int, written_at_nodes: int, text: str, llm_call_id: int | None) -> None:
+        """Version `version` of the recommendations scratchpad (`--meta-recommendations`), written when the run
+        had `written_at_nodes` nodes, with its `recommendations` event, in one transaction."""
+        detail = {"version": version, "written_at_nodes": written_at_nodes, "llm_call": llm_call_id}
+        with self._transaction(("recommendations", None, detail)) as con:
+            con.execute(
+                "INSERT INTO recommendations (run_id, version, written_at_nodes, text, llm_call_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [self.run_id, version, written_at_nodes, text, llm_call_id, utcnow()],
+            )
+
+    def add_prompt(
+        self, prompt_id: int, parent_id: int | None, text: str, written_at_nodes: int, llm_call_id: int | None
+    ) -> None:
+        """A prompt of the population (`--evolve-prompts`): the built-in one (no parent, no call) or one a model
+        wrote from `parent_id`, with its `prompt` event, in one transaction."""
+        detail = {"prompt": prompt_id, "parent": parent_id, "written_at_nodes": written_at_nodes}
+        with self._transaction(("prompt", None, detail)) as con:
+            con.execute(
+                "INSERT INTO prompts (id, run_id, parent_id, text, written_at_nodes, llm_call_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [prompt_id, self.run_id, parent_id, text, written_at_nodes, llm_call_id, utcnow()],
+            )
 
     def add_evaluation(
         self, ev: EvaluationRecord, event: Event | None = None, steps: Sequence[Mapping[str, Any]] = ()

@@ -94,8 +94,8 @@ class Run:
 
     def table(self, name: str) -> Table:
         """Any public table of the archive (runs, instances, nodes, node_files, evaluations,
-        reference_evaluations, llm_calls, events, trajectory_steps, arena_proposals), columns as stored:
-        a pandas DataFrame when pandas is installed, else a pyarrow Table."""
+        reference_evaluations, llm_calls, events, trajectory_steps, arena_proposals, recommendations, prompts),
+        columns as stored: a pandas DataFrame when pandas is installed, else a pyarrow Table."""
         from archive.reads_tables import PUBLIC_TABLES
 
         if name not in PUBLIC_TABLES:

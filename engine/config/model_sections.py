@@ -49,6 +49,26 @@ class LLMSection(Section):
         help="implement, or diagnose,implement (a reviewer's diagnosis first, then the implementer)",
         choices=("implement", "diagnose,implement"),
     )
+    meta_recommendations: int = setting(
+        0,
+        help="every N expansions a model call (purpose meta) reads the recent and best nodes and writes "
+        "recommendations that every later mutation prompt carries (ShinkaEvolve's meta_rec_interval); 0: off",
+        shown="0: off",
+        type=int,
+        metavar="N",
+    )
+    meta_recommendations_max: int = setting(
+        5, help="recommendations kept from each such call (the first K of its numbered list)", type=int, metavar="K"
+    )
+    evolve_prompts: bool = setting(
+        False,
+        help="the mutation prompt's instruction is a population: one chosen per expansion by UCB over its "
+        "children's improvement, a new one written from the best every --prompt-evolve-interval expansions",
+        switch=True,
+    )
+    prompt_evolve_interval: int = setting(
+        10, help="with --evolve-prompts: expansions between two new prompts (purpose prompt)", type=int, metavar="M"
+    )
     answer_format: str = setting(
         "auto",
         help="auto: SEARCH/REPLACE blocks, switched to whole files for a model whose diff answers keep coming back "
@@ -113,6 +133,18 @@ class LLMSection(Section):
             raise UserError(f"--max-failed-expansions must be 1 or more, not {self.max_failed_expansions}")
         if not self.max_failing_time > 0:
             raise UserError(f"--max-failing-time must be a positive number of seconds, not {self.max_failing_time}")
+        if self.meta_recommendations < 0:
+            raise UserError(f"--meta-recommendations must be 0 (off) or more, not {self.meta_recommendations}")
+        if not 1 <= self.meta_recommendations_max <= 50:
+            raise UserError(f"--meta-recommendations-max must be from 1 to 50, not {self.meta_recommendations_max}")
+        if self.prompt_evolve_interval < 1:
+            raise UserError(f"--prompt-evolve-interval must be 1 or more, not {self.prompt_evolve_interval}")
+        prompts = (("--meta-recommendations", self.meta_recommendations), ("--evolve-prompts", self.evolve_prompts))
+        for flag, on in prompts:
+            if on and not self.model:
+                raise UserError(
+                    f"{flag} needs --model: it changes the LLM mutator's prompts, and the offline mutator has none"
+                )
         if self.agent_max_tokens is not None and self.agent_max_tokens <= 0:
             raise UserError(f"--agent-max-tokens must be a positive number of tokens, not {self.agent_max_tokens}")
         if self.model or self.agent_model:

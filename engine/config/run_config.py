@@ -93,6 +93,13 @@ class RunConfig:
                 "--embedding-model checks the llm mutator's children; --mutator self uses the offline "
                 "near-duplicate check"
             )
+        if mutator == "self" and (self.llm.meta_recommendations or self.llm.evolve_prompts):
+            raise UserError(
+                "--meta-recommendations and --evolve-prompts change the llm mutator's prompts; --mutator self "
+                "edits with the agent's own"
+            )
+        if self.benchmark.arena is not None and (self.llm.meta_recommendations or self.llm.evolve_prompts):
+            raise UserError("--meta-recommendations and --evolve-prompts are for one population, not --arena's two")
         if self.benchmark.bootstrap and not model:
             raise UserError("--bootstrap has the meta-agent write the seed from the task's task.md: give --model")
         if mutator == "human" and model:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def llm_mutator(config: RunConfig, client: Any, state: RunState, say: Callable[..., None] | None = None) -> LLMMutator:
     """The LLM mutator over `state` (a run's state, or an arena population's view), as --model and its flags say."""
-    from engine.mutators.llm import LLMMutator
+    from engine.mutators.llm import LLMMutator, PromptSettings
     from engine.mutators.model_choice import make_chooser
 
     llm = config.llm
@@ -31,6 +31,11 @@ def llm_mutator(config: RunConfig, client: Any, state: RunState, say: Callable[.
         answer_format=llm.answer_format,
         diagnose=llm.meta_steps.startswith("diagnose"),
         say=say,
+        prompts=PromptSettings(
+            recommendations_every=llm.meta_recommendations,
+            recommendations_max=llm.meta_recommendations_max,
+            evolve_prompts_every=llm.prompt_evolve_interval if llm.evolve_prompts else 0,
+        ),
     )
 
 

@@ -65,6 +65,7 @@ def run_html(name: str) -> str:
 <details class="cfg" open><summary>Score over evaluations (dots: each dev evaluation; gold: best mean so far)</summary><div id="scores"></div></details>
 <details class="cfg" open><summary>Worker lanes (one bar per evaluation, start to end, coloured by score)</summary><div id="lanes"></div></details>
 <details class="cfg" open><summary>Model calls, tokens and cost by purpose</summary><div id="calls"></div></details>
+<div id="memory"></div>
 </div>
 </header>
 <main>

@@ -104,6 +104,7 @@ def run_view(folder: Path, since: str | None = None) -> dict[str, Any]:
 
 def _figures(archive, now: datetime | None) -> dict[str, Any]:
     from engine.report.data import Clipper, node_rows
+    from engine.report.memory import memory_html, memory_part
     from engine.report.tree import legend_html, path_to, render_tree
     from engine.runinfo.reading import best_mean, final_choice
 
@@ -146,6 +147,7 @@ def _figures(archive, now: datetime | None) -> dict[str, Any]:
             "scores": charts.score_chart(dev, charts.best_so_far([(n, s) for s, n, _ in dev], n_dev)),
             "lanes": charts.worker_lanes(lanes, now),
             "calls": charts.purpose_table(calls),
+            "memory": memory_html(memory_part(archive)),
         },
     }
 

@@ -127,6 +127,8 @@ def store_child(
         description=description,
         note=note,
         role=state.role,
+        recommendations_version=outcome.recommendations_version or None,
+        prompt_id=outcome.prompt_id,
     )
     detail = {**decision_detail, "child": node_id, "status": status, **_what_it_asked(outcome)}
     state.archive.add_node(record, files, event=("expand", parent, detail), steps=outcome.trajectory)
@@ -177,7 +179,8 @@ def _what_it_asked(outcome: Proposal | ExpansionFailed) -> dict[str, str | int]:
     was asked for and the nodes its novelty check saw (for a replay to ask the same)."""
     novelty_below = outcome.novelty_below if isinstance(outcome, Proposal) else None
     asked = (("key", outcome.key), ("answer_format", outcome.answer_format), ("novelty_below", novelty_below))
-    return {name: value for name, value in asked if value}
+    prompts = (("recommendations", outcome.recommendations_version), ("prompt", outcome.prompt_id))
+    return {name: value for name, value in asked if value} | {n: v for n, v in prompts if v is not None}
 
 
 def expand(

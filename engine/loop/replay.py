@@ -17,7 +17,7 @@ from engine.loop.breaker import CircuitBreaker
 from engine.loop.expansion import ExpansionResult, store_child
 from engine.loop.replay_plan import RecordedEvaluation, RecordedExpansion, read_plan, recorded_child, recorded_model
 from engine.loop.scheduler import Launch, Scheduler
-from engine.mutators import Pinned
+from engine.mutators import AsyncMutator, ExpansionFailed, Pinned
 from search.decisions import Evaluate, Expand
 
 
@@ -150,7 +150,14 @@ class ReplayScheduler(Scheduler):
         decision = Expand(step.parent, step.detail)
         if not self._copies(step):
             assert step.key is not None  # an expansion replayed rather than copied has its key (see _copies)
-            pinned = Pinned(step.key, recorded_model(original, step.key), step.answer_format, step.novelty_below)
+            pinned = Pinned(
+                step.key,
+                recorded_model(original, step.key),
+                step.answer_format,
+                step.novelty_below,
+                step.recommendations,
+                step.prompt,
+            )
             task, launch = self._launch_expansion(decision, pinned)
             try:
                 await asyncio.wait([task])
@@ -165,6 +172,10 @@ class ReplayScheduler(Scheduler):
             except ValueError as exc:
                 self.fatal = str(exc)
                 return self.fatal
+            if isinstance(outcome, ExpansionFailed):  # a failed child keeps what its prompt carried
+                outcome.recommendations_version, outcome.prompt_id = step.recommendations, step.prompt
+                if isinstance(self.mutator, AsyncMutator):  # and what came due when it was made is written
+                    await self.mutator.write_due()
             self._expanded(store_child(self.state, self.mutator, step.parent, outcome, step.detail))
         got = self._stored
         if got is None or (got.node_id, got.status) != (step.child, step.status):

@@ -16,7 +16,7 @@ from engine.mutators import ExpansionFailed, Proposal
 
 OUTCOME_KEYS = ("instance", "score", "status")  # added to an evaluate event by recording it
 # added to an expand event by storing the child
-STORED_KEYS = ("child", "status", "key", "answer_format", "novelty_below")
+STORED_KEYS = ("child", "status", "key", "answer_format", "novelty_below", "recommendations", "prompt")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class RecordedExpansion:
     answer_format: str | None  # what the model was asked for (recorded since --answer-format auto); None: unsaid
     detail: dict  # the decision's own detail, without what storing the child added
     novelty_below: int | None = None  # --embedding-model: the nodes the novelty check compared with (ids below)
+    recommendations: int | None = None  # --meta-recommendations: the version its prompt carried (0: none)
+    prompt: int | None = None  # --evolve-prompts: the prompt it was made with
 
 
 Step = RecordedEvaluation | RecordedExpansion
@@ -65,6 +67,8 @@ def read_plan(original: Archive) -> list[Step]:
                     detail.get("answer_format"),
                     {k: v for k, v in detail.items() if k not in STORED_KEYS},
                     detail.get("novelty_below"),
+                    detail.get("recommendations"),
+                    detail.get("prompt"),
                 )
             )
         elif kind == "restore":

@@ -54,6 +54,8 @@ class Pinned:
     model: str | None = None  # the model its first call asked (an ensemble draws it otherwise)
     answer_format: str | None = None  # what the model was asked for
     novelty_below: int | None = None  # the nodes its novelty check compared with (ids below this)
+    recommendations: int | None = None  # the scratchpad version its prompt carried (0: none yet)
+    prompt: int | None = None  # the prompt of --evolve-prompts' population it was made with
 
 
 NOT_PINNED = Pinned()
@@ -88,6 +90,8 @@ class Proposal:
     near_duplicate: str | None = None  # the mutator's own novelty verdict (embeddings): why it is one, else None
     invalid_reason: str | None = None  # the mutator's own check failed (a self-edit's smoke run): stored invalid
     trajectory: tuple[dict, ...] = ()  # the steps that made it (a self-edit's), stored with the child
+    recommendations_version: int | None = None  # --meta-recommendations: the version its prompt carried (0: none)
+    prompt_id: int | None = None  # --evolve-prompts: the prompt it was made with
 
 
 class ExpansionFailed(Exception):
@@ -105,6 +109,8 @@ class ExpansionFailed(Exception):
         model: str | None = None,
         answer_format: str = "",
         trajectory: tuple[dict, ...] = (),
+        recommendations_version: int | None = None,
+        prompt_id: int | None = None,
     ) -> None:
         super().__init__(f"{type(cause).__name__}: {cause}")
         self.cause: BaseException = cause
@@ -112,6 +118,8 @@ class ExpansionFailed(Exception):
         self.model: str | None = model
         self.answer_format: str = answer_format
         self.trajectory: tuple[dict, ...] = trajectory
+        self.recommendations_version: int | None = recommendations_version
+        self.prompt_id: int | None = prompt_id
 
     @property
     def reason(self) -> str:
@@ -163,3 +171,8 @@ class AsyncMutator(Mutator):
         """Return a child of node `context.parent` (whose files are `parent_files`), or raise `MutationError`,
         `ExpansionFailed` or a `StopRun`. `context.pinned` repeats a resumed or replayed expansion as first
         made."""
+
+    async def write_due(self) -> None:
+        """Write what comes due before the next child when no expansion will (a replay copies a failed child
+        instead of making it again): the LLM mutator's scratchpad and new prompts. Default: nothing."""
+        return None

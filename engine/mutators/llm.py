@@ -23,6 +23,12 @@ child that passes these checks is embedded and compared with the nodes stored wh
 began; a near-duplicate goes back to the model (one user message naming the node), at most
 NEAR_DUPLICATE_ASKS times within `max_attempts`; a last near-duplicate is returned with its reason
 (`near_duplicate`) for store_child to store it invalid.
+
+With `--meta-recommendations N` (engine/mutators/scratchpad.py) the prompt carries the recommendations in
+force, rewritten every N expansions; with `--evolve-prompts` (engine/mutators/prompt_population.py) its
+instruction part is the prompt UCB chose from a population that grows every M expansions. The child
+records both (`recommendations_version`, `prompt_id`), and so does its `expand` event, for a replay to
+ask with the same ones.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from engine.mutators.base import (
     Proposal,
 )
 from engine.mutators.edits import EditableRegion, apply_blocks, apply_rewrite, find_editable
+from engine.mutators.periodic import Answered
 from engine.mutators.prompt import (
     Inspiration,
     InstanceFeedback,
@@ -52,6 +59,8 @@ from engine.mutators.prompt import (
     build_retry_message,
     note_markdown,
 )
+from engine.mutators.prompt_population import PromptPopulation
+from engine.mutators.scratchpad import NONE, Scratch, Scratchpad
 
 FEEDBACK_ITEMS = 6
 INSPIRATIONS = 2
@@ -84,6 +93,16 @@ class _Recorded:
     """An answer this run already paid for, found by its expansion key."""
 
     text: str
+    call_id: int
+
+
+@dataclass(frozen=True)
+class PromptSettings:
+    """--meta-recommendations N (0: off) with its K, and --evolve-prompts' interval (0: off)."""
+
+    recommendations_every: int = 0
+    recommendations_max: int = 5
+    evolve_prompts_every: int = 0
 
 
 class LLMMutator(AsyncMutator):
@@ -100,6 +119,7 @@ class LLMMutator(AsyncMutator):
         max_attempts: int = 3,
         temperature: float | None = None,
         say=None,
+        prompts: PromptSettings = PromptSettings(),
     ) -> None:
         """`say(line)` tells the user of a switch of answer format (None: silent)."""
         self.client = client
@@ -117,6 +137,16 @@ class LLMMutator(AsyncMutator):
         self._rewriting = {
             detail.get("model") for *_, detail in state.archive.events("answer_format")
         }  # switched before a resume
+        self.scratchpad = (
+            Scratchpad(state, self._ask_for_run, every=prompts.recommendations_every, limit=prompts.recommendations_max)
+            if prompts.recommendations_every
+            else None
+        )
+        self.prompts = (
+            PromptPopulation(state, self._ask_for_run, every=prompts.evolve_prompts_every)
+            if prompts.evolve_prompts_every
+            else None
+        )
 
     # ----- which format each model is asked for ----------------------------
     def format_for(self, model: str) -> str:
@@ -153,7 +183,7 @@ class LLMMutator(AsyncMutator):
         self._launched[parent] = k + 1
         return f"parent {parent} child {k}"
 
-    async def _ask(self, messages: list[dict], *, model: str, purpose: str, parent: int, key: str):
+    async def _ask(self, messages: list[dict], *, model: str, purpose: str, parent: int | None, key: str):
         """A recorded answer for this key (paid before a crash) or a new call through the client.
 
         Looking up by key, not only by the request's hash, lets a resumed run reuse an answer whose
@@ -162,11 +192,20 @@ class LLMMutator(AsyncMutator):
         replay); a replay's client then applies the replay's own rule to the original's archive."""
         recorded = self.state.archive.first_llm_answer_for_key(key)
         text = recorded.response.get("text") if recorded is not None and isinstance(recorded.response, dict) else None
-        if text is not None:
-            return _Recorded(text)
+        if recorded is not None and text is not None:
+            return _Recorded(text, recorded.id)
         return await self.client.complete(
             messages, model=model, purpose=purpose, node_id=parent, key=key, **self.params
         )
+
+    async def _ask_for_run(self, messages: list[dict], purpose: str, key: str) -> Answered | None:
+        """A periodic call about the run, not one parent (the scratchpad's, a new prompt's), of the first model:
+        a recorded answer for its key, else a new call; None in a replay whose original has no answer for it
+        (it went on without one). engine/mutators/periodic.py says why the key names the boundary."""
+        if self.client.settings.replay_only and self.client.archive.llm_answer_for_key(key) is None:
+            return None
+        answer = await self._ask(messages, model=self.model, purpose=purpose, parent=None, key=key)
+        return Answered(answer.text, answer.call_id)
 
     def orphans(self) -> list[tuple[int, str]]:
         """Expansions whose model calls returned but whose child was never stored (the run was killed):
@@ -234,13 +273,39 @@ class LLMMutator(AsyncMutator):
         answer_format = pinned.answer_format or self.format_for(model)
         # the nodes stored when the expansion began: what its novelty check compares with, here and in a replay
         novelty_below = pinned.novelty_below or int(self.state.tree.n)
+        scratch: Scratch | None = None
+        prompt_id: int | None = None
         try:
-            return await self._converse(parent_files, context, parent, key, model, answer_format, novelty_below)
+            scratch = await self.scratchpad.for_expansion(pinned.recommendations) if self.scratchpad else NONE
+            prompt = await self.prompts.for_expansion(pinned.prompt) if self.prompts else None
+            prompt_id = None if prompt is None else prompt.id
+            proposal = await self._converse(
+                parent_files, context, parent, key, model, answer_format, novelty_below, scratch, prompt
+            )
+            return replace(proposal, recommendations_version=self._version(scratch), prompt_id=prompt_id)
         except StopRun:  # a spent budget (BudgetExceeded), a bad key or model (LLMFatalError): the run stops
             raise
         except Exception as exc:  # a failed child (MutationError, a call failed after its retries)
             # stored with it: a resume does not adopt its answered calls again, the node names its model
-            raise ExpansionFailed(exc, key=key, model=model, answer_format=answer_format) from exc
+            raise ExpansionFailed(
+                exc,
+                key=key,
+                model=model,
+                answer_format=answer_format,
+                recommendations_version=self._version(scratch),
+                prompt_id=prompt_id,
+            ) from exc
+
+    async def write_due(self) -> None:
+        """The scratchpad's version and the new prompt due now (a replay's copied child would not write them)."""
+        if self.scratchpad is not None:
+            await self.scratchpad.for_expansion(0)
+        if self.prompts is not None:
+            await self.prompts.for_expansion(0)
+
+    def _version(self, scratch: Scratch | None) -> int | None:
+        """The scratchpad version a child records: None without --meta-recommendations, 0 before the first."""
+        return None if self.scratchpad is None or scratch is None else scratch.version
 
     async def _plan(self, ctx: PromptContext, parent: int, key: str, model: str) -> tuple[PromptContext, str]:
         """With diagnose: a first call reads the failures and plans the change; the prompt carries the plan,
@@ -296,8 +361,16 @@ class LLMMutator(AsyncMutator):
         model: str,
         answer_format: str,
         novelty_below: int | None = None,
+        scratch: Scratch = NONE,
+        prompt=None,
     ) -> Proposal:
-        ctx, note = await self._plan(self.prompt_context(files, context, parent, answer_format), parent, key, model)
+        ctx = replace(
+            self.prompt_context(files, context, parent, answer_format),
+            recommendations=scratch.items,
+            recommendations_version=scratch.version,
+            instruction=None if prompt is None else prompt.text,
+        )
+        ctx, note = await self._plan(ctx, parent, key, model)
         editable = find_editable(files, context.entry_file)
         messages = build_mutation_prompt(ctx)
         current = dict(files)

@@ -72,6 +72,9 @@ class PromptContext:
     answer_format: str = "diff"  # "diff" (SEARCH/REPLACE blocks) or "rewrite" (whole file)
     diagnosis: Mapping | None = None  # from the diagnose step, to implement
     notes: Sequence[tuple[int, str]] = ()  # improvement notes of the lineage (node, markdown), root first
+    instruction: str | None = None  # --evolve-prompts: the chosen instruction, in place of MUTATION_INSTRUCTION
+    recommendations: Sequence[str] = ()  # --meta-recommendations: the current version's recommendations
+    recommendations_version: int = 0  # their version (0: none yet)
     max_file_chars: int = 60_000  # per file shown
     max_feedback_items: int = 6
     max_feedback_chars: int = 6_000  # all feedback items together
@@ -90,7 +93,7 @@ def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
     """[system, user] messages asking for an improved child of the parent, in `ctx.answer_format`."""
     marked = _has_markers(ctx)
     system = (
-        _SYSTEM.format(role="improve a program through small, well-reasoned changes")
+        (ctx.instruction or MUTATION_INSTRUCTION)
         + "\n\n"
         + (_diff_format(ctx, marked) if ctx.answer_format == "diff" else _rewrite_format(ctx, marked))
     )
@@ -103,6 +106,7 @@ def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
         sections.append(_section("Editable region", _region_rule(ctx)))
     if ctx.diagnosis:  # asymmetric information (SIA): the reviewer saw the history, the implementer sees the code
         sections.append(_section("Diagnosis to implement", render_diagnosis(ctx.diagnosis)))
+        sections.extend(_recommendations(ctx))
         sections.append(_section("Your answer", _ask(ctx, marked)))
         return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
     sections.append(
@@ -128,8 +132,22 @@ def build_mutation_prompt(ctx: PromptContext) -> list[dict]:
         sections.append(
             _section(title, render_inspirations(ctx.inspirations, ctx.entry_file, ctx.max_inspiration_chars))
         )
+    sections.extend(_recommendations(ctx))
     sections.append(_section("Your answer", _ask(ctx, marked)))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
+
+
+def _recommendations(ctx: PromptContext) -> list[str]:
+    """The scratchpad's section (--meta-recommendations), when it has a version."""
+    if not ctx.recommendations:
+        return []
+    title = f"Recommendations from a review of the search so far (version {ctx.recommendations_version})"
+    return [_section(title, render_recommendations(ctx.recommendations))]
+
+
+def render_recommendations(items: Sequence[str]) -> str:
+    """'1. first\n2. second': the recommendations as a numbered list."""
+    return "\n".join(f"{i}. {text}" for i, text in enumerate(items, 1))
 
 
 def build_diagnosis_prompt(ctx: PromptContext) -> list[dict]:
@@ -330,6 +348,8 @@ _SYSTEM = (
     "fixed runner calls on many instances of a task; its score is measured on instances you do not see, "
     "so prefer general improvements to tricks fitted to the examples shown."
 )
+# the mutation prompt's instruction part: the first prompt of --evolve-prompts' population
+MUTATION_INSTRUCTION = _SYSTEM.format(role="improve a program through small, well-reasoned changes")
 
 
 def _diff_format(ctx: PromptContext, marked: bool) -> str:

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from archive import Archive
+from engine.report.memory import memory_part
 from engine.runinfo.reading import STEP_CHARS, STEPS_SHOWN, shown_status
 
 # Characters kept per field; what is cut is said in the text.
@@ -251,6 +252,7 @@ def report_data(archive: Archive) -> dict[str, Any]:
         "clipped": clip.clipped,
         "arena": arena,
         "workers": _workers_part(archive),
+        "prompt_memory": memory_part(archive),
     }
 
 

@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from engine.report.memory import memory_html
 from engine.report.tree import legend_html, render_tree
 from engine.words import plural, plural_word
 
@@ -202,6 +203,7 @@ def render_page(data: dict[str, Any]) -> str:
 <details class="cfg"><summary>Run config</summary>{_config_table(run["config"])}</details>
 {_workers_html(data)}
 {_arena_html(data)}
+{memory_html(data.get("prompt_memory"))}
 {clipped}
 </header>
 <main>

@@ -10,6 +10,7 @@ from pathlib import Path
 from archive import ArchiveError, ArchiveLocked
 from archive.records import NodeStats
 from archive.store import ARCHIVE_FILE
+from engine.runinfo.memory import PromptMemory, read_memory
 from engine.runinfo.reading import (
     STEP_CHARS,
     STEPS_SHOWN,
@@ -54,6 +55,7 @@ class RunInfo:
     used: dict = field(default_factory=dict)  # what the last session ran with (workers, sandbox): its event
     live_as_of: datetime | None = None  # read from a running search's live copy (archive/live.py), made then
     stop_reason: str = ""  # why its last session stopped (its last `stop` event): "budget spent", "stopped early: ..."
+    memory: PromptMemory | None = None  # --meta-recommendations, --evolve-prompts: what they wrote
 
     @property
     def shown_status(self) -> str:
@@ -110,6 +112,7 @@ def run_info(path: str | Path) -> RunInfo:
         sessions = list(archive.events("session"))
         used = sessions[-1][3] if sessions else {}
         stop_reason = archive.last_stop_reason()
+        memory = read_memory(archive)
     s = stats.get(final) if final is not None else None
     return RunInfo(
         run_id=archive.run_id,
@@ -134,6 +137,7 @@ def run_info(path: str | Path) -> RunInfo:
         used=used,
         live_as_of=archive.live_as_of,
         stop_reason=stop_reason,
+        memory=memory,
     )
 
 
@@ -226,6 +230,7 @@ class NodeInfo:
     trajectories: list[Trajectory]  # one per evaluation with steps, in instance order
     note: str | None = None  # the improvement note: the review that planned the change (--meta-steps diagnose,...)
     arena: object | None = None  # an arena run's scores of this node (engine.arena.ledger.NodeScores)
+    prompted: tuple[int | None, int | None] = (None, None)  # (recommendations version, prompt id) it was made with
 
 
 def node_info(path: str | Path, node: int) -> NodeInfo:
@@ -246,6 +251,7 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         steps = archive.trajectories(node, STEPS_SHOWN, STEP_CHARS)
         note = archive.node_notes([node]).get(node)
         arena = _arena_scores(archive, node)
+        prompted = archive.node_prompt_links().get(node, (None, None))
         run_id = archive.run_id
     by_status: dict[str, int] = {}
     for *_, st, _score in evals:
@@ -277,6 +283,7 @@ def node_info(path: str | Path, node: int) -> NodeInfo:
         trajectories=shown,
         note=note,
         arena=arena,
+        prompted=prompted,
     )
 
 

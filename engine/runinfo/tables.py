@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Literal
 
 from engine.runinfo.info import NodeInfo, RunInfo, Trajectory, Unreadable
+from engine.runinfo.memory import memory_tables
 from engine.words import plural
 
 
@@ -150,7 +151,8 @@ def show_tables(info: RunInfo) -> list:
     for key in sorted(info.config):
         if info.config[key] is not None:
             config.add_row(key, _config_value(info, key))
-    return [facts, config]
+    memory = memory_tables(info.memory) if info.memory is not None else []
+    return [facts, config, *memory]
 
 
 def _config_value(info: RunInfo, key: str) -> str:
@@ -216,6 +218,11 @@ def node_table(info: NodeInfo):
         rows.append(("reason", info.reason))
     if info.arena is not None:
         rows.append(_arena_row(info.arena))
+    version, prompt = info.prompted
+    if version is not None:
+        rows.append(("recommendations", f"version {version} (--meta-recommendations)"))
+    if prompt is not None:
+        rows.append(("prompt", f"#{prompt} (--evolve-prompts)"))
     rows.append(("files", ", ".join(info.files) or "-"))
     for key, value in rows:
         table.add_row(key, Text(_clean(value, 400)))  # Text: an agent's text is never read as markup

@@ -145,7 +145,7 @@
       setText("final-note", data.final ? data.final.rule : "chosen when the search ends");
       setText("cost", "$" + data.spend.cost_usd.toFixed(4));
       setText("tokens", data.spend.calls + " calls · " + data.spend.tokens_in + " tokens in, " + data.spend.tokens_out + " out");
-      for (const id of ["legend", "scores", "lanes", "calls"]) setHTML(id, data.html[id]);
+      for (const id of ["legend", "scores", "lanes", "calls", "memory"]) setHTML(id, data.html[id]);
       if (setHTML("tree-scroll", data.html.tree)) bindTree();
       if (changed && selected !== null) openNode(selected, false);
     });
