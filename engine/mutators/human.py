@@ -68,7 +68,7 @@ class HumanMutator(LLMMutator):
         )
         self.desk = desk
 
-    async def _ask(self, messages: list[dict], *, model: str, purpose: str, parent: int, key: str):
+    async def _ask(self, messages: list[dict], *, model: str, purpose: str, parent: int | None, key: str):
         """The person's answer (booked as a call of model `human`), or the one recorded under this key (a
         resumed run, a replay); a bare program as the whole entry file (`as_whole_file`), either way."""
         recorded = self.state.archive.first_llm_answer_for_key(key)

@@ -41,7 +41,7 @@ class Question:
     """One call the person answers in place of a model: its key names the expansion and the attempt."""
 
     key: str  # e.g. "parent 3 child 0 attempt 0"
-    parent: int
+    parent: int | None  # None: a question about the run, not one parent
     purpose: str  # "mutate", "retry" (an answer sent back), "diagnose"
     messages: list[dict]
 
