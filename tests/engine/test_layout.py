@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from engine.pyast import parse  # ast.parse that survives other threads' parses (cpython#106905)
 from tests.conftest import REPO
 
 ENGINE = REPO / "engine"
@@ -21,7 +22,7 @@ BELOW = ("mutators", "llm", "gateway", "sandbox")
 
 def imported(path: Path) -> set[str]:
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
