@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 # One worker: the two searches compared must make the same choices (with two, which evaluation ends first
 # depends on timing). The readers read the live copy, which is the same with any number of workers. A
 # timeout far above any evaluation's: the engine's clock runs on while the test holds the search still.
-SEARCH = ["--task", "binpack", "--budget", "48", "--workers", "1", "--seed", "3", "--quiet", "--timeout", "600"]
+SEARCH = ["--task", "binpack", "--budget", "32", "--workers", "1", "--seed", "3", "--quiet", "--timeout", "600"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -87,8 +87,8 @@ def test_every_reader_works_on_a_running_search_and_changes_nothing(tmp_path):
             assert re.search(r"is running: live, as of \d+ s ago", sql.stderr), sql.stderr
             assert "is running: drawn from its live, as of" in plot.stdout, plot.stdout
             counts.append(int(sql.stdout.split()[-1]))
-            evals = int(re.search(r"dev evaluations\s*│\s*(\d+) of budget 48", shown.stdout).group(1))
-            assert 0 <= evals <= 48
+            evals = int(re.search(r"dev evaluations\s*│\s*(\d+) of budget 32", shown.stdout).group(1))
+            assert 0 <= evals <= 32
             rounds += 1
             wait_for_more(run, counts[-1], search)
         assert rounds >= 2, "the search ended before the readers could read it twice"
