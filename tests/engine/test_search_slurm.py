@@ -55,9 +55,11 @@ def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
         subprocess.run([sys.executable, str(LOCAL), "stop", str(folder)], check=False)
 
 
-def running_jobs(env: dict[str, str]) -> list[str]:
-    out = subprocess.run(["squeue", "-h", "-t", "R", "-o", "%i"], env=env, capture_output=True, text=True)
-    return out.stdout.split()
+def running_jobs(env: dict[str, str], name: str = "clade-test") -> list[str]:
+    """This test's running jobs (by the job name its search gives them): other tests, scripts/bench_cluster.py's
+    among them, may have jobs on the same cluster at the same time."""
+    command = ["squeue", "-h", "-t", "R", "-n", name, "-o", "%i"]
+    return subprocess.run(command, env=env, capture_output=True, text=True).stdout.split()
 
 
 def cancelled_by(env: dict[str, str], job: str) -> bool:
@@ -78,15 +80,19 @@ def cancelled_by(env: dict[str, str], job: str) -> bool:
 
 
 def start_again_now(env: dict[str, str], job: str) -> None:
-    """Slurm holds a requeued job back for two minutes (pending, reason BeginTime): once it is pending, let it
-    start now, as a cluster with free nodes would soon do."""
-    deadline = time.monotonic() + 10
+    """Slurm holds a requeued job back for two minutes (pending, reason BeginTime): once it is pending and its
+    first run's processes have had two seconds to end, let it start now. (StartTime=now at once restarted it
+    while the first run was still ending, and the second run failed; a later start time is only seen at the
+    scheduler's next periodic pass, up to a minute on an idle cluster, whereas this update is an event that
+    makes it schedule now.)"""
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         state = subprocess.run(
             ["squeue", "-h", "-t", "all", "-j", job, "-o", "%T"], env=env, capture_output=True, text=True
         ).stdout.strip()
         if state == "PENDING":
-            subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now+5"], env=env, check=True)
+            time.sleep(2)
+            subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env=env, check=True)
             return
         time.sleep(0.05)
 
@@ -214,7 +220,8 @@ def test_ctrl_c_scancels_the_jobs_in_flight(tmp_path, slurm_env):
     cli = subprocess.Popen(
         [
             sys.executable, "-m", "engine.search", "--executor", "slurm", "--budget", "40", "--workers", "2",
-            "--sandbox", "process", "--instances", str(instances), "--run-dir", str(runs), "--quiet",
+            "--slurm-option", "job-name=clade-test", "--sandbox", "process", "--instances", str(instances),
+            "--run-dir", str(runs), "--quiet",
         ],
         cwd=REPO, env=slurm_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
