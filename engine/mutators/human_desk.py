@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import queue
 import re
 import threading
@@ -28,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from engine.whole_file import write_text_whole
 
 HUMAN_DIR = "human"
 PENDING_FILE = "pending.json"
@@ -58,9 +59,7 @@ def answer_file(run_folder: Path, key: str) -> Path:
 
 def _write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)  # a reader sees the whole file or none
+    write_text_whole(path, text)  # a reader sees the whole file or none
 
 
 def read_pending(run_folder: Path) -> dict[str, Any] | None:

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from engine.whole_file import write_text_whole
+
 EXIT_USER_ERROR = 2
 PROG = "python scripts/report.py"  # `clade report` passes its own name (clade/cli.py)
 
@@ -35,9 +37,7 @@ def write_report(run: str | Path, out: str | Path | None = None) -> Path:
     target = Path(out) if out else folder / "report.html"
     html = render_page(data)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text(html, encoding="utf-8")
-    partial.replace(target)
+    write_text_whole(target, html)
     return target
 
 

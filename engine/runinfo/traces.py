@@ -15,8 +15,6 @@ Reads go through named Archive methods (archive/reads_traces.py); the archive is
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 
 from archive import ArchiveError
 from archive.records import LLMCallRecord, NodeStats
+from engine.whole_file import written_whole
 
 FORMATS = (".jsonl", ".parquet")
 HOLDOUT_FIELDS = ("holdout_mean",)
@@ -187,16 +186,8 @@ def export_traces(run: str | Path, file: str | Path, options: TraceOptions, forc
     target = check_target(file, force)
     records = trace_records(run, options)
     try:
-        handle, scratch = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
-    except OSError as exc:
-        raise ArchiveError(f"{file}: could not write it ({exc.strerror or exc})") from None
-    os.close(handle)
-    try:
-        _write_to(Path(scratch), records, options.holdout)
-        os.replace(scratch, target)
+        with written_whole(target) as scratch:
+            _write_to(scratch, records, options.holdout)
     except OSError as exc:  # a full disk, a folder the user may not write in
         raise ArchiveError(f"{file}: could not write it ({exc.strerror or exc})") from None
-    finally:
-        if os.path.exists(scratch):
-            os.unlink(scratch)
     return len(records)
