@@ -37,7 +37,9 @@ class EvaluationRecord:
     repeat: int
     score: float
     metrics: dict = field(default_factory=dict)
-    status: str = "ok"  # 'ok' | 'error' | 'timeout' | 'killed' | 'bad_output'
+    # 'ok' | 'error' | 'timeout' | 'killed' | 'bad_output' | 'failed_in_evaluator' (the evaluator ran but reported
+    # the candidate failed: an OpenEvolve `error`, a ShinkaEvolve `correct: false` with a message, a traceback)
+    status: str = "ok"
     runtime_s: float | None = 0.0  # None: not known (an arena tester's run that a crash interrupted)
     stdout_tail: str = ""
     stderr_tail: str = ""

@@ -25,8 +25,12 @@ event). Printed per task and policy over the seeds: the mean raw holdout
 metric of the final node with a 95 % interval (mean +- 1.96 sd / sqrt(n),
 normal approximation), the best, how many seeds' final node beat the seed
 agent (a strictly better raw holdout metric, in the task's direction) as
-k/n, the share of dev evaluations with status 'error', the share of children
-rejected before evaluation (nodes with status 'invalid' over every node but
+k/n, the share of dev evaluations that failed (every status but 'ok':
+error, timeout, killed, bad_output and failed_in_evaluator, a failure the
+task's evaluator caught and reported), of which the share caught by the
+evaluator, the share in status 'error' alone (what this column counted
+before failed_in_evaluator existed), the share of children rejected before
+evaluation (nodes with status 'invalid' over every node but
 node 0), the final node's mean id and the mean wall time of one search; the
 seed agent's raw metric comes first. With `--jobs J` > 1, J searches share
 the machine, so the wall times grow. The tables go to docs/bench_continuous.md
@@ -74,15 +78,25 @@ def bench_task(name: str) -> tuple[TaskBench, str]:
 
 
 def read_extra(archive: Path) -> dict:
-    """Shares of dev evaluations that errored and of children rejected before evaluation."""
+    """Shares of dev evaluations that failed (any status but ok), that the evaluator caught, that errored,
+    and of children rejected before evaluation."""
     from archive import Archive
 
     with Archive.open(archive, read_only=True) as opened:
         statuses = opened.evaluation_status_counts("dev")
-        errors, dev = statuses.get("error", 0), sum(statuses.values())
+        dev = sum(statuses.values())
         made = [n for n in opened.nodes() if n.id != 0]
         invalid, children = sum(n.status == "invalid" for n in made), len(made)
-    return {"errors": errors / dev if dev else 0.0, "rejected": invalid / children if children else 0.0}
+
+    def share(count: int) -> float:
+        return count / dev if dev else 0.0
+
+    return {
+        "failed": share(dev - statuses.get("ok", 0)),
+        "caught": share(statuses.get("failed_in_evaluator", 0)),
+        "errors": share(statuses.get("error", 0)),
+        "rejected": invalid / children if children else 0.0,
+    }
 
 
 def run_search(task: TaskBench, arg: str, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
@@ -140,7 +154,7 @@ def summarize(task: TaskBench, policy: str, results: list[tuple[dict, float]]) -
         "measured": len(metrics),
         "beat": sum(beats(task, r["final"][1], r["seed"][1]) for r, _ in results),
         "runs": n,
-        "errors": sum(r["errors"] for r, _ in results) / n,
+        **{key: sum(r[key] for r, _ in results) / n for key in ("failed", "caught", "errors")},
         "rejected": sum(r["rejected"] for r, _ in results) / n,
         "final": sum(r["final_node"] for r, _ in results) / n,
         "wall": sum(w for _, w in results) / n,
@@ -158,11 +172,11 @@ def table(task: TaskBench, rows: list[dict], seed_metric: float | None) -> list[
     name = task.metric_name
     lines = [
         (
-            f"| policy | mean {name} [95% interval] | best {name} | beat seed | dev errors | rejected "
-            "| final node (mean id) | wall s per search |"
+            f"| policy | mean {name} [95% interval] | best {name} | beat seed | dev failed | caught by evaluator "
+            "| status error | rejected | final node (mean id) | wall s per search |"
         ),
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        f"| seed agent | {number(seed_metric)} | {number(seed_metric)} | | | | 0 | |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| seed agent | {number(seed_metric)} | {number(seed_metric)} | | | | | | 0 | |",
     ]
     for row in rows:
         if row["metric"] is None:
@@ -176,7 +190,8 @@ def table(task: TaskBench, rows: list[dict], seed_metric: float | None) -> list[
                 mean += f" ({row['measured']} measured)"
         lines.append(
             f"| `{row['policy']}` | {mean} | {number(row['best'])} | {row['beat']}/{row['runs']} | "
-            f"{100 * row['errors']:.1f}% | {100 * row['rejected']:.1f}% | {row['final']:.1f} | "
+            f"{100 * row['failed']:.1f}% | {100 * row['caught']:.1f}% | {100 * row['errors']:.1f}% | "
+            f"{100 * row['rejected']:.1f}% | {row['final']:.1f} | "
             f"{row['wall']:.1f} |"
         )
     return lines
@@ -252,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"  [{done}/{total}] {name} {policy} seed {seed}: node {figures['final_node']}, "
                     f"{task.metric_name} {number(figures['final'][1])} (seed agent "
-                    f"{number(figures['seed'][1])}), dev errors {100 * figures['errors']:.0f}%, "
+                    f"{number(figures['seed'][1])}), dev failed {100 * figures['failed']:.0f}% "
+                    f"(caught {100 * figures['caught']:.0f}%, error {100 * figures['errors']:.0f}%), "
                     f"rejected {100 * figures['rejected']:.0f}%, {wall:.1f} s "
                     f"({time.perf_counter() - started:.0f} s in)",
                     flush=True,

@@ -243,7 +243,8 @@ compile check), then its archive read back:
                `gfortran -fsyntax-only ...`);
   dups, failed children refused as duplicates of a stored node; expansions whose mutator made no child;
   evals ok     the share of the children's dev evaluations with status ok (built, ran, printed 20 numbers,
-               correct.json true); the others are bad_output (incorrect: the build failed, ...) or errors;
+               correct.json true); the others failed: failed_in_evaluator (correct: false with a why:
+               the build failed, ...), bad_output (no why) or errors;
   seed, best   the seed's dev combined_score and the best dev combined_score of any node (means over runs);
   final ho     the final node's holdout combined_score (mean over runs);
   1-try parse  the share of {draws} single operator applications on the seed's EVOLVE-BLOCK (engine.lang.mutate

@@ -47,11 +47,18 @@ class Instance:
 
 @dataclass(frozen=True)
 class Grade:
-    """The evaluator's verdict on one answer: valid or not, raw figures, a line of feedback."""
+    """The evaluator's verdict on one answer: valid or not, raw figures, a line of feedback.
+
+    `caught`: the evaluator ran and answered, but reports that the candidate failed (OpenEvolve's `error`
+    entry, ShinkaEvolve's `correct: false` with a message, a traceback on the benchmark's stderr): the
+    error, one line. The evaluation is then stored as `failed_in_evaluator`, scored 0 like every failure,
+    with `metrics` (the evaluator's figures, kept for the user but never read as the task's raw figure)
+    and the error in its feedback."""
 
     valid: bool
     metrics: dict = field(default_factory=dict)
     feedback: str = ""
+    caught: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,11 @@ class AgentJob(ABC):
     def hidden_paths(self) -> tuple[str, ...]:
         """Host paths no sandbox may see (an installed benchmark's data with its tests and solutions)."""
         return ()
+
+    def caught_in_output(self, grade: Grade, result: SandboxResult) -> Grade:
+        """The valid verdict once the job's own output is read too: a task whose program may catch its own
+        failure and still answer marks it here (`Grade.caught`); unchanged by default."""
+        return grade
 
     def trajectory(self, answer: bytes) -> list[dict]:
         """The agent's steps as it reported them in its answer (stored with the evaluation); none by default."""

@@ -221,7 +221,11 @@ def _render_counts(summary: Summary, console) -> None:
             highlight=False,
         )
     nodes = ", ".join(f"{v} {k}" for k, v in summary.nodes_by_status.items())
-    evals = ", ".join(f"{v} {k}" for k, v in summary.dev_evaluations_by_status.items())
+    by_status = summary.dev_evaluations_by_status
+    evals = ", ".join(f"{v} {k}" for k, v in by_status.items())
+    failed = sum(by_status.values()) - by_status.get("ok", 0)  # every status but ok, caught ones included
+    if failed:
+        evals += f": {failed} failed ({100 * failed / sum(by_status.values()):.0f} %)"
     console.print(f"Nodes: {nodes}. Dev evaluations: {evals}.")
     rejected = summary.extra.get("rejected")
     if rejected:

@@ -52,7 +52,9 @@ LLM_CLIENT_FILE = Path(__file__).resolve().parents[2] / "agents_seed" / "clade_l
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # 'ok' | 'error' | 'timeout' | 'killed' | 'bad_output'
+    # 'ok' | 'error' | 'timeout' | 'killed' | 'bad_output' | 'failed_in_evaluator' (the evaluator ran and said the
+    # candidate failed: Grade.caught); every status but 'ok' is a failure and scores 0
+    status: str
     metrics: dict = field(default_factory=dict)
     feedback: str = ""
     runtime_s: float = 0.0
@@ -213,7 +215,20 @@ async def _graded(
         return replace(_outcome("error", {}, stop, result, clock, started), stop=stop, fatal=isinstance(exc, FatalStop))
     if not grade.valid:
         return _outcome("bad_output", {}, grade.feedback, result, clock, started, steps)
+    if not grade.caught:
+        grade = task.caught_in_output(grade, result)
+    if grade.caught:  # the evaluator's own figures stay (metrics), its error leads the feedback
+        return _outcome("failed_in_evaluator", grade.metrics, caught_feedback(grade), result, clock, started, steps)
     return _outcome("ok", grade.metrics, grade.feedback, result, clock, started, steps)
+
+
+def caught_feedback(grade: Grade) -> str:
+    """The feedback of an evaluation the evaluator failed: its error first (the seed's verdict and the
+    summary quote it), then the rest of what the task said, unless that only repeats the error."""
+    said = f"the evaluator caught a failure: {grade.caught}"
+    if not grade.feedback or grade.feedback == grade.caught:
+        return said
+    return f"{said}; {grade.feedback}"
 
 
 def trajectory_of(task: AgentJob, answer: bytes | None) -> tuple:

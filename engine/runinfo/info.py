@@ -74,6 +74,11 @@ class RunInfo:
         return sum(self.dev_by_status.values())
 
     @property
+    def failed_dev_evals(self) -> int:
+        """Dev evaluations in any status but 'ok' (error, timeout, killed, bad_output, failed_in_evaluator)."""
+        return self.dev_evals - self.dev_by_status.get("ok", 0)
+
+    @property
     def n_nodes(self) -> int:
         return sum(self.nodes_by_status.values())
 

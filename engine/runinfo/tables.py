@@ -135,7 +135,8 @@ def show_tables(info: RunInfo) -> list:
         ("nodes", f"{info.n_nodes}: {_counts(info.nodes_by_status)}"),
         (
             "dev evaluations",
-            (f"{info.dev_evals} of budget {info.config.get('budget', '-')}: {_counts(info.dev_by_status)}"),
+            f"{info.dev_evals} of budget {info.config.get('budget', '-')}: {_counts(info.dev_by_status)}"
+            + (f" ({info.failed_dev_evals} failed)" if info.failed_dev_evals else ""),
         ),
         ("holdout evaluations", str(info.holdout_evals)),
         ("dev instances", str(info.n_dev_instances)),
@@ -178,7 +179,7 @@ def compare_table(infos: Sequence[RunInfo]):
         ("status", [i.shown_status for i in infos]),
         ("nodes", [f"{i.n_nodes}: {_counts(i.nodes_by_status)}" for i in infos]),
         ("dev evaluations", [str(i.dev_evals) for i in infos]),
-        ("failed dev evaluations", [str(i.dev_evals - i.dev_by_status.get("ok", 0)) for i in infos]),
+        ("failed dev evaluations", [str(i.failed_dev_evals) for i in infos]),
         ("best mean (all dev)", [_best(i) for i in infos]),
         ("final node", ["-" if i.final_node is None else f"#{i.final_node}" for i in infos]),
         ("final dev mean", [_mean_n(i.final_dev) for i in infos]),

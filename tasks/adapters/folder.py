@@ -28,7 +28,7 @@ from engine import pyast
 from engine.errors import UserError
 from engine.sandbox.base import SandboxLimits
 from tasks.adapters.scoring import anchored_score
-from tasks.base import Instance, Task
+from tasks.base import Grade, Instance, Task
 
 MAX_FOLDER_BYTES = 64 * 2**20
 SKIPPED_DIRS = {"__pycache__", "runs", "results", "openevolve_output", "node_modules"}
@@ -166,6 +166,14 @@ class FolderTask(Task):
         except (ValueError, UnicodeDecodeError):
             return "answer.json is not JSON"
         return data if isinstance(data, dict) else "answer.json must be an object"
+
+    @staticmethod
+    def caught_grade(metrics: dict, feedback: str, caught: str) -> Grade:
+        """The verdict on an answer whose evaluator caught the candidate's failure (tasks.adapters.caught):
+        `failed_in_evaluator`, the evaluator's figures kept, its metric under `failed_metric` so that no raw
+        figure (a mean over evaluations, a lower-is-better error of 0) ever reads it."""
+        kept = {("failed_metric" if k == "metric" else k): v for k, v in metrics.items()}
+        return Grade(True, kept, feedback, caught=caught)
 
     seedless_ok = False  # a format whose folder may come without its seed program (public/private: --bootstrap)
 

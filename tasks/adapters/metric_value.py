@@ -8,7 +8,9 @@ program under evolution; `benchmark.py`, run as `python benchmark.py
 sys.argv[1], or by `import initial_solution`: the candidate is saved under
 that name), measures it and prints a line `<METRIC_NAME>: <number>` (or
 `<METRIC_NAME>:<number>`, or with `=`). The last such line of its output is
-the metric.
+the metric. A benchmark that prints the metric and exits 0 while its
+stderr holds a Python traceback caught a failure: the evaluation is
+`failed_in_evaluator` (tasks/adapters/caught.py).
 `config.py` is read as data (its literal assignments, through `ast`), never
 executed by the engine.
 
@@ -27,6 +29,7 @@ import math
 from pathlib import Path
 
 from engine import pyast
+from tasks.adapters.caught import python_traceback
 from tasks.adapters.folder import FolderTask, folder_files, read_text, short
 from tasks.base import Grade, Instance
 
@@ -87,4 +90,9 @@ class MetricValueTask(FolderTask):
             return Grade(False, {}, f"{self.metric_name}: {short(data.get('value'), 60)!r} is not a number")
         if not math.isfinite(value):
             return Grade(False, {}, f"{self.metric_name} is not finite")
-        return Grade(True, {"metric": value}, f"{self.metric_name}: {value:.6g}")
+        feedback = f"{self.metric_name}: {value:.6g}"
+        stderr = data.get("stderr")
+        caught = python_traceback(stderr) if isinstance(stderr, str) else ""
+        if caught:  # it printed the metric, but something raised on the way (a fallback value?)
+            return self.caught_grade({"metric": value}, feedback, self.explain_missing(caught))
+        return Grade(True, {"metric": value}, feedback)

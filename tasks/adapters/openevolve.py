@@ -17,9 +17,14 @@ ShinkaEvolve: `initial.py` (or `initial.<ext>`; a `shinka.yaml` naming
 `evo.language` picks among several) and `evaluate.py`, run as
 `python evaluate.py --program_path P --results_dir D`, writing
 `metrics.json` (the metric is its `combined_score`, higher is better) and
-`correct.json` (`{"correct": bool, "error": ...}`: an incorrect program is
-an invalid answer, score 0). Its `private` metrics are dropped; its
-`text_feedback` becomes the evaluation's feedback.
+`correct.json` (`{"correct": bool, "error": ...}`: an incorrect program
+scores 0, stored `failed_in_evaluator` with the evaluator's figures when
+`error` says why, else `bad_output`). Its `private` metrics are dropped;
+its `text_feedback` becomes the evaluation's feedback.
+
+An OpenEvolve evaluator that catches the candidate's exception and still
+returns metrics (an `error` entry, error artifacts) makes the evaluation
+`failed_in_evaluator`: tasks/adapters/caught.py has each format's rule.
 
 Where it runs: the user's evaluator executes the candidate, so it runs INSIDE
 the sandbox beside it: the sandbox holds the folder's files (never
@@ -36,6 +41,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from tasks.adapters.caught import openevolve_caught, shinka_caught
 from tasks.adapters.folder import (
     FolderTask,
     finite_number,
@@ -143,25 +149,28 @@ class OpenEvolveTask(FolderTask):
         metrics = data.get("metrics")
         if not isinstance(metrics, dict) or not metrics:
             return Grade(False, {}, "the evaluator returned no metrics")
+        artifacts = data.get("artifacts")
+        if not isinstance(artifacts, dict):
+            artifacts = {}
+        caught = openevolve_caught(metrics, artifacts)
         value = fitness(metrics, self.feature_dimensions)
-        if value is None:
+        if value is None and not caught:
             return Grade(False, {}, f"no finite combined_score or numeric metric in {_summary(metrics)}")
         stage, stages = data.get("stage", 0), data.get("stages", 0)
-        out = {"metric": value, "evaluator": _numbers_only(metrics)}
+        out = {**({"metric": value} if value is not None else {}), "evaluator": _numbers_only(metrics)}
         if isinstance(stage, int) and stages:
             out["cascade_stage"] = stage
         feedback = _summary(metrics)
         if stages:
             feedback += f" (cascade: stage {stage} of {stages})"
-        if isinstance(metrics.get("error"), str):
+        if isinstance(metrics.get("error"), str) and not caught:  # else the caught error leads the feedback
             feedback += f"; error: {self.explain_missing(short(metrics['error'], 200))}"
-        artifacts = data.get("artifacts")
-        if not isinstance(artifacts, dict):
-            artifacts = {}
         # "error" / "error_message": where OpenEvolve's own examples say why they scored 0 (huawei_2017: no test cases)
         for key in ("stderr", "stage2_stderr", "stage3_stderr", "error", "error_message", "feedback"):
             if artifacts.get(key):
                 feedback += f"; {key}: {short(artifacts[key], 200)}"
+        if caught:
+            return self.caught_grade(out, feedback, self.explain_missing(caught))
         return Grade(True, out, feedback)
 
 
@@ -218,23 +227,25 @@ class ShinkaEvolveTask(FolderTask):
             if "__unreadable__" in part:
                 return Grade(False, {}, short(part["__unreadable__"]))
         assert isinstance(metrics, dict) and isinstance(correct, dict)  # else the loop above returned
-        if correct.get("correct") is not True:
-            why = short(correct.get("error") or "correct.json says correct: false")
-            return Grade(False, {}, f"incorrect: {self.explain_missing(why, file)}")
+        caught = shinka_caught(correct)
+        if correct.get("correct") is not True and not caught:
+            return Grade(False, {}, f"incorrect: {self.explain_missing('correct.json says correct: false', file)}")
         value = finite_number(metrics.get("combined_score"))
-        if value is None:
+        if value is None and not caught:
             return Grade(False, {}, "metrics.json has no finite combined_score")
         public = metrics.get("public")
         if not isinstance(public, dict):
             public = {}
         numbers = {k: v for k, v in metrics.items() if k not in ("public", "private", "text_feedback")}
         out = {
-            "metric": value,
+            **({"metric": value} if value is not None else {}),
             "evaluator": _numbers_only({**numbers, **{f"public.{k}": v for k, v in public.items()}}),
         }
-        feedback = f"combined_score={value:.6g}"
+        feedback = f"combined_score={value:.6g}" if value is not None else "no finite combined_score"
         if public:
             feedback += f"; {_summary(public)}"
         if metrics.get("text_feedback"):
             feedback += f"; {short(metrics['text_feedback'], 500)}"
+        if caught:  # ShinkaEvolve's incorrect program with its why: the evaluator caught a failure
+            return self.caught_grade(out, feedback, f"incorrect: {self.explain_missing(short(caught), file)}")
         return Grade(True, out, feedback)

@@ -17,6 +17,9 @@ folder's `data/private`. The float it returns is the metric; grade.py may set
 `METRIC_NAME` (default "score"), `HIGHER_IS_BETTER` (default True) and
 `PERFECT_SCORE` (the score map's target unless `--target` is given). An
 exception in grade() makes the answer invalid, with its message as feedback.
+A program that exits 0 and writes a submission while its stderr holds a
+Python traceback caught its own failure: the evaluation is
+`failed_in_evaluator`, as in the metric:value format.
 A submission is untrusted input: grade.py should parse it as data (no
 pickle, no eval). This is the format where a hostile program cannot forge
 its metric: nothing it prints or writes besides the submission is read.
@@ -31,6 +34,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from engine.sandbox.base import SandboxResult
+from tasks.adapters.caught import python_traceback
 from tasks.adapters.folder import FolderTask, folder_files, read_text, short
 from tasks.base import Grade, Instance
 
@@ -97,3 +102,10 @@ class PublicPrivateTask(FolderTask):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
             return Grade(False, {}, f"grade.py returned {short(value, 60)!r}, not a finite number")
         return Grade(True, {"metric": float(value)}, f"{self.metric_name}: {float(value):.6g}")
+
+    def caught_in_output(self, grade: Grade, result: SandboxResult) -> Grade:
+        """grade.py has no channel for an error but raising (a refused submission); the metric:value rule
+        instead: a program that wrote its submission and exited 0 with a Python traceback on its stderr
+        caught its own failure (a fallback submission), and the evaluation is `failed_in_evaluator`."""
+        caught = python_traceback(result.stderr_tail)
+        return self.caught_grade(grade.metrics, grade.feedback, caught) if caught else grade

@@ -40,22 +40,22 @@ def test_a_tiny_run_on_a_folder_prints_a_table_with_real_figures(tmp_path, capsy
     # metric_value_sine's config.py says its metric, `error`, is lower-is-better: read from the task, not here
     assert "## metric_value_sine: budget 3 dev evaluations, error (lower is better)" in printed
     assert (
-        "| policy | mean error [95% interval] | best error | beat seed | dev errors | rejected "
-        "| final node (mean id) | wall s per search |"
+        "| policy | mean error [95% interval] | best error | beat seed | dev failed | caught by evaluator "
+        "| status error | rejected | final node (mean id) | wall s per search |"
     ) in printed
     seed = re.search(rf"^\| seed agent \| ({NUMBER}) \| ({NUMBER}) \|", printed, re.MULTILINE)
     assert seed and float(seed.group(1)) == float(seed.group(2)) > 0
     row = re.search(
         rf"^\| `greedy` \| ({NUMBER}) \[({NUMBER}), ({NUMBER})\] \| ({NUMBER}) \| (\d)/2 \| "
-        rf"({NUMBER})% \| ({NUMBER})% \| ({NUMBER}) \| ({NUMBER}) \|$",
+        rf"({NUMBER})% \| ({NUMBER})% \| ({NUMBER})% \| ({NUMBER})% \| ({NUMBER}) \| ({NUMBER}) \|$",
         printed,
         re.MULTILINE,
     )
     assert row, printed
-    mean, low, high, best, beat, errors, rejected, final, wall = map(float, row.groups())
+    mean, low, high, best, beat, failed, caught, errors, rejected, final, wall = map(float, row.groups())
     assert low <= mean <= high and best <= mean + 1e-12  # lower is better: the best is the smallest
     assert best <= float(seed.group(1)) + 1e-12 or beat == 0  # a final node no better than the seed never beats it
-    assert 0 <= errors <= 100 and 0 <= rejected <= 100 and final >= 0 and wall > 0
+    assert 0 <= caught <= failed <= 100 and errors <= failed and 0 <= rejected <= 100 and final >= 0 and wall > 0
     assert len(re.findall(r"^  \[\d/2\] metric_value_sine greedy seed \d: ", printed, re.MULTILINE)) == 2
     text = markdown.read_text()
     assert "python3 scripts/bench_continuous.py --tasks metric_value_sine" in text and "load " in text

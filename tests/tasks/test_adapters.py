@@ -218,8 +218,9 @@ def test_shinka_incorrect_program_is_invalid_and_private_metrics_are_dropped():
     assert seed.status == "ok" and "closest two points" in seed.feedback
     assert "private" not in str(seed.metrics) and seed.metrics["evaluator"]["public.n_points"] == 12
     outside = task.seed_files()["initial.py"].replace("jitter = 0.02", "jitter = 0.5")
-    out = evaluate(task, {"initial.py": outside})
-    assert out.status == "bad_output" and "outside the unit square" in out.feedback
+    out = evaluate(task, {"initial.py": outside})  # correct: false with its why: the evaluator caught a failure
+    assert out.status == "failed_in_evaluator" and "incorrect: a point lies outside the unit square" in out.feedback
+    assert "metric" not in out.metrics and out.metrics["evaluator"]["combined_score"] == 0.0
 
 
 def test_shinka_repo_mode_mutates_only_the_mutable_paths_and_ships_the_rest():
@@ -452,5 +453,5 @@ def test_openevolve_feedback_carries_the_artifacts_error() -> None:
         "artifacts": {"error": "No test cases found", "suggestion": "add data"},
     }
     g = task.grade(task.instances()[0], json.dumps(answer).encode())
-    assert g.valid and g.metrics["metric"] == 0.0
+    assert g.valid and g.caught == "No test cases found" and g.metrics["failed_metric"] == 0.0
     assert "error: No test cases found" in g.feedback and "suggestion" not in g.feedback

@@ -17,6 +17,8 @@ import re
 import subprocess
 import sys
 
+STDERR_KEPT = 8000  # characters of the benchmark's stderr passed on: a traceback's header and its last line
+
 
 def failed_file(stderr, here):
     """The job's own file a traceback in `stderr` ends in (evaluate.py, the program), when a module is
@@ -48,8 +50,8 @@ def main():
         }
     elif not found:
         answer = {"error": f"benchmark.py printed no line '{name}: <value>'"}
-    else:
-        answer = {"value": found[-1], "lines": len(found)}
+    else:  # the stderr's tail too: a traceback there is a failure the benchmark caught (the engine reads it)
+        answer = {"value": found[-1], "lines": len(found), "stderr": proc.stderr[-STDERR_KEPT:]}
     with open("answer.json", "w") as fh:
         json.dump(answer, fh)
     return 0
