@@ -117,8 +117,9 @@ def rejected_children(archive: Archive) -> dict[str, int]:
 def seed_at_zero(archive: Archive, task) -> dict:
     """The seed's first feedback when its raw metric is 0 on every dev evaluation it completed.
 
-    A folder whose evaluator lacks a data file, or catches its own exception, returns a score of 0 rather
-    than failing: the run then compares every child with 0, and nothing else says why."""
+    A folder whose evaluator lacks a data file may return a score of 0 without saying why (one that reports
+    an error is `failed_in_evaluator`, and such a seed stops the run): the run then compares every child with
+    0, and nothing else says why."""
     rows = archive.seed_ok_dev_metrics()
     if not rows:
         return {}
