@@ -95,7 +95,7 @@ def test_a_hostile_cpp_candidate_is_contained(attack, tmp_path):
     files = {"initial.cpp": PROLOGUE + code + MAIN}
     instance = task.instances()[0]
     outcome = asyncio.run(asyncio.wait_for(run_agent(task, BwrapSandbox(), files, instance), 120))
-    assert outcome.status in ("ok", "error", "timeout", "killed", "bad_output"), outcome
+    assert outcome.status in ("ok", "error", "timeout", "killed", "bad_output", "failed_in_evaluator"), outcome
     assert "BREACH" not in outcome.stderr_tail + outcome.stdout_tail
     assert not os.path.exists(f"/tmp/{marker}") and not (REPO / marker).exists()
     with pytest.raises(BlockingIOError):

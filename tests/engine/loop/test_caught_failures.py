@@ -11,14 +11,16 @@ from types import SimpleNamespace
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from engine.front.cli import build_parser
+from engine.front.run import run_from_args
 from engine.loop.credit import OperatorCredit
 from engine.loop.evaluation import Outcome, run_agent
 from engine.loop.scheduler import Launch, Scheduler
 from engine.mutators.offline import NAMES
+from engine.runinfo.cli import main as runs_main
 from engine.sandbox.process import ProcessSandbox
 from search.tree import TreeStats
 from tasks import make_task
-from tests.conftest import REPO, run_cli
 from tests.engine.test_search_e2e import only_run, read
 
 PROGRAM = '''"""A sum of two constants; the evaluator fails it on an even thousandth."""
@@ -104,31 +106,19 @@ def test_a_seed_that_fails_in_its_evaluator_everywhere_stops_the_run_quoting_the
     assert verdict.endswith("on task: failed_in_evaluator: the evaluator caught a failure: KeyError: 'data'")
 
 
-def test_a_search_counts_the_caught_failures_in_its_summary_and_runs_show(tmp_path):
+def test_a_search_counts_the_caught_failures_in_its_summary_and_runs_show(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # one line per table row
     folder = openevolve_folder(tmp_path)
     runs = tmp_path / "runs"
-    out = run_cli(
-        "--task", str(folder), "--budget", "10", "--workers", "1", "--sandbox", "process", "--seed", "0",
-        "--run-dir", str(runs),
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr + out.stdout
+    argv = ["--task", str(folder), "--budget", "8", "--workers", "1", "--sandbox", "process", "--seed", "0"]
+    assert run_from_args(build_parser().parse_args([*argv, "--run-dir", str(runs)])) == 0
+    printed = capsys.readouterr().out
     run = only_run(runs)
     caught = read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev' AND status = 'failed_in_evaluator'")[0][0]
     failed = read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev' AND status <> 'ok'")[0][0]
-    assert caught >= 1, out.stdout  # the offline mutator's numeric steps land on an even thousandth now and then
+    assert caught >= 1, printed  # the offline mutator's numeric steps land on an even thousandth now and then
     assert read(run, "SELECT max(score) FROM evaluations WHERE status = 'failed_in_evaluator'")[0][0] == 0.0
-    assert f"{caught} failed_in_evaluator" in out.stdout and f": {failed} failed (" in out.stdout
-    shown = run_cli_runs("show", str(run))
+    assert f"{caught} failed_in_evaluator" in printed and f": {failed} failed (" in printed
+    assert runs_main(["show", str(run)]) == 0
+    shown = capsys.readouterr().out
     assert f"{caught} failed_in_evaluator" in shown and f"({failed} failed)" in shown
-
-
-def run_cli_runs(*args: str) -> str:
-    import subprocess
-    import sys
-
-    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
-    done = subprocess.run(
-        [sys.executable, "-m", "clade", "runs", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
