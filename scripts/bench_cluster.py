@@ -363,6 +363,50 @@ def slurm_overhead(out: dict, jobs: int, concurrency: int, folder: Path, start_l
                 os.environ.pop("SLURM_CONF", None)
 
 
+# ----- c) one group's write --------------------------------------------------------------
+def group_writes(folder: Path, evaluations: int, sizes: tuple[int, ...], rounds: int) -> list[tuple[str, int, float]]:
+    """ms per evaluation of each way to commit `size` evaluations (evaluation + event rows) into an archive
+    prefilled with `evaluations` rows, the ways taking turns (load hits all alike): (way, size, median ms)."""
+    import numpy as np
+    from bench_scheduler import evaluation_record, prefilled_archive
+
+    from archive import benchmarks
+    from archive.group_commit import GroupCommit
+
+    held = GroupCommit(rows=10**6, age_s=3600.0)  # the engine's buffer, kept across groups as the engine does
+    ways = (
+        ("one transaction per evaluation (add_evaluation)", None),
+        ("executemany per table", benchmarks.group_executemany),
+        ("multi-row INSERT ... VALUES per table", benchmarks.group_values),
+        (
+            "unnested lists, one INSERT per table (engine)",
+            lambda archive, group: benchmarks.group_unnest(archive, group, held),
+        ),
+    )
+    out = []
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        archives = [prefilled_archive(Path(tmp) / f"c{k}", evaluations) for k in range(len(ways))]
+        node = 10**7  # ids apart from the prefill's
+        for size in sizes:
+            times: list[list[float]] = [[] for _ in ways]
+            for _ in range(rounds):
+                for k, (_, write) in enumerate(ways):
+                    evs = [evaluation_record(node + i, 0, 0.5) for i in range(size)]
+                    node += size
+                    event = ("evaluate", node, {"t": node, "theta": 0.5})
+                    t0 = time.perf_counter()
+                    if write is None:
+                        for ev in evs:
+                            archives[k].add_evaluation(ev, event=event)
+                    else:
+                        write(archives[k], benchmarks.group_rows(archives[k], evs, event))
+                    times[k].append((time.perf_counter() - t0) / size)
+            out += [(name, size, 1e3 * float(np.median(t))) for (name, _), t in zip(ways, times)]
+        for archive in archives:
+            archive.close()
+    return out
+
+
 # ----- report ------------------------------------------------------------------------
 def machine(folder: Path) -> list[str]:
     import duckdb
@@ -398,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         default=GROUP_ROWS,
         help=f"the group commit's most evaluations per transaction in a) (default {GROUP_ROWS})",
     )
+    parser.add_argument("--skip-group-writes", action="store_true", help="leave out c)")
+    parser.add_argument("--group-rounds", type=int, default=20, help="groups written per way and size in c)")
     parser.add_argument("--jobs", type=int, help="sleep jobs per executor in b) (default 40)")
     parser.add_argument("--concurrency", type=int, default=2, help="jobs at once in b) (default 2)")
     parser.add_argument("--skip-ray", action="store_true", help="leave out b)")
@@ -454,6 +500,20 @@ def main(argv: list[str] | None = None) -> int:
                 f"  target at {r['nodes']} nodes: >= {targets[r['nodes']]}/s with group commit: "
                 f"{r['rate']:.0f}/s, {met}"
             )
+    print()
+    if args.skip_group_writes:
+        print("c) skipped (--skip-group-writes)")
+    else:
+        prefill = 16 * 10000
+        print(
+            f"c) One group's write: ms per evaluation to commit a group of k evaluations (evaluation + event rows) "
+            f"into an archive prefilled with {prefill} rows, each way in turn, median of {args.group_rounds} groups"
+        )
+        rows = group_writes(args.dir, prefill, (8, 64), args.group_rounds)
+        print(f"  {'way':<48} | " + " | ".join(f"{'k=' + str(k):>7}" for k in (8, 64)))
+        for name in dict.fromkeys(name for name, _, _ in rows):
+            cells = " | ".join(f"{ms:7.3f}" for n, _, ms in rows if n == name)
+            print(f"  {name:<48} | {cells}")
     print()
     overhead = {}
     if args.skip_ray:
