@@ -36,12 +36,14 @@ def test_bench_cluster_quick_prints_rates_overheads_and_workers():
     for n in (1000, 10000):  # the quick sizes, each per-evaluation commit ('each') beside group commit
         for mode in ("each", "group"):
             row = re.search(
-                rf"^ +{n} +{mode} \| +{FLOAT} +{FLOAT} \| +{FLOAT} \| +{FLOAT} +{FLOAT} +{FLOAT} +{FLOAT}$",
+                rf"^ +{n} +{mode} \| +{FLOAT} +{FLOAT} \| +{FLOAT} \| +{FLOAT} +{FLOAT} +{FLOAT} +{FLOAT} \| "
+                rf"+{FLOAT} +{FLOAT}$",
                 text,
                 re.MULTILINE,
             )
             assert row, f"no ceiling row for {n} nodes, {mode}:\n{text}"
-            rate, ratio, per_txn, decision, write, rest, total = map(float, row.groups())
+            rate, ratio, per_txn, decision, write, rest, total, cpu, per_cpu_s = map(float, row.groups())
+            assert cpu > 0 and abs(1e3 / cpu - per_cpu_s) <= 1
             assert rate > 0 and total > 0 and decision >= 0 and write > 0
             assert abs(decision + write + rest - total) < 0.01
             assert abs(1e3 / rate - total) / total < 0.02
