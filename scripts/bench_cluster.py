@@ -39,7 +39,8 @@ c) One group's write (printed after a): k = 8 and 64 evaluations (evaluation +
    taking turns: one `add_evaluation` transaction each, `executemany` per
    table, one multi-row `INSERT ... VALUES (...), (...)` per table, and the
    engine's way (each column's values as one typed list, unnested: one INSERT
-   per table); the median ms per evaluation of --group-rounds groups.
+   per table); the median ms per evaluation of --group-rounds groups, wall and
+   the process's CPU time.
    --skip-group-writes leaves it out.
 
 b) Ray's and Slurm's per-evaluation overhead. N jobs (`SandboxJob` running `python -c
@@ -387,9 +388,12 @@ def slurm_overhead(out: dict, jobs: int, concurrency: int, folder: Path, start_l
 
 
 # ----- c) one group's write --------------------------------------------------------------
-def group_writes(folder: Path, evaluations: int, sizes: tuple[int, ...], rounds: int) -> list[tuple[str, int, float]]:
+def group_writes(
+    folder: Path, evaluations: int, sizes: tuple[int, ...], rounds: int
+) -> list[tuple[str, int, float, float]]:
     """ms per evaluation of each way to commit `size` evaluations (evaluation + event rows) into an archive
-    prefilled with `evaluations` rows, the ways taking turns (load hits all alike): (way, size, median ms)."""
+    prefilled with `evaluations` rows, the ways taking turns (load hits all alike): (way, size, median wall ms,
+    median CPU ms of the process)."""
     import numpy as np
     from bench_scheduler import evaluation_record, prefilled_archive
 
@@ -412,19 +416,24 @@ def group_writes(folder: Path, evaluations: int, sizes: tuple[int, ...], rounds:
         node = 10**7  # ids apart from the prefill's
         for size in sizes:
             times: list[list[float]] = [[] for _ in ways]
+            cpus: list[list[float]] = [[] for _ in ways]
             for _ in range(rounds):
                 for k, (_, write) in enumerate(ways):
                     evs = [evaluation_record(node + i, 0, 0.5) for i in range(size)]
                     node += size
                     event = ("evaluate", node, {"t": node, "theta": 0.5})
-                    t0 = time.perf_counter()
+                    t0, cpu0 = time.perf_counter(), time.process_time()
                     if write is None:
                         for ev in evs:
                             archives[k].add_evaluation(ev, event=event)
                     else:
                         write(archives[k], benchmarks.group_rows(archives[k], evs, event))
                     times[k].append((time.perf_counter() - t0) / size)
-            out += [(name, size, 1e3 * float(np.median(t))) for (name, _), t in zip(ways, times)]
+                    cpus[k].append((time.process_time() - cpu0) / size)
+            out += [
+                (name, size, 1e3 * float(np.median(t)), 1e3 * float(np.median(c)))
+                for (name, _), t, c in zip(ways, times, cpus)
+            ]
         for archive in archives:
             archive.close()
     return out
@@ -534,9 +543,9 @@ def main(argv: list[str] | None = None) -> int:
             f"into an archive prefilled with {prefill} rows, each way in turn, median of {args.group_rounds} groups"
         )
         rows = group_writes(args.dir, prefill, (8, 64), args.group_rounds)
-        print(f"  {'way':<48} | " + " | ".join(f"{'k=' + str(k):>7}" for k in (8, 64)))
-        for name in dict.fromkeys(name for name, _, _ in rows):
-            cells = " | ".join(f"{ms:7.3f}" for n, _, ms in rows if n == name)
+        print(f"  {'way':<48} | " + " | ".join(f"{'k=' + str(k) + ' wall, cpu':>17}" for k in (8, 64)))
+        for name in dict.fromkeys(row[0] for row in rows):
+            cells = " | ".join(f"{wall:8.3f} {cpu:8.3f}" for n, _, wall, cpu in rows if n == name)
             print(f"  {name:<48} | {cells}")
     print()
     overhead = {}

@@ -51,7 +51,7 @@ def test_bench_cluster_quick_prints_rates_overheads_and_workers():
             assert re.search(rf"\[{n} nodes, {mode}\] .*150 evaluations \(150 rows stored\) in \d+ transactions", text)
     assert re.search(r"target at 10000 nodes: >= 1000/s with group commit: \d+/s, (met|NOT met)", text), text
     for way in ("one transaction per evaluation", "executemany", "multi-row INSERT", "unnested lists"):
-        assert re.search(rf"^  {way}.* \| +{FLOAT} \| +{FLOAT}$", text, re.MULTILINE), text
+        assert re.search(rf"^  {way}.* \| +{FLOAT} +{FLOAT} \| +{FLOAT} +{FLOAT}$", text, re.MULTILINE), text
     for label in ("local process", "ray/process"):
         line = re.search(
             rf"^ +{re.escape(label)} +wall +{FLOAT} s, 12/12 ok, per evaluation +{FLOAT} ms, "
