@@ -437,6 +437,7 @@ class Scheduler:
 
     async def _await_inline(self, task: asyncio.Future) -> str | None:
         """Wait for one expansion, watching the time limit and the breaker (which cancel it)."""
+        self.state.archive.commit_group()  # a model may take minutes: results are not held back meanwhile
         while not task.done():
             await asyncio.wait([task], timeout=self._wake_in())
             if not task.done():
