@@ -35,7 +35,7 @@ a) The engine's ceiling. The real loop, `engine.loop.scheduler.Scheduler(state,
    says whether they were met.
 
 c) One group's write (printed after a): k = 8 and 64 evaluations (evaluation +
-   event rows) committed into an archive prefilled with 160,000 rows, four ways
+   event rows) committed into an archive prefilled with 160,000 rows (16,000 with --quick), four ways
    taking turns: one `add_evaluation` transaction each, `executemany` per
    table, one multi-row `INSERT ... VALUES (...), (...)` per table, and the
    engine's way (each column's values as one typed list, unnested: one INSERT
@@ -537,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.skip_group_writes:
         print("c) skipped (--skip-group-writes)")
     else:
-        prefill = 16 * 10000
+        prefill = 16 * (1000 if args.quick else 10000)  # --quick: a smaller archive, so the test stays short
         print(
             f"c) One group's write: ms per evaluation to commit a group of k evaluations (evaluation + event rows) "
             f"into an archive prefilled with {prefill} rows, each way in turn, median of {args.group_rounds} groups"

@@ -43,7 +43,7 @@ def test_bench_cluster_quick_prints_rates_overheads_and_workers():
             )
             assert row, f"no ceiling row for {n} nodes, {mode}:\n{text}"
             rate, ratio, per_txn, decision, write, rest, total, cpu, per_cpu_s = map(float, row.groups())
-            assert cpu > 0 and abs(1e3 / cpu - per_cpu_s) <= 1
+            assert cpu > 0 and abs(1e3 / cpu - per_cpu_s) / per_cpu_s < 0.02  # cpu is printed to 3 decimals
             assert rate > 0 and total > 0 and decision >= 0 and write > 0
             assert abs(decision + write + rest - total) < 0.01
             assert abs(1e3 / rate - total) / total < 0.02
