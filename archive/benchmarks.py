@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from archive.group_commit import GroupCommit
 from archive.records import EvaluationRecord
 from archive.store import INSERT_EVALUATION, Archive, evaluation_row, utcnow
 
@@ -111,3 +112,45 @@ def rolled_back(archive: Archive, ev: EvaluationRecord, event: Event) -> None:
 def event_only(archive: Archive, ev: EvaluationRecord, event: Event) -> None:
     """One row: the event row alone, one statement, auto-committed."""
     archive._con.execute(_INSERT_EVENT, _rows(archive, ev, event)[1])
+
+
+# ----- ways to write one group of evaluations (scripts/bench_cluster.py, part c) ---------------------------
+Group = list[tuple[list[Any], list[Any]]]  # (evaluation row, event row) per evaluation
+
+
+def group_rows(archive: Archive, evs: list[EvaluationRecord], event: Event) -> Group:
+    """The rows of a group of evaluations, each with its event (sequence numbers taken in order)."""
+    return [_rows(archive, ev, event) for ev in evs]
+
+
+def group_executemany(archive: Archive, group: Group) -> None:
+    """One transaction: executemany per table (DuckDB runs one INSERT per row)."""
+    con = archive._con
+    con.execute("BEGIN")
+    con.executemany(INSERT_EVALUATION, [ev for ev, _ in group])
+    con.executemany(_INSERT_EVENT, [event for _, event in group])
+    con.execute("COMMIT")
+
+
+def group_values(archive: Archive, group: Group) -> None:
+    """One transaction: one multi-row INSERT ... VALUES (...), (...) per table."""
+    con = archive._con
+    width = len(group[0][0])
+    con.execute("BEGIN")
+    con.execute(
+        "INSERT INTO evaluations VALUES " + ", ".join(["(" + ", ".join("?" * width) + ")"] * len(group)),
+        [x for ev, _ in group for x in ev],
+    )
+    con.execute(
+        'INSERT INTO events (seq, "at", kind, node_id, detail) VALUES ' + ", ".join(["(?, ?, ?, ?, ?)"] * len(group)),
+        [x for _, event in group for x in event],
+    )
+    con.execute("COMMIT")
+
+
+def group_unnest(archive: Archive, group: Group, held: GroupCommit) -> None:
+    """One transaction as the engine writes a group (archive/group_commit.py): one unnested INSERT per table.
+    `held`: the group buffer, kept from group to group as the engine keeps it (it reads the column types once)."""
+    for ev, event in group:
+        held.add(ev, event, [])
+    held.write(archive._con)

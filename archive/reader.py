@@ -14,7 +14,17 @@ from typing import Any
 class Reader:
     """What every reader mixin needs of the archive: its DuckDB connection."""
 
-    _con: Any
+    _db: Any  # the connection itself: only the archive's group commit uses it directly
+
+    @property
+    def _con(self) -> Any:
+        """The connection, once whatever the archive holds back is committed (archive/group_commit.py): every
+        read and write goes through here, so none can see, or commit, rows out of the order they were written."""
+        self._settle()
+        return self._db
+
+    def _settle(self) -> None:
+        """Commit what is held back (the archive's group commit); nothing for a plain reader."""
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         return self._con.execute(sql, list(params)).fetchall()

@@ -2,7 +2,10 @@
 
 The engine process owns the only read-write connection; every write is its
 own committed transaction (a node with its files is one), so a crash loses at
-most what was in flight. Reads return plain tuples and dicts: the archive
+most what was in flight; except that, while the scheduler runs, finished
+evaluations are group-committed (`group_commits`, archive/group_commit.py):
+a crash then also loses the last few milliseconds of results, which a resume
+measures again. Reads return plain tuples and dicts: the archive
 knows nothing of policies, LLMs or sandboxes.
 """
 
@@ -19,6 +22,9 @@ from typing import Any
 
 from archive.bulk import BulkWrites
 from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
+from archive.group_commit import AGE_S as GROUP_AGE_S
+from archive.group_commit import ROWS as GROUP_ROWS
+from archive.group_commit import GroupCommit
 from archive.live import INTERVAL_S as LIVE_INTERVAL_S
 from archive.live import LiveCopy, live_file
 from archive.reads_arena import ArenaReads
@@ -91,7 +97,8 @@ class Archive(
     The writes are here; the named reads live in topic mixins (archive/reads_*.py)."""
 
     def __init__(self, con, path: Path, run_id: str, live_as_of: datetime | None = None) -> None:
-        self._con = con
+        self._db = con
+        self._group: GroupCommit | None = None  # evaluations held back for one transaction (group_commits)
         self.path = path
         self.run_id = run_id
         self.live_as_of = live_as_of  # read from a running search's live copy (archive/live.py), made then
@@ -180,16 +187,65 @@ class Archive(
         return self._live
 
     def close(self) -> None:
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
-        self._con.close()
+        try:
+            self.commit_group()
+        finally:
+            self._group = None
+            if self._live is not None:
+                self._live.stop()
+                self._live = None
+            self._db.close()
 
     def __enter__(self) -> Archive:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # ----- group commit --------------------------------------------------------
+    @contextmanager
+    def group_commits(self, rows: int = GROUP_ROWS, age_s: float = GROUP_AGE_S) -> Iterator[GroupCommit]:
+        """While inside: `add_evaluation` holds its rows back and commits them `rows` at a time, or once the oldest
+        has waited `age_s` seconds (checked at each add and by `commit_if_due`, which the caller's loop runs when
+        idle); any other read or write commits them first. On leaving, by any way out, they are committed.
+        rows=1: every evaluation is its own transaction, as outside (the same statements)."""
+        if self._group is not None:
+            raise ArchiveError("group commit is already on for this archive")
+        group = GroupCommit(rows, age_s) if rows > 1 else None
+        self._group = group
+        try:
+            yield group or GroupCommit(1, 0.0)
+        finally:
+            try:
+                self.commit_group()
+            finally:
+                self._group = None
+
+    def commit_group(self) -> int:
+        """Commit the evaluations held back, in one transaction, now; how many there were."""
+        group = self._group
+        if group is None or not group.pending:
+            return 0
+        self.writes += 1
+        try:
+            return group.write(self._db)
+        except BaseException:
+            self._reload_seq()
+            raise
+
+    def commit_due_in(self) -> float | None:
+        """Seconds until the held-back evaluations must be committed; None when none are held back."""
+        return None if self._group is None else self._group.due_in()
+
+    def commit_if_due(self) -> int:
+        """Commit the held-back evaluations if their group is full or old enough; how many were committed."""
+        if self._group is not None and self._group.due():
+            return self.commit_group()
+        return 0
+
+    def _settle(self) -> None:
+        if self._group is not None and self._group.pending:
+            self.commit_group()
 
     # ----- writes ----------------------------------------------------------
     def set_config(self, config: Mapping[str, Any]) -> None:
@@ -328,7 +384,16 @@ class Archive(
     def add_evaluation(
         self, ev: EvaluationRecord, event: Event | None = None, steps: Sequence[Mapping[str, Any]] = ()
     ) -> None:
-        """Store a finished evaluation (and its event, and the agent's trajectory) in one transaction."""
+        """Store a finished evaluation (and its event, and the agent's trajectory) in one transaction; under
+        `group_commits`, held back and committed with the ones that arrive with it."""
+        group = self._group
+        if group is not None:
+            event_row = None if event is None else self._event_row(*event)
+            trajectory = step_rows(ev.node_id, "evaluation", ev.instance_id, ev.repeat, steps)
+            group.add(evaluation_row(ev), event_row, trajectory)
+            if group.due():
+                self.commit_group()
+            return
         with self._transaction(event):
             self._insert_evaluation(ev)
             self._insert_steps(ev.node_id, "evaluation", ev.instance_id, ev.repeat, steps)
@@ -336,7 +401,7 @@ class Archive(
     def _insert_steps(
         self, node_id: int, kind: str, instance_id: str | None, repeat: int, steps: Sequence[Mapping[str, Any]]
     ) -> None:
-        rows = [[node_id, kind, instance_id, repeat, *step_row(i, step)] for i, step in enumerate(steps)]
+        rows = step_rows(node_id, kind, instance_id, repeat, steps)
         if rows:
             self._con.executemany("INSERT INTO trajectory_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
@@ -395,17 +460,24 @@ class Archive(
         return self._next_seq
 
     def _reload_seq(self) -> None:
-        row = self._con.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+        row = self._db.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
         self._next_seq = int(row[0]) + 1
 
     def _insert_event(self, kind: str, node_id: int | None, detail: Mapping[str, Any] | None) -> int:
+        self._settle()  # a held-back event takes an earlier seq: it is committed first
+        row = self._event_row(kind, node_id, detail)
+        try:
+            self._db.execute('INSERT INTO events (seq, "at", kind, node_id, detail) VALUES (?, ?, ?, ?, ?)', row)
+        except BaseException:
+            self._next_seq -= 1
+            raise
+        return int(row[0])
+
+    def _event_row(self, kind: str, node_id: int | None, detail: Mapping[str, Any] | None) -> list[Any]:
+        """An event's row, taking the next sequence number."""
         seq = self._next_seq
-        self._con.execute(
-            'INSERT INTO events (seq, "at", kind, node_id, detail) VALUES (?, ?, ?, ?, ?)',
-            [seq, utcnow(), kind, node_id, json.dumps(detail or {}, default=float)],
-        )
         self._next_seq += 1
-        return seq
+        return [seq, utcnow(), kind, node_id, json.dumps(detail or {}, default=float)]
 
     # ----- reads -----------------------------------------------------------
     def config(self) -> dict:
@@ -455,6 +527,13 @@ def evaluation_row(ev: EvaluationRecord) -> list[Any]:
 
 
 STEP_TEXT = 2000  # characters of a step's action and result kept
+
+
+def step_rows(
+    node_id: int, kind: str, instance_id: str | None, repeat: int, steps: Sequence[Mapping[str, Any]]
+) -> list[list[Any]]:
+    """A trajectory's `trajectory_steps` rows."""
+    return [[node_id, kind, instance_id, repeat, *step_row(i, step)] for i, step in enumerate(steps)]
 
 
 def step_row(index: int, step: Mapping[str, Any]) -> list[Any]:

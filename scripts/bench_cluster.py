@@ -1,12 +1,14 @@
 """How far one engine process scales: its own ceiling with instant evaluations, and Ray's cost per evaluation.
 
     python scripts/bench_cluster.py            # 1k, 10k, 100k nodes x 1000 evaluations; 40 sleep jobs per executor
-    python scripts/bench_cluster.py --quick    # 1k and 10k nodes x 150 evaluations; 12 sleep jobs per executor
+    python scripts/bench_cluster.py --quick    # 1k and 10k nodes x 150 evaluations; 5 groups in c); 12 sleep jobs
     python scripts/bench_cluster.py --sizes 100000 --evaluations 3000 --skip-ray
+    python scripts/bench_cluster.py --skip-ray   # a) and c) alone: no Ray, no Slurm (standalone, any machine)
     python scripts/bench_cluster.py --quick --slurm-local   # Slurm beside Ray, on a single-node Slurm started here
 
 a) The engine's ceiling. The real loop, `engine.loop.scheduler.Scheduler(state,
-   HGMPolicy(), OfflineMutator(), RunHandles(sandbox), SchedulerSettings(budget, W), rng)`, on a `RunState` whose tree
+   HGMPolicy(), OfflineMutator(), RunHandles(sandbox), SchedulerSettings(budget, W, commit_rows=...), rng)`,
+   on a `RunState` whose tree
    is a synthetic one of n nodes (`scripts/bench_scheduler.py`'s `grow`, shape
    `mixed`: parents at random, 1 to 16 of 16 dev evaluations per valid node, so
    most nodes are open and nearly every decision is an evaluation) and whose
@@ -16,13 +18,30 @@ a) The engine's ceiling. The real loop, `engine.loop.scheduler.Scheduler(state,
    binpack with its grader and scorer replaced by ones that return at once (a
    score drawn from the node's hidden quality as in bench_scheduler), so what is
    timed is the engine alone: decision (`TreeStats.view` + `HGMPolicy.decide`),
-   job building and asyncio, grading stubs, the durable archive write
-   (`Archive.add_evaluation`: one committed transaction per evaluation; an
-   expansion's `add_node` counted with it), the tree's bookkeeping. The loop runs
-   N more evaluations (the budget is the tree's evaluations + N); evaluations/s =
-   N / wall time of `Scheduler.run()`. decision and write are summed by wrapping
-   those calls; rest = wall - decision - write. Expansions (rare in this shape)
-   are done inline by the offline mutator and are inside the wall time.
+   job building and asyncio, grading stubs, the durable archive write, the
+   tree's bookkeeping. Each tree size is run twice, side by side, each on a
+   fresh tree and archive: 'each' (commit_rows=1: `Archive.add_evaluation` is
+   one committed transaction per evaluation, the engine before group commit)
+   and 'group' (the engine's group commit, archive/group_commit.py: at most
+   --commit-rows evaluations or 20 ms per transaction). write = add_evaluation
+   + the group's commits wherever they fire (+ an expansion's `add_node`). The
+   loop runs N more evaluations (the budget is the tree's evaluations + N);
+   evaluations/s = N / wall time of `Scheduler.run()`; 'x each' = the group
+   row's rate over the each row's; rows/txn = evaluations per committed
+   transaction. decision and write are summed by wrapping those calls; rest =
+   wall - decision - write. Expansions (rare in this shape) are done inline by
+   the offline mutator and are inside the wall time. Targets (issue 30): >= 1,000
+   evaluations/s at 10k nodes and >= 800 at 100k with group commit; the script
+   says whether they were met.
+
+c) One group's write (printed after a): k = 8 and 64 evaluations (evaluation +
+   event rows) committed into an archive prefilled with 160,000 rows (16,000 with --quick), four ways
+   taking turns: one `add_evaluation` transaction each, `executemany` per
+   table, one multi-row `INSERT ... VALUES (...), (...)` per table, and the
+   engine's way (each column's values as one typed list, unnested: one INSERT
+   per table); the median ms per evaluation of --group-rounds groups, wall and
+   the process's CPU time.
+   --skip-group-writes leaves it out.
 
 b) Ray's and Slurm's per-evaluation overhead. N jobs (`SandboxJob` running `python -c
    "import time; time.sleep(0.2); open('answer.json','w').write('{}')"`, answer
@@ -58,6 +77,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
+
+from archive.group_commit import AGE_S as GROUP_AGE_S  # noqa: E402
+from archive.group_commit import ROWS as GROUP_ROWS  # noqa: E402
 
 SLEEP_S = 0.2
 SLEEP_COMMAND = "import time; time.sleep(0.2); open('answer.json','w').write('{}')"
@@ -108,18 +130,27 @@ def instant_task(syn, seed: int):
 
 
 class Timed:
-    """Wraps a callable and adds up the time spent in it."""
+    """Wraps a callable and adds up the time spent in it. Timers made `within` another share its nesting: a call
+    made inside a call of the other (a group's commit inside add_evaluation) is counted by the outer one only."""
 
-    def __init__(self, fn) -> None:
-        self.fn, self.seconds, self.calls = fn, 0.0, 0
+    def __init__(self, fn, within: Timed | None = None) -> None:
+        self.fn, self.seconds, self.calls, self.nonzero = fn, 0.0, 0, 0
+        self._depth = within._depth if within is not None else [0]
 
     def __call__(self, *args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return self.fn(*args, **kwargs)
-        finally:
-            self.seconds += time.perf_counter() - t0
-            self.calls += 1
+        self.calls += 1
+        if self._depth[0]:
+            result = self.fn(*args, **kwargs)
+        else:
+            self._depth[0] += 1
+            t0 = time.perf_counter()
+            try:
+                result = self.fn(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - t0
+                self._depth[0] -= 1
+        self.nonzero += bool(result)
+        return result
 
 
 class TimedPolicy:
@@ -145,7 +176,9 @@ class SeedFiles(dict):
         return self.seed_files
 
 
-def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: int) -> dict:
+def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: int, commit_rows: int) -> dict:
+    """One timed pass of the real loop on a fresh synthetic tree of n nodes and its prefilled archive;
+    commit_rows 1: every evaluation its own transaction (the engine before group commit), else its group commit."""
     import numpy as np
     from bench_scheduler import grow, prefilled_archive
 
@@ -176,8 +209,11 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
         policy = TimedPolicy(decide)
 
         write = Timed(archive.add_evaluation)
-        node_write = Timed(archive.add_node)
-        archive.add_evaluation, archive.add_node = write, node_write
+        node_write = Timed(archive.add_node, within=write)
+        commit = Timed(
+            archive.commit_group, within=write
+        )  # group commit: the held-back rows' transactions, wherever they fire
+        archive.add_evaluation, archive.add_node, archive.commit_group = write, node_write, commit
         sandbox = InstantSandbox()
 
         nodes_before, done_before = tree.n, tree.evaluations_done
@@ -186,7 +222,7 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
             policy,
             OfflineMutator(),
             RunHandles(sandbox),
-            SchedulerSettings(budget=done_before + evaluations, workers=workers),
+            SchedulerSettings(budget=done_before + evaluations, workers=workers, commit_rows=commit_rows),
             np.random.default_rng(seed + 3),
         )
         record = scheduler._record
@@ -202,14 +238,14 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
             HGMPolicy().decide(tree.view(pending_expansions=pending), np.random.default_rng(seed + 9))
         build_s = clock() - t0
         view.seconds = view.calls = decide.seconds = decide.calls = 0
-        t0 = clock()
+        t0, cpu0 = clock(), time.process_time()
         stop = asyncio.run(scheduler.run())
-        wall = clock() - t0
+        wall, cpu = clock() - t0, time.process_time() - cpu0
         rows = archive.evaluations_started_after(datetime(2025, 1, 2))
         archive.close()
     done = tree.evaluations_done - done_before
     decision = view.seconds + decide.seconds
-    writes = write.seconds + node_write.seconds
+    writes = write.seconds + node_write.seconds + commit.seconds
     return {
         "nodes": n,
         "grown_s": grown_s,
@@ -226,8 +262,41 @@ def engine_ceiling(n: int, evaluations: int, workers: int, folder: Path, seed: i
         "write_ms": 1e3 * writes / done,
         "rest_ms": 1e3 * (wall - decision - writes) / done,
         "total_ms": 1e3 * wall / done,
+        "cpu_ms": 1e3 * cpu / done,  # the process's CPU time (all its threads, DuckDB's too): load inflates it less
         "evaluations_before": done_before,
+        "commit_rows": commit_rows,
+        "transactions": commit.nonzero if commit_rows > 1 else done,  # the transactions evaluations went in
     }
+
+
+def mode(r: dict) -> str:
+    return "each" if r["commit_rows"] == 1 else "group"
+
+
+def print_ceiling(results: list[dict]) -> None:
+    head = (
+        f"  {'nodes':>7} {'commit':>6} | {'evals/s':>8} {'x each':>6} | {'rows/txn':>8} | {'ms per evaluation:':>18} "
+        f"{'decision':>8} {'write':>7} {'rest':>7} {'total':>7} | {'cpu ms':>6} {'evals/cpu-s':>11}"
+    )
+    print(head)
+    print("  " + "-" * (len(head) - 2))
+    each = {r["nodes"]: r["rate"] for r in results if r["commit_rows"] == 1}
+    for r in results:
+        ratio = r["rate"] / each[r["nodes"]] if each.get(r["nodes"]) else float("nan")
+        per_txn = r["evaluations"] / r["transactions"] if r["transactions"] else float("nan")
+        print(
+            f"  {r['nodes']:>7} {mode(r):>6} | {r['rate']:8.0f} {ratio:6.2f} | {per_txn:8.1f} | {'':>18} "
+            f"{r['decision_ms']:8.3f} {r['write_ms']:7.3f} {r['rest_ms']:7.3f} {r['total_ms']:7.3f} | "
+            f"{r['cpu_ms']:6.3f} {1e3 / r['cpu_ms']:11.0f}"
+        )
+    print(
+        "  decision = tree.view + HGMPolicy.decide; write = Archive.add_evaluation (+ add_node of expansions, + the "
+        "group's commits wherever they fire), committed; rest = wall - both (job building, asyncio, grading stubs, "
+        "tree bookkeeping, inline expansions' mutation); x each = evaluations/s over the same tree's 'each' row; "
+        "cpu ms = the process's CPU time per evaluation (all threads), evals/cpu-s = its inverse: the rate a "
+        "machine with a core to spare for this process and a disk whose sync costs nothing would give (a loaded "
+        "machine inflates wall times, not these)"
+    )
 
 
 # ----- b) Ray's per-evaluation overhead ------------------------------------------------
@@ -318,6 +387,58 @@ def slurm_overhead(out: dict, jobs: int, concurrency: int, folder: Path, start_l
                 os.environ.pop("SLURM_CONF", None)
 
 
+# ----- c) one group's write --------------------------------------------------------------
+def group_writes(
+    folder: Path, evaluations: int, sizes: tuple[int, ...], rounds: int
+) -> list[tuple[str, int, float, float]]:
+    """ms per evaluation of each way to commit `size` evaluations (evaluation + event rows) into an archive
+    prefilled with `evaluations` rows, the ways taking turns (load hits all alike): (way, size, median wall ms,
+    median CPU ms of the process)."""
+    import numpy as np
+    from bench_scheduler import evaluation_record, prefilled_archive
+
+    from archive import benchmarks
+    from archive.group_commit import GroupCommit
+
+    held = GroupCommit(rows=10**6, age_s=3600.0)  # the engine's buffer, kept across groups as the engine does
+    ways = (
+        ("one transaction per evaluation (add_evaluation)", None),
+        ("executemany per table", benchmarks.group_executemany),
+        ("multi-row INSERT ... VALUES per table", benchmarks.group_values),
+        (
+            "unnested lists, one INSERT per table (engine)",
+            lambda archive, group: benchmarks.group_unnest(archive, group, held),
+        ),
+    )
+    out = []
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        archives = [prefilled_archive(Path(tmp) / f"c{k}", evaluations) for k in range(len(ways))]
+        node = 10**7  # ids apart from the prefill's
+        for size in sizes:
+            times: list[list[float]] = [[] for _ in ways]
+            cpus: list[list[float]] = [[] for _ in ways]
+            for _ in range(rounds):
+                for k, (_, write) in enumerate(ways):
+                    evs = [evaluation_record(node + i, 0, 0.5) for i in range(size)]
+                    node += size
+                    event = ("evaluate", node, {"t": node, "theta": 0.5})
+                    t0, cpu0 = time.perf_counter(), time.process_time()
+                    if write is None:
+                        for ev in evs:
+                            archives[k].add_evaluation(ev, event=event)
+                    else:
+                        write(archives[k], benchmarks.group_rows(archives[k], evs, event))
+                    times[k].append((time.perf_counter() - t0) / size)
+                    cpus[k].append((time.process_time() - cpu0) / size)
+            out += [
+                (name, size, 1e3 * float(np.median(t)), 1e3 * float(np.median(c)))
+                for (name, _), t, c in zip(ways, times, cpus)
+            ]
+        for archive in archives:
+            archive.close()
+    return out
+
+
 # ----- report ------------------------------------------------------------------------
 def machine(folder: Path) -> list[str]:
     import duckdb
@@ -347,6 +468,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--engine-workers", type=int, default=8, help="the scheduler's workers in a) (evaluations in flight; default 8)"
     )
+    parser.add_argument(
+        "--commit-rows",
+        type=int,
+        default=GROUP_ROWS,
+        help=f"the group commit's most evaluations per transaction in a) (default {GROUP_ROWS})",
+    )
+    parser.add_argument("--skip-group-writes", action="store_true", help="leave out c)")
+    parser.add_argument("--group-rounds", type=int, help="groups written per way and size in c) (default 20)")
     parser.add_argument("--jobs", type=int, help="sleep jobs per executor in b) (default 40)")
     parser.add_argument("--concurrency", type=int, default=2, help="jobs at once in b) (default 2)")
     parser.add_argument("--skip-ray", action="store_true", help="leave out b)")
@@ -365,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     args.sizes = args.sizes or ([1000, 10000] if args.quick else [1000, 10000, 100000])
     args.evaluations = args.evaluations or (150 if args.quick else 1000)
     args.jobs = args.jobs or (12 if args.quick else 40)
+    args.group_rounds = args.group_rounds or (5 if args.quick else 20)
     args.dir.mkdir(parents=True, exist_ok=True)
     print(
         "Clade cluster benchmark: one engine's ceiling with instant evaluations, and Ray's and Slurm's cost per "
@@ -373,38 +503,50 @@ def main(argv: list[str] | None = None) -> int:
     for line in machine(args.dir):
         print("  " + line)
     print()
+    group = args.commit_rows
     print(
-        f"a) Engine ceiling: real Scheduler + HGMPolicy + DuckDB archive (one commit per evaluation), instant "
-        f"sandbox and grader, {args.engine_workers} workers, {args.evaluations} evaluations timed per tree "
-        f"(synthetic 'mixed' tree, 16 dev instances)"
+        f"a) Engine ceiling: real Scheduler + HGMPolicy + DuckDB archive, instant sandbox and grader, "
+        f"{args.engine_workers} workers, {args.evaluations} evaluations timed per tree (synthetic 'mixed' tree, "
+        f"16 dev instances); each tree size run twice, side by side: 'each' = one committed transaction per "
+        f"evaluation (the engine before group commit), 'group' = group commit (at most {group} evaluations or "
+        f"{GROUP_AGE_S * 1e3:g} ms per transaction)"
     )
     results = []
     for n in args.sizes:
-        r = engine_ceiling(n, args.evaluations, args.engine_workers, args.dir, args.seed)
-        print(
-            f"  [{n} nodes] tree grown in {r['grown_s']:.1f} s, archive prefilled with {r['evaluations_before']} "
-            f"evaluation + event rows in {r['prefill_s']:.1f} s, bounds built in {r['build_s'] * 1e3:.0f} ms; "
-            f"{r['evaluations']} evaluations ({r['stored']} rows stored), {r['expansions']} expansions, "
-            f"{r['decisions']} policy decisions; stop: {r['stop']}",
-            flush=True,
-        )
-        results.append(r)
-    head = (
-        f"  {'nodes':>7} | {'evals/s':>8} | {'ms per evaluation:':>18} {'decision':>8} {'write':>7} "
-        f"{'rest':>7} {'total':>7}"
-    )
-    print(head)
-    print("  " + "-" * (len(head) - 2))
+        for rows in (1, group):
+            r = engine_ceiling(n, args.evaluations, args.engine_workers, args.dir, args.seed, rows)
+            print(
+                f"  [{n} nodes, {mode(r)}] tree grown in {r['grown_s']:.1f} s, archive prefilled with "
+                f"{r['evaluations_before']} evaluation + event rows in {r['prefill_s']:.1f} s, bounds built in "
+                f"{r['build_s'] * 1e3:.0f} ms; {r['evaluations']} evaluations ({r['stored']} rows stored) in "
+                f"{r['transactions']} transactions, {r['expansions']} expansions, {r['decisions']} policy "
+                f"decisions; stop: {r['stop']}",
+                flush=True,
+            )
+            results.append(r)
+    print_ceiling(results)
+    targets = {10000: 1000, 100000: 800}
     for r in results:
+        if r["commit_rows"] > 1 and r["nodes"] in targets:
+            met = "met" if r["rate"] >= targets[r["nodes"]] else "NOT met"
+            print(
+                f"  target at {r['nodes']} nodes: >= {targets[r['nodes']]}/s with group commit: "
+                f"{r['rate']:.0f}/s, {met}"
+            )
+    print()
+    if args.skip_group_writes:
+        print("c) skipped (--skip-group-writes)")
+    else:
+        prefill = 16 * (1000 if args.quick else 10000)  # --quick: a smaller archive, so the test stays short
         print(
-            f"  {r['nodes']:>7} | {r['rate']:8.0f} | {'':>18} {r['decision_ms']:8.3f} {r['write_ms']:7.3f} "
-            f"{r['rest_ms']:7.3f} {r['total_ms']:7.3f}"
+            f"c) One group's write: ms per evaluation to commit a group of k evaluations (evaluation + event rows) "
+            f"into an archive prefilled with {prefill} rows, each way in turn, median of {args.group_rounds} groups"
         )
-    print(
-        "  decision = tree.view + HGMPolicy.decide; write = Archive.add_evaluation (+ add_node of expansions), "
-        "committed; rest = wall - both (job building, asyncio, grading stubs, tree bookkeeping, inline "
-        "expansions' mutation)"
-    )
+        rows = group_writes(args.dir, prefill, (8, 64), args.group_rounds)
+        print(f"  {'way':<48} | " + " | ".join(f"{'k=' + str(k) + ' wall, cpu':>17}" for k in (8, 64)))
+        for name in dict.fromkeys(row[0] for row in rows):
+            cells = " | ".join(f"{wall:8.3f} {cpu:8.3f}" for n, _, wall, cpu in rows if n == name)
+            print(f"  {name:<48} | {cells}")
     print()
     overhead = {}
     if args.skip_ray:
@@ -457,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
     print(head)
     print("  " + "-" * (len(head) - 2))
     for r in results:
+        if r["commit_rows"] == 1 and len(results) > 1:
+            continue  # the engine as it is now: its group-commit rows
         c = r["total_ms"] / 1e3
         cells = [f"{(t + overhead.get(name, 0.0)) / c:14.0f}" for name in executors for t in EVAL_TIMES]
         print(f"  {r['nodes']:>7} {c * 1e3:7.3f} | " + " | ".join(cells))

@@ -67,10 +67,12 @@ class HGMPolicy:
         t = view.evaluations_done
         grown = (view.n_valid - 1) + view.pending_expansions
         widen = t**self.alpha >= grown
-        candidates = evaluable(view)
         can_evaluate = bool(view.open_mask.any())
-        if len(candidates) and view.can_expand and (widen or not can_evaluate):
-            return self._expand(view, candidates, rng, t, grown, widen)
+        if view.can_expand and (widen or not can_evaluate):
+            # the candidates only when an expansion may follow: an O(n) pass most decisions (evaluations) skip
+            candidates = evaluable(view)
+            if len(candidates):
+                return self._expand(view, candidates, rng, t, grown, widen)
         if can_evaluate:
             return self._evaluate(view, rng, t, grown)
         return None

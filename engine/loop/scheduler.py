@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from archive.group_commit import AGE_S as GROUP_AGE_S
+from archive.group_commit import ROWS as GROUP_ROWS
 from engine.errors import FatalStop, StopRun
 from engine.loop.breaker import CircuitBreaker
 from engine.loop.early_stop import EarlyStop
@@ -71,6 +73,8 @@ class SchedulerSettings:
     expansion_slots: int = 1  # an asynchronous mutator's expansions at once (--llm-concurrency)
     seed_screen: int | None = None  # the seed's evaluations that must not all fail (None: every dev instance)
     early_stop: EarlyStop | None = None  # --patience and --target, followed from the archive's history on
+    commit_rows: int = GROUP_ROWS  # evaluations committed together at most (archive/group_commit.py; 1: each alone)
+    commit_age_s: float = GROUP_AGE_S  # ... and the longest a finished evaluation waits for its commit
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,7 @@ class Scheduler:
         self.mutator = mutator
         self.handles = handles
         self.budget = settings.budget
+        self.commit_rows, self.commit_age_s = settings.commit_rows, settings.commit_age_s
         self.workers = settings.workers
         self.rng = rng
         self.deadline = settings.deadline
@@ -362,7 +367,15 @@ class Scheduler:
 
     # ----- the loop ---------------------------------------------------------
     async def run(self) -> str:
-        """Search until the budget is spent, time is up, or nothing is left; return why it stopped."""
+        """Search until the budget is spent, time is up, or nothing is left; return why it stopped.
+
+        Finished evaluations are group-committed while it runs (archive/group_commit.py): whatever way it ends
+        (a stop, an error, Ctrl-C or SIGTERM cancelling it), what is held back is committed before it returns."""
+        with self.state.archive.group_commits(self.commit_rows, self.commit_age_s):
+            return await self._run()
+
+    async def _run(self) -> str:
+        archive = self.state.archive
         pending: dict[asyncio.Task, Launch | ExpansionLaunch] = {}
         stop: str | None = None
         try:
@@ -408,6 +421,9 @@ class Scheduler:
                         stop = "budget spent" if not self._spendable() else "nothing left to evaluate"
                     return stop
                 timeout = None if stop else self._wake_in()
+                commit_in = archive.commit_due_in()  # results held back are not held past their age when idle
+                if commit_in is not None:
+                    timeout = commit_in if timeout is None else min(timeout, commit_in)
                 done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     finished = pending.pop(task)
@@ -415,11 +431,13 @@ class Scheduler:
                         stop = self._finish_expansion(finished, task) or stop
                     else:
                         stop = self._record(finished, task.result()) or stop
+                archive.commit_if_due()
         finally:
             await self._abandon(pending)
 
     async def _await_inline(self, task: asyncio.Future) -> str | None:
         """Wait for one expansion, watching the time limit and the breaker (which cancel it)."""
+        self.state.archive.commit_group()  # a model may take minutes: results are not held back meanwhile
         while not task.done():
             await asyncio.wait([task], timeout=self._wake_in())
             if not task.done():

@@ -161,7 +161,9 @@ def test_kill_9_then_resume_spends_exactly_the_budget(tmp_path):
     run = only_run(runs)
     assert read(run, "SELECT status FROM runs")[0][0] == "running"
     done = read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0]
-    assert 24 <= done < 60
+    # group commit (archive/group_commit.py): the results of the last 20 ms, at most one per worker here, may
+    # have been shown and not yet committed; the resume measures them again
+    assert 24 - 2 <= done < 60
     out = run_cli("--resume", str(run), "--quiet")
     assert out.returncode == 0, out.stderr + out.stdout
     assert_budget_invariants(run, 60)
