@@ -249,6 +249,168 @@ def quality(args, command: str) -> int:
     return 1 if errors else 0
 
 
+# ----- real searches: binpack with evaluations padded by a sleep -----------------------------------
+BUSY_WORKERS, BUSY_SLEEP, BUSY_BUDGET, BUSY_DEV = 64, 10.0, 320, 64
+BUSY_GOAL = 0.95
+
+
+def padded_agent(seconds: float) -> str:
+    """Binpack's seed (first fit) that sleeps `seconds` at import: outside `priority`, which is all the offline
+    mutator edits, so every child sleeps too (scripts/bench_sandbox.py pads it the same way)."""
+    seed = (REPO / "agents_seed" / "binpack" / "agent.py").read_text()
+    return seed.replace("import numpy as np\n", f"import time\n\nimport numpy as np\n\ntime.sleep({seconds!r})\n", 1)
+
+
+def tiny_instances(path: Path, dev: int, holdout: int) -> Path:
+    """Instances of 10 items each, so that the sleep is the evaluation (bench_sandbox's shape)."""
+    import json
+
+    rng = np.random.default_rng(0)
+    data = {
+        f"{split}{i}": {"capacity": 150, "items": rng.integers(20, 101, 10).tolist(), "split": split}
+        for split, count in (("dev", dev), ("holdout", holdout))
+        for i in range(count)
+    }
+    path.write_text(json.dumps(data))
+    return path
+
+
+def engine_search(options: list[str], run_dir: Path, timeout: float) -> tuple[Path, float]:
+    """`python -m engine.search OPTIONS --run-dir RUN_DIR --quiet` as a user runs it: (its archive, wall s)."""
+    import subprocess
+
+    command = [sys.executable, "-m", "engine.search", *options, "--run-dir", str(run_dir), "--quiet"]
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    t0 = time.perf_counter()
+    out = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"{shlex.join(command[1:])} exited {out.returncode}: {last}")
+    (run,) = [p for p in run_dir.iterdir() if (p / "archive.duckdb").is_file()]
+    return run / "archive.duckdb", wall
+
+
+def busy_share(archive: Path, workers: int) -> dict:
+    """scripts/bench_sandbox.py's utilization of the dev phase (its reader and analysis)."""
+    import bench_sandbox
+
+    evals, events = bench_sandbox.read_archive(archive)
+    return bench_sandbox.analyse(evals, events, workers)
+
+
+def busy(args, command: str) -> int:
+    import tempfile
+
+    w, sleep, budget = args.busy_workers, args.sleep if args.sleep is not None else BUSY_SLEEP, args.busy_budget
+    print(f"Busy share of a real search ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+    print(f"  command: {command}")
+    print(f"  machine: {machine()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench_workers_") as tmp:
+        folder = Path(tmp)
+        agent = folder / "agent.py"
+        agent.write_text(padded_agent(sleep))
+        instances = tiny_instances(folder / "instances.json", BUSY_DEV, 4)
+        options = [
+            "--task", "binpack", "--workers", str(w), "--budget", str(budget), "--sandbox", args.sandbox,
+            "--seed", "0", "--agent", str(agent), "--instances", str(instances),
+        ]  # fmt: skip
+        print(f"  search: python -m engine.search {shlex.join(options)} --run-dir <tmp> --quiet", flush=True)
+        archive, wall = engine_search(options, folder / "runs", timeout=600)
+        r = busy_share(archive, w)
+    runtime = np.asarray(r["runtime"])
+    gaps = np.asarray(r["gaps"]) if r["gaps"] else np.zeros(1)
+    print(
+        f"  {r['n']} dev evaluations ({r['ok']} ok) on {BUSY_DEV} tiny dev instances, the agent sleeping {sleep:g} s; "
+        f"runtime median {np.median(runtime):.2f} s, max {runtime.max():.2f} s; search command {wall:.0f} s, "
+        f"dev phase {r['span']:.1f} s; load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    print(
+        f"  idle {r['idle']:.1f} of {w * r['span']:.0f} slot-seconds: between evaluations on a slot "
+        f"{float(np.sum(r['gaps'])):.1f} s over {len(r['gaps'])} gaps (mean {1e3 * gaps.mean():.0f} ms, p90 "
+        f"{1e3 * np.percentile(gaps, 90):.0f} ms, max {1e3 * gaps.max():.0f} ms); before a slot's first and after "
+        f"its last evaluation {r['edges']:.1f} s"
+    )
+    def mean_ms(values) -> str:
+        return f"{1e3 * float(np.mean(values)):.0f} ms" if len(values) else "-"
+
+    print(
+        f"  in a gap: finish -> result committed mean {mean_ms(r['to_commit'])}; commit -> next start mean "
+        f"{mean_ms(r['after_plain'])} in {len(r['after_plain'])} gaps without an inline expansion, "
+        f"{mean_ms(r['after_expand'])} in {len(r['after_expand'])} with one; {len(r['expansions'])} expansions, "
+        f"mean {mean_ms(r['expansions'])} each (bench_sandbox's split)"
+    )
+    slots = [s for s in r["slots"] if s]
+    first, last = min(s[0].start for s in slots), max(s[-1].finish for s in slots)
+    barrier = sum(b.start - a.finish for s in slots for a, b in zip(s, s[1:]) if a.node == 0 and b.node != 0)
+    slot_seconds = w * r["span"]
+    print(
+        "  idle, in % of the slot-seconds: waiting for the seed's last dev evaluation (the seed is evaluated on "
+        f"every dev instance first) {100 * barrier / slot_seconds:.1f}%, other gaps between evaluations "
+        f"{100 * (float(np.sum(r['gaps'])) - barrier) / slot_seconds:.1f}%, the first wave's launches "
+        f"{100 * sum(s[0].start - first for s in slots) / slot_seconds:.1f}%, after a slot's last evaluation "
+        f"(the budget is spent) {100 * sum(last - s[-1].finish for s in slots) / slot_seconds:.1f}%"
+    )
+    met = r["utilization"] >= BUSY_GOAL
+    print(
+        f"busy share {100 * r['utilization']:.1f}% (sum of dev evaluation runtimes / ({w} x {r['span']:.1f} s)); "
+        f"goal >= {100 * BUSY_GOAL:.0f}%: {'met' if met else 'NOT met'}"
+    )
+    return 0
+
+
+def binpack(args, command: str) -> int:
+    """Real binpack searches with the default policy, evaluations padded by a sleep, per W and seed."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    import bench_tasks
+
+    sleep = args.sleep if args.sleep is not None else 1.0
+    print(f"Binpack with padded evaluations ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+    print(f"  command: {command}")
+    print(f"  machine: {machine()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench_workers_") as tmp:
+        folder = Path(tmp)
+        agent = folder / "agent.py"
+        agent.write_text(padded_agent(sleep))
+
+        def one(w_seed: tuple[int, int]) -> tuple[int, int, dict, float, dict]:
+            w, seed = w_seed
+            options = ["--task", "binpack", "--workers", str(w), "--budget", str(args.binpack_budget)]
+            options += ["--sandbox", args.sandbox, "--seed", str(seed), "--agent", str(agent)]
+            archive, wall = engine_search(options, folder / f"runs-{w}-{seed}", timeout=3600)
+            return w, seed, bench_tasks.read_run(archive, bench_tasks.TASKS["binpack"]), wall, busy_share(archive, w)
+
+        print(
+            f"  searches: python -m engine.search --task binpack --workers W --budget {args.binpack_budget} "
+            f"--sandbox {args.sandbox} --seed S --agent <first fit sleeping {sleep:g} s at import> --run-dir <tmp> "
+            f"--quiet, W in {args.binpack_workers}, S in 0..{args.seeds - 1}, {args.jobs} at a time",
+            flush=True,
+        )
+        cells = [(w, s) for w in args.binpack_workers for s in range(args.seeds)]
+        with ThreadPoolExecutor(max(args.jobs, 1)) as pool:
+            done = list(pool.map(one, sorted(cells)))
+    excess: dict[int, dict[int, float]] = {}
+    for w, seed, figures, wall, r in sorted(done):
+        value = figures["final"][1]
+        excess.setdefault(w, {})[seed] = value
+        print(
+            f"  W={w} seed {seed}: final node {figures['final_node']} of {figures['nodes']}, holdout excess "
+            f"{value:.3f}% (seed agent {figures['seed'][1]:.3f}%), busy {100 * r['utilization']:.0f}%, {wall:.0f} s"
+        )
+    base = min(excess)
+    headers = ["W", "holdout excess, % [95% interval]", f"paired Δ to W={base} (± 2 SE)"]
+    rows = []
+    for w in sorted(excess):
+        mean, half = mean_ci(list(excess[w].values()))
+        diff, se, _ = paired(excess[base], excess[w])
+        rows.append([str(w), f"{mean:.3f} [{mean - half:.3f}, {mean + half:.3f}]", f"{diff:+.3f} ± {2 * se:.3f}"])
+    print("\n".join(["", *table(headers, rows, args.markdown)]))
+    print("(lower is better: the final node's excess of bins over the L1 bound on the 16 holdout instances)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -261,6 +423,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fail-factor", type=float, default=1.0, help="a failed evaluation lasts F x as long")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (default: cpu count)")
     parser.add_argument("--markdown", action="store_true", help="print the tables as markdown")
+    parser.add_argument("--busy", action="store_true", help="the busy share of a real search (see the docstring)")
+    parser.add_argument("--busy-workers", type=int, default=BUSY_WORKERS, help=f"--busy's workers ({BUSY_WORKERS})")
+    parser.add_argument("--busy-budget", type=int, default=BUSY_BUDGET, help=f"--busy's budget ({BUSY_BUDGET})")
+    parser.add_argument("--binpack", action="store_true", help="real binpack searches per W (see the docstring)")
+    parser.add_argument("--binpack-workers", type=int, nargs="+", default=[1, 4, 16], help="--binpack's W")
+    parser.add_argument("--binpack-budget", type=int, default=80, help="--binpack's budget (80)")
+    parser.add_argument("--sleep", type=float, help="seconds each padded evaluation sleeps (--busy 10, --binpack 1)")
+    parser.add_argument("--sandbox", default="process", help="the real searches' --sandbox (process)")
     args = parser.parse_args(argv)
     from search import POLICIES as KNOWN
 
@@ -268,6 +438,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or min(args.workers) < 1 or args.seeds < 2:
         parser.error(f"unknown policies {unknown}" if unknown else "--workers >= 1 and --seeds >= 2")
     command = "python scripts/bench_workers.py" + "".join(" " + shlex.quote(a) for a in argv)
+    if args.busy:
+        return busy(args, command)
+    if args.binpack:
+        return binpack(args, command)
     return quality(args, command)
 
 
