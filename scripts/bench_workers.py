@@ -331,6 +331,7 @@ def busy(args, command: str) -> int:
         f"{1e3 * np.percentile(gaps, 90):.0f} ms, max {1e3 * gaps.max():.0f} ms); before a slot's first and after "
         f"its last evaluation {r['edges']:.1f} s"
     )
+
     def mean_ms(values) -> str:
         return f"{1e3 * float(np.mean(values)):.0f} ms" if len(values) else "-"
 
