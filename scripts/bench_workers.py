@@ -1,6 +1,6 @@
 """Quality at any worker count (issue 30): the same budget with W = 1, 4, 16 and 64 evaluations in flight.
 
-    python scripts/bench_workers.py                       # the published table: 5 policies, budgets 200 800, 20 seeds
+    python scripts/bench_workers.py                       # the published table: 5 policies, budgets 200 800, 30 seeds
     python scripts/bench_workers.py --seeds 5 --budgets 200 --policies hgm dgm --jobs 2
     python scripts/bench_workers.py --busy                # a real search: 64 workers, 10 s sleeping evaluations
     python scripts/bench_workers.py --binpack             # real binpack searches, evaluations padded with a sleep
@@ -78,7 +78,7 @@ from bench_search import FAMILIES, World, machine, mean_ci, simulate, unit  # no
 POLICIES = ("hgm", "dgm", "uct", "openevolve", "shinka")
 WORKERS = (1, 4, 16, 64)
 BUDGETS = (200, 800)
-SEEDS = 20
+SEEDS = 30
 SIGMA = 0.75
 SALT_DURATION = 1 << 40  # beside bench_search's SALT_EVAL + instance: a duration is drawn apart from the score
 
@@ -112,6 +112,7 @@ class Run:
     evaluations: int = 0
     clock: float = 0.0
     busy: float = 0.0
+    depth: int = 0  # the deepest node of the tree
     error: str = ""
 
 
@@ -124,6 +125,7 @@ def run_one(task: tuple) -> Run:
         run.error = f"{type(error).__name__}: {error}"[:300]
         return run
     run.final_q, run.evaluations, run.clock, run.busy = out.final_q, tree.evaluations_done, out.clock, out.busy
+    run.depth = int(tree.depth[: tree.n].max())
     return run
 
 
@@ -176,8 +178,9 @@ def quality_tables(
 
 
 def clock_table(results_clock: dict, policies: list[str], budgets: list[int], workers: list[int], markdown: bool):
-    """Virtual speed-up over W = 1 and busy share, per policy and budget, over families and seeds."""
-    headers = ["policy", "budget"] + [f"W={w} speed-up / busy" for w in workers]
+    """Virtual speed-up over W = 1, busy share and the deepest node's depth, per policy and budget, over families
+    and seeds."""
+    headers = ["policy", "budget"] + [f"W={w} speed-up / busy / depth" for w in workers]
     rows = []
     for policy in policies:
         for budget in budgets:
@@ -188,11 +191,11 @@ def clock_table(results_clock: dict, policies: list[str], budgets: list[int], wo
                 cells = results_clock.get((policy, budget, w), [])
                 clock = float(np.mean([c for c, _, _ in cells])) if cells else float("nan")
                 busy = float(np.sum([b for _, b, _ in cells]) / np.sum([w * c for c, _, _ in cells])) if cells else 0.0
-                row.append(f"{base_clock / clock:.1f}x / {100 * busy:.0f}%")
+                depth = float(np.mean([d for _, _, d in cells])) if cells else float("nan")
+                row.append(f"{base_clock / clock:.1f}x / {100 * busy:.0f}% / {depth:.1f}")
             rows.append(row)
-    return ["", "Virtual clock: speed-up over W = 1 (mean clock) / busy share (evaluation time / (W x clock))", ""] + (
-        table(headers, rows, markdown)
-    )
+    title = "Virtual clock: speed-up over W = 1 (mean clock) / busy share (evaluation time / (W x clock)) / depth"
+    return ["", title + " of the deepest node (mean)", ""] + (table(headers, rows, markdown))
 
 
 def quality(args, command: str) -> int:
@@ -227,7 +230,7 @@ def quality(args, command: str) -> int:
                 continue
             inexact += run.evaluations != run.budget
             results.setdefault((run.policy, run.family, run.budget, run.workers), {})[run.seed] = run.final_q
-            clocks.setdefault((run.policy, run.budget, run.workers), []).append((run.clock, run.busy, run.workers))
+            clocks.setdefault((run.policy, run.budget, run.workers), []).append((run.clock, run.busy, run.depth))
         if pool:
             pool.close()
     finally:

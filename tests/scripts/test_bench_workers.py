@@ -39,11 +39,11 @@ def test_the_clock_finishes_the_shortest_first_and_jumps_to_each_end():
 
 def test_w_workers_spend_exactly_the_budget_and_one_worker_ignores_the_clock():
     timing = bench.LogNormalTime()
-    out, tree, _ = bench_search.simulate("hgm", "smooth", 150, 3, workers=16, duration=timing)
-    assert tree.evaluations_done == 150 and not out.early_stop
+    out, tree, _ = bench_search.simulate("hgm", "smooth", 100, 3, workers=16, duration=timing)
+    assert tree.evaluations_done == 100 and not out.early_stop
     assert 0 < out.busy <= 16 * out.clock
-    plain, _, _ = bench_search.simulate("hgm", "smooth", 150, 3, workers=1)
-    timed, _, _ = bench_search.simulate("hgm", "smooth", 150, 3, workers=1, duration=timing)
+    plain, _, _ = bench_search.simulate("hgm", "smooth", 100, 3, workers=1)
+    timed, _, _ = bench_search.simulate("hgm", "smooth", 100, 3, workers=1, duration=timing)
     assert timed.final_q == plain.final_q and timed.nodes == plain.nodes
     assert abs(timed.busy - timed.clock) < 1e-9  # one worker is never idle
 
