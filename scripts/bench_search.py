@@ -48,7 +48,8 @@ fewer than W evaluations are in flight and fewer than B started, the policy
 gets `tree.view(pending_expansions=0, budget=B, can_expand=True)`; an Expand
 adds its child at once (an instantaneous mutator), an Evaluate starts; then
 one in-flight evaluation finishes (a random one, or the oldest with
-`--finish start`). The budget B counts dev evaluations (HGM's convention,
+`--finish start`; `simulate(duration=...)`, which scripts/bench_workers.py
+uses, finishes the first to end on a virtual clock instead). The budget B counts dev evaluations (HGM's convention,
 the root's included): a search stops after exactly B, or earlier when the
 policy returns None with nothing in flight (counted as an early stop). Then
 `select_final(tree.view(budget=B), rng)` gives the final node (none: the root).
