@@ -48,7 +48,8 @@ fewer than W evaluations are in flight and fewer than B started, the policy
 gets `tree.view(pending_expansions=0, budget=B, can_expand=True)`; an Expand
 adds its child at once (an instantaneous mutator), an Evaluate starts; then
 one in-flight evaluation finishes (a random one, or the oldest with
-`--finish start`). The budget B counts dev evaluations (HGM's convention,
+`--finish start`; `simulate(duration=...)`, which scripts/bench_workers.py
+uses, finishes the first to end on a virtual clock instead). The budget B counts dev evaluations (HGM's convention,
 the root's included): a search stops after exactly B, or earlier when the
 policy returns None with nothing in flight (counted as an early stop). Then
 `select_final(tree.view(budget=B), rng)` gives the final node (none: the root).
@@ -103,6 +104,7 @@ import shlex
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -331,6 +333,8 @@ class Outcome:
     score_source: str = ""
     seconds: float = 0.0
     error: str = ""
+    clock: float = 0.0  # virtual seconds the search took (simulate's `duration`; 0 without one)
+    busy: float = 0.0  # virtual seconds of evaluation finished, over all workers
 
 
 def _adds_feature() -> bool:
@@ -475,6 +479,47 @@ def next_decision(policy, tree: TreeStats, budget: int, rng: np.random.Generator
     return policy.decide(tree.view(pending_expansions=0, budget=budget, can_expand=True), rng)
 
 
+Duration = Callable[[World, int, int], float]  # seconds one evaluation of (node, instance) takes
+
+
+class InFlight:
+    """Evaluations in flight and which one finishes next: a random one (`finish="random"`, drawn from
+    `order`), the oldest (`"start"`), or, given `duration(node, instance)`, the first to end on a virtual
+    clock that starts at 0 and jumps to each finish (decisions and expansions take no virtual time), so
+    that with many workers the short evaluations come back first. `busy` sums the durations finished."""
+
+    def __init__(
+        self, finish: str, order: np.random.Generator, duration: Callable[[int, int], float] | None = None
+    ) -> None:
+        self.finish_rule, self.order, self.duration = finish, order, duration
+        self.now = 0.0
+        self.busy = 0.0
+        self._running: list[tuple[float, int, int, int, float]] = []  # (ends at, start number, node, instance, s)
+        self._started = 0
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def start(self, node: int, instance: int) -> None:
+        seconds = self.duration(node, instance) if self.duration is not None else 0.0
+        self._running.append((self.now + seconds, self._started, node, instance, seconds))
+        self._started += 1
+
+    def finish(self) -> tuple[int, int]:
+        """The (node, instance) that finishes next, taken out of flight."""
+        if self.duration is not None:
+            k = min(range(len(self._running)), key=self._running.__getitem__)  # the earliest end; ties: started first
+        elif self.finish_rule == "random":
+            k = int(self.order.integers(len(self._running)))
+        else:
+            k = 0
+        ends, _, node, instance, seconds = self._running.pop(k)
+        if self.duration is not None:
+            self.busy += seconds
+            self.now = ends
+        return node, instance
+
+
 def simulate(
     policy_name: str,
     family_name: str,
@@ -483,8 +528,11 @@ def simulate(
     workers: int = 2,
     finish: str = "random",
     n_instances: int = N_INSTANCES,
+    duration: Duration | None = None,
 ) -> tuple[Outcome, TreeStats, World]:
-    """One search on one seed's landscape (see the module docstring); returns the outcome, tree and world."""
+    """One search on one seed's landscape (see the module docstring); returns the outcome, tree and world.
+    With `duration` (seconds of one evaluation, from the world, node and instance) the evaluation that
+    finishes next is the first to end on a virtual clock (`InFlight`), and `finish` is not used."""
     t0 = time.perf_counter()
     out = Outcome(policy_name, family_name, budget, seed)
     family = FAMILIES[family_name]
@@ -495,7 +543,7 @@ def simulate(
     family_index = list(FAMILIES).index(family_name)
     rng = np.random.default_rng([seed, family_index, budget, 7])
     order = np.random.default_rng([seed, family_index, budget, 11])
-    in_flight: list[tuple[int, int]] = []
+    in_flight = InFlight(finish, order, None if duration is None else lambda node, i: duration(world, node, i))
     started = 0
     idle = 0
     while True:
@@ -510,14 +558,13 @@ def simulate(
                 add_child(tree, world, decision.node_id)
                 continue
             tree.start_evaluation(decision.node_id, decision.instance)
-            in_flight.append((decision.node_id, decision.instance))
+            in_flight.start(decision.node_id, decision.instance)
             started += 1
             idle = 0
         if not in_flight:
             out.early_stop = started < budget
             break
-        k = int(order.integers(len(in_flight))) if finish == "random" else 0
-        node, instance = in_flight.pop(k)
+        node, instance = in_flight.finish()
         tree.finish_evaluation(node, instance, world.score(node, instance))
     choice = policy.select_final(tree.view(budget=budget), rng)
     final = 0 if choice is None else choice.node_id
@@ -532,6 +579,7 @@ def simulate(
     out.rho, out.score_source = rank_correlation(policy, tree, world)
     out.nodes, out.valid_nodes, out.evaluations = tree.n, tree.n_valid, tree.evaluations_done
     out.seconds = time.perf_counter() - t0
+    out.clock, out.busy = in_flight.now, in_flight.busy
     return out, tree, world
 
 

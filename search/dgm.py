@@ -18,7 +18,10 @@ that fail that check are never counted. Here: n_i = the node's valid
 children (`n_valid_children`), including children still being evaluated
 (DGM's generations are synchronous, so a generation's children are counted
 from the next generation on; with asynchronous evaluation there is no such
-boundary). Candidates: settled nodes (search.generational); the archive is
+boundary). Candidates: evaluated nodes with nothing left open, those whose
+last instances are still in flight included with the scores that came back
+(search.generational.drawable_mask: asynchronous Thompson sampling's rule,
+Kandasamy et al. 2018; with one worker, the settled nodes); the archive is
 DGM's `keep_all`. Parents are drawn with replacement, one per expansion.
 
 Continuous evidence (search.evidence, w > 1: a task of one instance scored by a
@@ -50,7 +53,7 @@ import numpy as np
 from search.cascade import Stage
 from search.decisions import Decision, FinalChoice
 from search.final import epsilon_quantile
-from search.generational import generational_decide, sample_index, settled
+from search.generational import drawable_mask, generational_decide, sample_index
 from search.tree import TreeView
 
 DGM_STAGES = (Stage(first=1 / 6, threshold=0.4),)
@@ -72,7 +75,7 @@ class DGMPolicy:
 
     def weights(self, view: TreeView) -> np.ndarray:
         """Each node's unnormalized weight sigmoid(10 (a - 0.5)) / (1 + n_valid_children); 0 if not a candidate."""
-        nodes = settled(view)
+        nodes = np.flatnonzero(drawable_mask(view))
         out = np.zeros(view.n)
         out[nodes] = self._weights(view, nodes)
         return out
@@ -92,7 +95,7 @@ class DGMPolicy:
         return sigmoid(self.steepness * (a - self.midpoint)) / (1.0 + view.n_valid_children[nodes])
 
     def parent(self, view: TreeView, rng: np.random.Generator) -> tuple[int, dict] | None:
-        nodes = settled(view)
+        nodes = np.flatnonzero(drawable_mask(view))
         if len(nodes) == 0:
             return None
         w = self._weights(view, nodes)

@@ -33,6 +33,18 @@ def settled_mask(view: TreeView) -> np.ndarray:
     return view.valid & (view.n_evals > 0) & ~view.open_mask & (view.n_in_flight == 0)
 
 
+def drawable_mask(view: TreeView) -> np.ndarray:
+    """Candidate parents of an asynchronous draw (dgm, openevolve): valid, evaluated, nothing open; a node whose
+    last dev instances are still in flight counts with the evaluations that came back instead of waiting for
+    them. Kandasamy et al., "Parallelised Bayesian Optimisation via Thompson Sampling" (AISTATS 2018): an
+    asynchronous worker draws from what is known when it frees, conditioned on the finished evaluations only,
+    and loses little to the sequential draw. Waiting for every pending evaluation makes a lineage deepen once
+    per slowest-of-its-instances: with 64 workers and 800 evaluations, a search lasts about a dozen evaluation
+    times (scripts/bench_workers.py: dgm's deepest node at depth 5 instead of 11). With one worker nothing is
+    in flight when the policy decides, so this is `settled_mask` there."""
+    return view.valid & (view.n_evals > 0) & ~view.open_mask
+
+
 def settled_among(view: TreeView, nodes: np.ndarray) -> np.ndarray:
     """`settled_mask` for the given nodes only (boolean, aligned with nodes)."""
     return view.valid[nodes] & (view.n_evals[nodes] > 0) & ~view.open_mask[nodes] & (view.n_in_flight[nodes] == 0)

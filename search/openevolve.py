@@ -16,8 +16,12 @@ least one) by mean score joins both neighbouring islands, i - 1 and i + 1
 (OpenEvolve copies them there; here no node is made: a migrant is a member of
 the target island's candidate set). Migrants do not migrate again. The k-th
 migration ranks the island's settled nodes made before it (ids < 1 + k x 250).
-Parent choice within the island of the turn, over its candidates (settled
-members, migrants included), as OpenEvolve's `sample_from_island`:
+Parent choice within the island of the turn, over its candidates (members,
+migrants included, evaluated with nothing left open: a member whose last
+instances are in flight counts with the scores that came back, as
+asynchronous Thompson sampling draws, Kandasamy et al. 2018,
+search.generational.drawable_mask; with one worker, the settled members), as
+OpenEvolve's `sample_from_island`:
 - with probability 0.2 (`exploration_ratio`): uniform over the island;
 - with 0.7 (`exploitation_ratio`): uniform over the island's elites;
 - with the remaining 0.1: proportional to max(score, 0.001) over the island.
@@ -70,7 +74,7 @@ import numpy as np
 
 from search.decisions import Decision, FinalChoice
 from search.final import epsilon_quantile
-from search.generational import generational_decide, sample_index, settled_mask, top_k
+from search.generational import drawable_mask, generational_decide, sample_index, settled_mask, top_k
 from search.stagnation import Spawn, best_of_others, settled_means
 from search.tree import TreeStats, TreeView
 
@@ -339,9 +343,12 @@ class OpenEvolvePolicy:
         state, _, _ = self.state(view)
         return state.home[: view.n].copy()
 
-    def candidates(self, view: TreeView, island: int, state: IslandState, settled: np.ndarray) -> np.ndarray:
-        nodes = np.flatnonzero(settled & state.members(island, view.n))
-        return nodes if len(nodes) else np.flatnonzero(settled)  # an empty island: every candidate
+    def candidates(self, view: TreeView, island: int, state: IslandState) -> np.ndarray:
+        """The island's parent candidates: its members that an asynchronous draw may take (drawable_mask: a
+        member with instances in flight counts with its finished ones); migrations still rank settled nodes."""
+        drawable = drawable_mask(view)
+        nodes = np.flatnonzero(drawable & state.members(island, view.n))
+        return nodes if len(nodes) else np.flatnonzero(drawable)  # an empty island: every candidate
 
     def elites(self, view: TreeView, nodes: np.ndarray, means: Means, state: IslandState) -> np.ndarray:
         """The MAP-Elites champions among `nodes` (id order): best mean per (feature bin, depth bin) cell,
@@ -363,9 +370,9 @@ class OpenEvolvePolicy:
     # ----- the rule ----------------------------------------------------------------------------
     def island_probabilities(self, view: TreeView, island: int) -> np.ndarray:
         """Each node's probability of being the parent when it is `island`'s turn (over every node)."""
-        state, settled, means = self.state(view)
+        state, _, means = self.state(view)
         out = np.zeros(view.n)
-        nodes = self.candidates(view, island, state, settled)
+        nodes = self.candidates(view, island, state)
         if len(nodes) == 0:
             return out
         elites = self.elites(view, nodes, means, state)
@@ -380,9 +387,9 @@ class OpenEvolvePolicy:
         return self.island_probabilities(view, self.turn(view))
 
     def parent(self, view: TreeView, rng: np.random.Generator) -> tuple[int, dict] | None:
-        state, settled, means = self.state(view)
+        state, _, means = self.state(view)
         island = self.turn(view)
-        nodes = self.candidates(view, island, state, settled)
+        nodes = self.candidates(view, island, state)
         if len(nodes) == 0:
             return None
         u = rng.random()

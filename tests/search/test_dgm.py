@@ -92,6 +92,25 @@ def test_children_being_evaluated_are_evaluated_before_anyone_expands():
     assert isinstance(DGMPolicy().decide(tree.view(), np.random.default_rng(0)), Expand)  # no stall in flight
 
 
+def test_a_node_with_its_last_instances_in_flight_is_drawn_on_the_scores_back():
+    """Asynchronous draws (search.generational.drawable_mask): nothing open, one score back, three in flight."""
+    tree, ids = hand_tree()
+    child = tree.add_node(ids["a1"], True)
+    for instance in range(N):
+        tree.start_evaluation(child, instance)
+    tree.finish_evaluation(child, 2, 1.0)
+    policy = DGMPolicy()
+    weights = policy.weights(tree.view())
+    assert weights[child] == pytest.approx(1 / (1 + np.exp(-10 * (1.0 - 0.5))))  # a = 1.0 from the one score
+    assert weights[child] > weights[ids["a"]]
+    picked = {policy.parent(tree.view(), np.random.default_rng(s))[0] for s in range(200)}
+    assert child in picked
+    # the same tree settled: the weights are those of the finished scores, as before
+    for instance in (0, 1, 3):
+        tree.finish_evaluation(child, instance, 0.0)
+    assert policy.weights(tree.view())[child] == pytest.approx(1 / (1 + np.exp(-10 * (0.25 - 0.5))))
+
+
 def test_edge_cases():
     rng = np.random.default_rng(0)
     empty = TreeStats(N)

@@ -248,3 +248,21 @@ def test_spawns_are_a_pure_function_of_the_tree_and_decisions_repeat_for_a_seed(
     assert first[0] == first[1] == policy.decide(rebuilt.view(), np.random.default_rng(7))
     with pytest.raises(ValueError, match="island_stagnation"):
         OpenEvolvePolicy(island_stagnation=0)
+
+
+def test_a_member_with_its_last_instances_in_flight_is_drawn_on_the_scores_back():
+    """Asynchronous draws (search.generational.drawable_mask): in the parent pool with its finished scores;
+    a member with no score back, or an instance still open, is not."""
+    tree = two_islands()  # nodes 1..4; the next, 5, is in island (5 - 1) mod 5 = 4: the root's child there
+    child = tree.add_node(1, True, feature=100)  # island 0, node 1's child
+    for instance in range(N):
+        tree.start_evaluation(child, instance)
+    policy = OpenEvolvePolicy()
+    assert policy.island_probabilities(tree.view(), 0)[child] == 0.0  # nothing back yet
+    tree.finish_evaluation(child, 0, 1.0)
+    p = policy.island_probabilities(tree.view(), 0)
+    assert p[child] > 0.0 and p.sum() == pytest.approx(1.0)
+    assert child in policy.candidates(tree.view(), 0, policy.state(tree.view())[0])
+    other = tree.add_node(3, True, feature=100)  # island 0: one instance back, the others still open
+    tree.finish_evaluation(other, 0, 1.0, started=False)
+    assert policy.island_probabilities(tree.view(), 0)[other] == 0.0
