@@ -21,8 +21,12 @@ Per operator (a child counts for every operator its description names,
   static check (`check_child` and the pyflakes gate), counted per operator in
   the expand event's `gate_rejected` (absent in a checkout that did not record
   them: shown as n/a and left out of the shares);
-- sandbox: children stored invalid (the loop's checks refused them), or whose
-  first dev evaluation ended with status error, timeout, killed or bad_output;
+- duplicate: children stored invalid as a duplicate or near-duplicate of an
+  existing node (a wasted child, not a broken program: shown apart, not in
+  failing);
+- sandbox: children stored invalid for any other reason (the loop's checks
+  refused them), or whose first dev evaluation ended with status error,
+  timeout, killed or bad_output;
 - evaluator: children whose first dev evaluation has status
   `failed_in_evaluator`, or status `ok` while the evaluator reported an error
   (its feedback has an `error:`/`errors:` entry, `correct: false`, or the
@@ -71,7 +75,7 @@ DEFAULT_TASKS = (
 )
 SANDBOX_FAILURES = frozenset({"error", "timeout", "killed", "bad_output"})
 EVALUATOR_ERROR = re.compile(r"(^|[;\n{,]\s*)['\"]?(error|errors)['\"]?\s*[:=]|correct['\"]?\s*[:=]\s*false", re.I)
-KINDS = ("gate", "sandbox", "evaluator")
+DUPLICATE = re.compile(r"(near-)?duplicate of node", re.I)
 
 
 def resolve(name: str) -> tuple[TaskBench, str, bool]:
@@ -113,7 +117,7 @@ def operator_outcomes(archive_path: Path) -> dict[str, Counter]:
             ops = operators_in(node.description or "")
             kind: str | None
             if node.status == "invalid":
-                kind = "sandbox"
+                kind = "duplicate" if DUPLICATE.match(node.reason or "") else "sandbox"
             elif node.status != "valid" or node.id not in first:
                 kind = None if node.status == "valid" else "skip"  # unevaluated, or failed: no child
             else:
@@ -179,8 +183,8 @@ def percent(part: int, whole: int) -> str:
 
 def operator_table(totals: dict[str, Counter]) -> list[str]:
     lines = [
-        "| operator | made | gate | sandbox | evaluator | failing |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| operator | made | gate | sandbox | evaluator | failing | duplicate |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for op in sorted(totals, key=lambda o: -totals[o]["made"]):
         c = totals[op]
@@ -190,7 +194,8 @@ def operator_table(totals: dict[str, Counter]) -> list[str]:
         gate = percent(c["gate"], attempts) if recorded else "n/a"
         lines.append(
             f"| `{op}` | {c['made']} | {gate} | {percent(c['sandbox'], attempts)} | "
-            f"{percent(c['evaluator'], attempts)} | {percent(failing, attempts)} |"
+            f"{percent(c['evaluator'], attempts)} | {percent(failing, attempts)} | "
+            f"{percent(c['duplicate'], attempts)} |"
         )
     return lines
 
@@ -221,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task-python", help="the Python that runs a task folder's evaluator (its own venv)")
     parser.add_argument("--jobs", type=int, default=1, help="searches at once (default 1; each uses 2 workers)")
     parser.add_argument("--checkout", type=Path, default=REPO, help="the Clade checkout whose engine runs")
+    parser.add_argument("--keep", type=Path, help="keep the run folders here (default: a temporary folder, removed)")
     args = parser.parse_args(argv)
     if args.seeds < 1 or args.budget < 1 or args.jobs < 1:
         print("error: --seeds, --budget and --jobs must be 1 or more", file=sys.stderr)
@@ -242,7 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     totals: dict[str, Counter] = {}
     per_task: list[tuple[TaskBench, list[tuple[int, dict]]]] = []
-    with tempfile.TemporaryDirectory(prefix="clade-bench-operators-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
+    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
+        print(f"error: --keep {args.keep} is not empty", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="clade-bench-operators-") as scratch, ThreadPoolExecutor(args.jobs) as pool:
+        tmp = str(args.keep) if args.keep is not None else scratch
         for task, arg, folder_task in tasks:
             futures = {
                 seed: pool.submit(run_one, args.checkout, task, arg, folder_task, seed, args.budget, args, Path(tmp))
