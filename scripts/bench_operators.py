@@ -262,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(DEFAULT_TASKS), help="names or folders")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per task (default 5)")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds K..K+N-1 instead (default 0)")
     parser.add_argument("--budget", type=int, default=60, help="dev evaluations per search (default 60)")
     parser.add_argument("--task-python", help="the Python that runs a task folder's evaluator (its own venv)")
     parser.add_argument("--jobs", type=int, default=1, help="searches at once (default 1; each uses 2 workers)")
@@ -273,8 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.read:
         return summarize_kept(args.read)
-    if args.seeds < 1 or args.budget < 1 or args.jobs < 1:
-        print("error: --seeds, --budget and --jobs must be 1 or more", file=sys.stderr)
+    if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or args.first_seed < 0:
+        print("error: --seeds, --budget and --jobs must be 1 or more, --first-seed 0 or more", file=sys.stderr)
         return 2
     if not (args.checkout / "engine" / "search.py").is_file():
         print(f"error: --checkout {args.checkout} is not a Clade checkout", file=sys.stderr)
@@ -287,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.platform()}, {os.cpu_count()} cpus, load {load}; "
-        f"checkout {args.checkout.resolve()}; budget {args.budget}, seeds 0..{args.seeds - 1}, {args.jobs} at once",
+        f"checkout {args.checkout.resolve()}; budget {args.budget}, seeds {args.first_seed}.."
+        f"{args.first_seed + args.seeds - 1}, {args.jobs} at once",
         flush=True,
     )
     started = time.perf_counter()
@@ -301,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         for task, arg, folder_task in tasks:
             futures = {
                 seed: pool.submit(run_one, args.checkout, task, arg, folder_task, seed, args.budget, args, Path(tmp))
-                for seed in range(args.seeds)
+                for seed in range(args.first_seed, args.first_seed + args.seeds)
             }
             results = []
             for seed, future in futures.items():
