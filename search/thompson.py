@@ -39,6 +39,11 @@ import numpy as np
 # Safety margin: bounds are computed at delta * (1 - BOUND_MARGIN) so that the
 # tail mass recomputed later is still <= delta after rounding.
 BOUND_MARGIN = 1e-6
+# A tail pick is inverted unless its upper tail at the best draw is below delta V by these margins
+# (relative, and absolute for tiny tails near betainc's rounding): wide enough that no pick which
+# could win is skipped, so skipping changes no result.
+TAIL_MARGIN = 1e-6
+TAIL_FLOOR = 1e-12
 
 
 def thompson_argmax(alpha: np.ndarray, beta: np.ndarray, rng: np.random.Generator) -> tuple[int, float]:
@@ -171,7 +176,7 @@ def _draw_above_cut(run: _Running, m: int, upper: np.ndarray, target: int | None
 
 def _draw_tail(run: _Running, m: int, delta: float) -> None:
     """Step 3: below the cut, only those with U_i > 1 - delta can win; draw them in their upper tail."""
-    from scipy.special import betainccinv
+    from scipy.special import betainc, betainccinv
 
     rng, lead = run.rng, run.lead
     others = m - (lead is not None)
@@ -189,7 +194,15 @@ def _draw_tail(run: _Running, m: int, delta: float) -> None:
     if len(picks) == 0:
         return
     a, b = run.params(picks)
-    theta = betainccinv(a, b, delta * rng.random(len(picks)))  # given U > 1 - delta: upper tail delta * V
+    tail = delta * rng.random(len(picks))  # given U > 1 - delta: theta is the point with upper tail delta * V
+    # theta_i > best iff the upper tail at best exceeds tail_i: one incomplete Beta (betainc, several times
+    # cheaper than its inverse) rules out most picks; only those that may win, with a margin for rounding,
+    # are inverted, and the comparison below is the one on every pick, so the result is the same
+    may_win = 1.0 - betainc(a, b, run.best) > tail * (1.0 - TAIL_MARGIN) - TAIL_FLOOR
+    if not may_win.any():
+        return
+    picks, a, b, tail = picks[may_win], a[may_win], b[may_win], tail[may_win]
+    theta = betainccinv(a, b, tail)
     k = int(np.argmax(theta))
     if theta[k] > run.best:
         run.winner, run.best, run.stats.tail_won = int(picks[k]), float(theta[k]), True
