@@ -19,7 +19,9 @@ Think of each draw as theta_i = F_i^-1(U_i), U_i ~ U(0, 1), independent.
    full in step 2 is ignored (its indicator is simply unused). For the
    others picked, U_i given
    U_i > 1 - delta is uniform on (1 - delta, 1), so theta_i is drawn as the
-   point whose upper tail is delta * V, V ~ U(0, 1) (scipy's betainccinv). The
+   point whose upper tail is delta * V, V ~ U(0, 1) (scipy's betainccinv; only
+   for the picks whose upper tail at the best draw exceeds delta * V, the
+   others cannot win, and one betainc tells them apart more cheaply). The
    others below the cut have theta_i <= u_i <= best: they never win, and are
    never drawn.
 Which candidates are drawn in step 2 depends only on the draws already made,
