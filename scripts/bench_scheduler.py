@@ -163,6 +163,7 @@ def grow(n: int, shape: str, seed: int) -> Synthetic:
     tree.tried = [(1 << int(c)) - 1 for c in k]
     tree.evaluations_done = int(k.sum())
     tree.open_mask[:n] = valid[:n] & (k[:n] < N_INSTANCES)
+    tree.open_changed()
     return Synthetic(shape, tree, quality, children)
 
 

@@ -48,6 +48,8 @@ class BoundFamily:
     target: int = MIN_TARGET  # how many of the highest bounds the next draw sorts first
     skip: int = 0  # plain draws left before the pruned path is tried again
     recomputed: int = 0  # bounds computed so far (for the benchmark)
+    kept_for: np.ndarray | None = None  # the tree's open node ids (TreeStats.open_node_ids) last gathered for
+    kept: np.ndarray = field(default_factory=lambda: np.zeros(0))  # upper[kept_for], patched as bounds change
 
     def sums(self, tree: TreeStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.clade:
@@ -73,6 +75,22 @@ class BoundFamily:
         self.upper[nodes] = beta_upper_bound(alpha, 1.0 + self.tau * f[nodes], delta)
         self.limit[nodes] = n_now + room.astype(np.int64)
         self.recomputed += len(nodes)
+        kept_for = self.kept_for
+        if kept_for is not None and len(kept_for):  # patch the gathered bounds of those among the kept ids
+            at = np.minimum(np.searchsorted(kept_for, nodes), len(kept_for) - 1)
+            hit = kept_for[at] == nodes
+            self.kept[at[hit]] = self.upper[nodes[hit]]
+
+    def upper_of(self, nodes: np.ndarray, tree: TreeStats) -> np.ndarray:
+        """upper[nodes]. For the tree's open node ids (the same read-only array from one decision to the
+        next until a node opens or closes) the gathered bounds are kept and patched in `recompute`, so a
+        draw costs no O(n) gather; any other array is gathered afresh."""
+        if nodes is self.kept_for:
+            return self.kept
+        gathered = self.upper[nodes]
+        if nodes is tree.open_node_ids():
+            self.kept_for, self.kept = nodes, gathered
+        return gathered
 
     def stale(self, tree: TreeStats, nodes: np.ndarray) -> np.ndarray:
         counts = self.sums(tree)[2]
@@ -144,6 +162,7 @@ def posterior_bounds(view: TreeView) -> PosteriorBounds:
 
 
 def _draw(
+    tree: TreeStats,
     family: BoundFamily,
     delta: float,
     nodes: np.ndarray,
@@ -163,7 +182,8 @@ def _draw(
         return 1.0 + tau * s[chosen], 1.0 + tau * f[chosen]
 
     stats = stats if stats is not None else PruneStats()
-    result = pruned_argmax(m, family.upper[nodes], params, delta, rng, target=family.target, stats=stats)
+    upper = family.upper_of(nodes, tree)
+    result = pruned_argmax(m, upper, params, delta, rng, target=family.target, stats=stats)
     # how many bounds the next draw sorts first: this draw's randomness steers later draws only
     family.target = max(MIN_TARGET, int(0.8 * family.target + 0.4 * stats.drawn))
     if stats.drawn > m // 2:  # bounds do not prune here: plain draws for a while
@@ -185,7 +205,7 @@ def clade_thompson(
         cache = posterior_bounds(view)
         if cache.wants_clade(float(tau)):
             family = cache.family(True, float(tau))
-            return _draw(family, cache.delta, candidates, view.S, view.F, tau, rng, stats)
+            return _draw(cache.tree, family, cache.delta, candidates, view.S, view.F, tau, rng, stats)
     return thompson_argmax(1.0 + tau * view.S[candidates], 1.0 + tau * view.F[candidates], rng)
 
 
@@ -196,5 +216,5 @@ def own_thompson(
     nodes = np.asarray(nodes, dtype=np.int64)
     if len(nodes) >= MIN_PRUNED:
         cache = posterior_bounds(view)
-        return _draw(cache.family(False, float(tau)), cache.delta, nodes, view.s, view.f, tau, rng, stats)
+        return _draw(cache.tree, cache.family(False, float(tau)), cache.delta, nodes, view.s, view.f, tau, rng, stats)
     return thompson_argmax(1.0 + tau * view.s[nodes], 1.0 + tau * view.f[nodes], rng)

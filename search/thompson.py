@@ -19,7 +19,9 @@ Think of each draw as theta_i = F_i^-1(U_i), U_i ~ U(0, 1), independent.
    full in step 2 is ignored (its indicator is simply unused). For the
    others picked, U_i given
    U_i > 1 - delta is uniform on (1 - delta, 1), so theta_i is drawn as the
-   point whose upper tail is delta * V, V ~ U(0, 1) (scipy's betainccinv). The
+   point whose upper tail is delta * V, V ~ U(0, 1) (scipy's betainccinv; only
+   for the picks whose upper tail at the best draw exceeds delta * V, the
+   others cannot win, and one betainc tells them apart more cheaply). The
    others below the cut have theta_i <= u_i <= best: they never win, and are
    never drawn.
 Which candidates are drawn in step 2 depends only on the draws already made,
@@ -39,6 +41,11 @@ import numpy as np
 # Safety margin: bounds are computed at delta * (1 - BOUND_MARGIN) so that the
 # tail mass recomputed later is still <= delta after rounding.
 BOUND_MARGIN = 1e-6
+# A tail pick is inverted unless its upper tail at the best draw is below delta V by these margins
+# (relative, and absolute for tiny tails near betainc's rounding): wide enough that no pick which
+# could win is skipped, so skipping changes no result.
+TAIL_MARGIN = 1e-6
+TAIL_FLOOR = 1e-12
 
 
 def thompson_argmax(alpha: np.ndarray, beta: np.ndarray, rng: np.random.Generator) -> tuple[int, float]:
@@ -171,7 +178,7 @@ def _draw_above_cut(run: _Running, m: int, upper: np.ndarray, target: int | None
 
 def _draw_tail(run: _Running, m: int, delta: float) -> None:
     """Step 3: below the cut, only those with U_i > 1 - delta can win; draw them in their upper tail."""
-    from scipy.special import betainccinv
+    from scipy.special import betainc, betainccinv
 
     rng, lead = run.rng, run.lead
     others = m - (lead is not None)
@@ -189,7 +196,15 @@ def _draw_tail(run: _Running, m: int, delta: float) -> None:
     if len(picks) == 0:
         return
     a, b = run.params(picks)
-    theta = betainccinv(a, b, delta * rng.random(len(picks)))  # given U > 1 - delta: upper tail delta * V
+    tail = delta * rng.random(len(picks))  # given U > 1 - delta: theta is the point with upper tail delta * V
+    # theta_i > best iff the upper tail at best exceeds tail_i: one incomplete Beta (betainc, several times
+    # cheaper than its inverse) rules out most picks; only those that may win, with a margin for rounding,
+    # are inverted, and the comparison below is the one on every pick, so the result is the same
+    may_win = 1.0 - betainc(a, b, run.best) > tail * (1.0 - TAIL_MARGIN) - TAIL_FLOOR
+    if not may_win.any():
+        return
+    picks, a, b, tail = picks[may_win], a[may_win], b[may_win], tail[may_win]
+    theta = betainccinv(a, b, tail)
     k = int(np.argmax(theta))
     if theta[k] > run.best:
         run.winner, run.best, run.stats.tail_won = int(picks[k]), float(theta[k]), True

@@ -77,6 +77,8 @@ class TreeStats(OwnMeans):
         self.tried: list[int] = []  # bitmask of dev instances done or in flight, per node
         self.derived: dict[object, object] = {}  # caches derived from these numbers (search.bounds), not state
         self._changes: dict[object, list[int]] = {}  # per watcher: nodes added or evaluated since its last drain
+        self._open_nodes: np.ndarray | None = None  # flatnonzero(open_mask[:n]), kept until the open set changes
+        self._frozen: dict[str, np.ndarray] = {}  # the read-only arrays of the last view, kept while n is the same
         self._grow(max(capacity, 1))
 
     def _grow(self, capacity: int) -> None:
@@ -96,10 +98,29 @@ class TreeStats(OwnMeans):
             new[: len(old)] = old
             setattr(self, name, new)
         self._capacity = capacity
+        self._frozen = {}
 
     @property
     def open_nodes(self) -> set[int]:
-        return set(np.flatnonzero(self.open_mask[: self.n]).tolist())
+        return set(self.open_node_ids().tolist())
+
+    def open_node_ids(self) -> np.ndarray:
+        """Valid nodes with a dev instance neither done nor in flight, in id order (read-only).
+
+        Kept from one call to the next until a node opens or closes: at 100k nodes most decisions change
+        no node's openness (a node closes only when its last instance starts), so the O(n) pass that finds
+        them runs once per change instead of once per decision. Code that writes `open_mask` directly
+        (the benchmarks' synthetic trees) must call `open_changed` afterwards."""
+        nodes = self._open_nodes
+        if nodes is None:
+            nodes = np.flatnonzero(self.open_mask[: self.n])
+            nodes.flags.writeable = False
+            self._open_nodes = nodes
+        return nodes
+
+    def open_changed(self) -> None:
+        """Forget the open nodes kept by `open_node_ids` (open_mask was written)."""
+        self._open_nodes = None
 
     # ----- growth ------------------------------------------------------------
     def add_node(self, parent: int | None, valid: bool, feature: float = 0.0) -> int:
@@ -121,6 +142,8 @@ class TreeStats(OwnMeans):
             self.n_valid += 1
             self.open_mask[node] = self.n_instances > 0
         self.n += 1
+        self._open_nodes = None  # n grew: a new open node, and the kept ids cover the old n
+        self._frozen = {}
         for log in self._changes.values():
             log.append(node)
         return node
@@ -138,14 +161,16 @@ class TreeStats(OwnMeans):
         self.n_in_flight[node] += 1
         if self.tried[node] == self._full_mask:
             self.open_mask[node] = False
+            self._open_nodes = None
 
     def abandon_evaluation(self, node: int, instance: int) -> None:
         """An in-flight evaluation that will not finish (lost, cancelled): free the instance again."""
         self.tried[node] &= ~(1 << instance)
         self.in_flight -= 1
         self.n_in_flight[node] -= 1
-        if self.valid[node]:
+        if self.valid[node] and not self.open_mask[node]:
             self.open_mask[node] = True
+            self._open_nodes = None
 
     def finish_evaluation(self, node: int, instance: int, score: float, started: bool = True) -> None:
         """Add a finished dev evaluation to the node and every ancestor."""
@@ -197,16 +222,14 @@ class TreeStats(OwnMeans):
     def view(
         self, pending_expansions: int = 0, budget: int | None = None, can_expand: bool = True, evidence: float = 1.0
     ) -> TreeView:
-        n = self.n
-
-        def frozen(array: np.ndarray) -> np.ndarray:
-            v = array[:n]
-            v = v.view()
-            v.flags.writeable = False
-            return v
-
+        if not self._frozen:  # read-only views of the first n entries, made again only when n or the arrays change
+            for name in (*_FLOAT_FIELDS, *_INT_FIELDS, "valid", "open_mask"):
+                v = getattr(self, name)[: self.n].view()
+                v.flags.writeable = False
+                self._frozen[name] = v
+        frozen = self._frozen.__getitem__
         return TreeView(
-            n=n,
+            n=self.n,
             n_valid=self.n_valid,
             n_instances=self.n_instances,
             evaluations_done=self.evaluations_done,
@@ -214,20 +237,20 @@ class TreeStats(OwnMeans):
             pending_expansions=pending_expansions,
             budget=budget,
             can_expand=can_expand,
-            parent=frozen(self.parent),
-            depth=frozen(self.depth),
-            valid=frozen(self.valid),
-            s=frozen(self.s),
-            f=frozen(self.f),
-            S=frozen(self.S),
-            F=frozen(self.F),
-            n_evals=frozen(self.n_evals),
-            n_clade_evals=frozen(self.n_clade_evals),
-            n_children=frozen(self.n_children),
-            n_valid_children=frozen(self.n_valid_children),
-            open_mask=frozen(self.open_mask),
-            n_in_flight=frozen(self.n_in_flight),
-            feature=frozen(self.feature),
+            parent=frozen("parent"),
+            depth=frozen("depth"),
+            valid=frozen("valid"),
+            s=frozen("s"),
+            f=frozen("f"),
+            S=frozen("S"),
+            F=frozen("F"),
+            n_evals=frozen("n_evals"),
+            n_clade_evals=frozen("n_clade_evals"),
+            n_children=frozen("n_children"),
+            n_valid_children=frozen("n_valid_children"),
+            open_mask=frozen("open_mask"),
+            n_in_flight=frozen("n_in_flight"),
+            feature=frozen("feature"),
             _tree=self,
             evidence=evidence,
         )
@@ -265,7 +288,11 @@ class TreeView(OwnMeans):
 
     @property
     def open_nodes(self) -> np.ndarray:
-        """Valid nodes with a dev instance neither done nor in flight, in id order."""
+        """Valid nodes with a dev instance neither done nor in flight, in id order: the tree's kept array
+        (`TreeStats.open_node_ids`) when this view's open_mask is the tree's own, else one pass over it."""
+        tree = self._tree
+        if self.n == tree.n and self.open_mask.base is tree.open_mask:
+            return tree.open_node_ids()
         return np.flatnonzero(self.open_mask)
 
     def untried(self, node: int) -> list[int]:

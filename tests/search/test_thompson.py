@@ -246,3 +246,29 @@ def test_hgm_with_pruning_is_deterministic_for_a_seed(pruning_everywhere):
 
     assert run(3) == run(3)
     assert run(3) != run(4)
+
+
+def test_tail_picks_are_inverted_only_when_they_may_win(monkeypatch):
+    """Skipping the Beta inverse for tail picks that cannot beat the best draw changes no result: the same
+    seeds give the same (winner, theta) as inverting every pick, with many tail picks and many tail wins."""
+    from search import thompson
+
+    world = np.random.default_rng(11)
+    alpha, beta = 1.0 + world.integers(0, 30, 3000), 1.0 + world.integers(0, 30, 3000)
+    delta = 0.05  # many tail picks (about 150 a draw), so the tail often wins
+    upper = beta_upper_bound(alpha, beta, delta)
+
+    def draws() -> list[tuple[int, float, bool]]:
+        out = []
+        for seed in range(200):
+            stats = PruneStats()
+            winner, theta = thompson_argmax_pruned(
+                alpha, beta, upper, delta, np.random.default_rng(seed), target=64, stats=stats
+            )
+            out.append((winner, theta, stats.tail_won))
+        return out
+
+    skipping = draws()
+    monkeypatch.setattr(thompson, "TAIL_FLOOR", np.inf)  # every pick inverted, as before
+    assert skipping == draws()
+    assert sum(won for *_, won in skipping) >= 10
