@@ -38,6 +38,15 @@ def test_counts_are_range_bounds_sizes_and_names_that_count() -> None:
     assert found == [3, 10, 40, 50, 64, 200]
 
 
+def test_a_size_of_the_answer_is_not_a_count() -> None:
+    # the published circle packings check `n = 26` circles; ShinkaEvolve's spread takes `n=12` points
+    source = (
+        "def construct(n=12, n_circles=26, num_points=5, size=3, count=2, max_iter=30):\n"
+        "    n = 26\n    m = n_circles + num_points + size + count\n    return max_iter + m + n\n"
+    )
+    assert [site.node.value for site in count_sites(workspace(source).stmts)] == [30]
+
+
 def test_step_is_multiplicative_bounded_and_never_the_old_value() -> None:
     assert step(50, 2.0) == 100 and step(50, 0.5) == 25 and step(50, 1.5) == 75 and step(60, 2 / 3) == 40
     assert step(1, 0.5) is None and step(1, 1.5) == 2 and step(2, 2 / 3) == 1
