@@ -3,8 +3,13 @@
 The offline mutator draws its operators by this record
 (`engine.mutators.offline.credited_weights`). A child counts for every
 operator named in its description: once, when it is stored invalid (a miss),
-or at its first finished dev evaluation, a hit when that score beats the
-parent's own mean dev score at that moment (an error scores 0: a miss). A
+or at its first finished dev evaluation, a hit when its status is `ok` and
+its score beats the parent's own mean dev score at that moment. Any other
+status is a miss whatever the score: an error, a timeout, and a failure the
+task's evaluator caught and reported (`failed_in_evaluator`); an error's
+score of 0 would otherwise beat a parent whose mean is below 0. A failure
+costs an operator what a child no better than its parent costs (one more
+try, no success), as in probability matching (Thierens, GECCO 2005). A
 resumed run rebuilds the record by replaying the archive's nodes and
 evaluations in their order, so it reads as it did before the stop.
 """
@@ -41,11 +46,11 @@ class OperatorCredit:
         parent = waiting[0]
         return tree.mean(parent)
 
-    def evaluated(self, node: int, score: float, parent_mean: float | None) -> None:
+    def evaluated(self, node: int, score: float, parent_mean: float | None, ok: bool = True) -> None:
         if parent_mean is None:
             return
         _, ops = self._waiting.pop(node)
-        self._add(ops, better=score > parent_mean)
+        self._add(ops, better=ok and score > parent_mean)
 
     def as_mapping(self) -> dict[str, tuple[float, float]]:
         return {name: (better, tried) for name, (better, tried) in self.counts.items()}

@@ -174,13 +174,19 @@ def child_problem(state: RunState, mutator: Mutator, parent_files: Mapping[str, 
     return state.near_duplicate(files)
 
 
-def _what_it_asked(outcome: Proposal | ExpansionFailed) -> dict[str, str | int]:
+def _what_it_asked(outcome: Proposal | ExpansionFailed) -> dict[str, object]:
     """What the expand event keeps of the expansion: its identity (a resumed run's bookkeeping), what the model
-    was asked for and the nodes its novelty check saw (for a replay to ask the same)."""
+    was asked for and the nodes its novelty check saw (for a replay to ask the same), and the attempts the
+    offline mutator's own check threw away, per operator (`gate_rejected`, when any)."""
     novelty_below = outcome.novelty_below if isinstance(outcome, Proposal) else None
     asked = (("key", outcome.key), ("answer_format", outcome.answer_format), ("novelty_below", novelty_below))
     prompts = (("recommendations", outcome.recommendations_version), ("prompt", outcome.prompt_id))
-    return {name: value for name, value in asked if value} | {n: v for n, v in prompts if v is not None}
+    if isinstance(outcome, Proposal):
+        rejected = dict(outcome.gate_rejected)
+    else:
+        rejected = dict(getattr(outcome.cause, "gate_rejected", None) or {})
+    said = {name: value for name, value in asked if value} | {n: v for n, v in prompts if v is not None}
+    return said | ({"gate_rejected": rejected} if rejected else {})
 
 
 def expand(

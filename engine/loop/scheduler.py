@@ -312,7 +312,7 @@ class Scheduler:
             self._repeat_done(launch.node)
             state.repeat_measured(launch.node, score)
         else:
-            state.record_dev_score(launch.node, launch.instance, score)
+            state.record_dev_score(launch.node, launch.instance, score, ok=outcome.status == "ok")
             self.mutator.child_measured(launch.node)  # e.g. credit the model that wrote it (bandit)
             if launch.node == 0 and outcome.status == "ok":
                 state.seed_metrics[instance.id] = outcome.metrics

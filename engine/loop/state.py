@@ -60,11 +60,12 @@ class RunState:
     def remember_files(self, node: int, files: Mapping[str, str]) -> None:
         self._files[node] = dict(files)
 
-    def record_dev_score(self, node: int, instance: int, score: float, started: bool = True) -> None:
-        """A finished dev evaluation into the tree's sums and the operators' credit."""
+    def record_dev_score(self, node: int, instance: int, score: float, started: bool = True, ok: bool = True) -> None:
+        """A finished dev evaluation into the tree's sums and the operators' credit (`ok`: its status was ok; any
+        other status, an evaluator-caught failure included, is a miss for the operators that made the node)."""
         to_beat = self.credit.before_evaluation(self.tree, node)
         self.tree.finish_evaluation(node, instance, score, started=started)
-        self.credit.evaluated(node, score, to_beat)
+        self.credit.evaluated(node, score, to_beat, ok=ok)
         if self.tree.n_instances == 1:
             self.runs.setdefault(node, []).insert(0, score)  # the first run, whenever its repeats returned
 
@@ -162,7 +163,7 @@ class RunState:
             if ev.split == "dev" and ev.repeat:
                 repeats.append((ev.node_id, ev.score))
             elif ev.split == "dev":
-                state.record_dev_score(ev.node_id, index[ev.instance_id], ev.score, started=False)
+                state.record_dev_score(ev.node_id, index[ev.instance_id], ev.score, started=False, ok=ev.status == "ok")
             if ev.node_id == 0 and ev.status == "ok":
                 state.seed_metrics[ev.instance_id] = ev.metrics
         for node_id, score in repeats:

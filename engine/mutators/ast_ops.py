@@ -7,15 +7,20 @@ changed nothing). Operators (Koza, "Genetic Programming", 1992, ch. 6, for
 point mutation, hoist/shrink and subtree crossover; constant and term
 operators in the style of FunSearch's program edits):
 
-- `const`: perturb a numeric literal: relative step (sign kept), absolute
+- `const`: perturb a numeric literal (not an integer count: those are
+  `count_ops`'s): relative step (sign kept), absolute
   step, sign flip or snap to an integer / zero; only relative steps in
   restricted slots (denominators, log/sqrt arguments);
 - `swap_op`: swap an arithmetic operator (+ - * /, never creating an
-  unguarded division) or a comparison operator;
-- `wrap`: wrap a subexpression in a unary function (`templates.WRAPPERS`);
+  unguarded division, never between operands `kinds` says arithmetic
+  refuses: a string, a tuple, a function, a generator) or a comparison
+  operator;
+- `wrap`: wrap a subexpression in a unary function (`templates.WRAPPERS`),
+  one of a numeric or unknown kind;
 - `insert`: add a new term built from the function's arguments and
   constants to a returned expression (`templates.TERMS`), never to a
-  tuple, list, dict or other display (`(x, y) + 3.0` is a TypeError);
+  tuple, list, dict or other display (`(x, y) + 3.0` is a TypeError), and
+  only from arguments of a numeric or unknown kind (never `rng - f`);
 - `prune`: replace an operation by one of its operands (hoist / shrink),
   which undoes bloat and lets a search drop a term.
 """
@@ -27,6 +32,8 @@ import math
 
 import numpy as np
 
+from engine.mutators.count_ops import count_literals
+from engine.mutators.kinds import Kinds, arithmetic_ok
 from engine.mutators.sites import ELEMENTWISE, Sites, Slot, call_name, number_value
 from engine.mutators.templates import TERMS, WRAPPERS, const, scale
 from engine.mutators.workspace import Workspace, fresh, short
@@ -81,7 +88,8 @@ def _is_boolean(node: ast.AST) -> bool:
 
 
 def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
-    slots = [s for s in sites.slots if number_value(s.node) is not None]
+    counts = count_literals(ws.stmts)  # integer counts are `count`'s: a multiplicative step, never a sign flip
+    slots = [s for s in sites.slots if number_value(s.node) is not None and id(s.node) not in counts]
     if not slots:
         return None
     slot = _pick(rng, slots)
@@ -129,6 +137,9 @@ def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
         new = _pick(rng, [op for op in COMPARE if op is not old])
         node.ops[i] = new()
         return f"swap_op {SYMBOL[old]}->{SYMBOL[new]} in {short(node, 30)}"
+    kinds = ws.kinds()
+    if not (arithmetic_ok(kinds.of(node.left)) and arithmetic_ok(kinds.of(node.right))):
+        return None  # `s * 3` of a string or a tuple is fine; `s + 3` is a TypeError
     old = type(node.op)
     choices: list[type[ast.operator]] = [op for op in (ast.Add, ast.Sub, ast.Mult) if op is not old]
     right = number_value(node.right)
@@ -151,7 +162,8 @@ def _wrappable(ws: Workspace, slot: Slot) -> bool:
 
 
 def op_wrap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
-    slots = [s for s in sites.slots if _wrappable(ws, s)]
+    kinds = ws.kinds()
+    slots = [s for s in sites.slots if _wrappable(ws, s) and arithmetic_ok(kinds.of(s.node))]
     if not slots:
         return None
     slot = _pick(rng, slots)
@@ -182,10 +194,11 @@ def _numeric_result(node: ast.AST) -> bool:
     return not (isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bytes))))
 
 
-def _numeric_params(ws: Workspace, func) -> list[str]:
+def _numeric_params(ws: Workspace, func, kinds: Kinds) -> list[str]:
     """The parameters a term may be built from: not those whose default is a tuple, list, dict, string or None
-    (`bounds=(-5, 5)`: `iterations - bounds` is a TypeError)."""
-    params = ws.params(func)
+    (`bounds=(-5, 5)`: `iterations - bounds` is a TypeError), nor those of a kind arithmetic refuses (a function
+    `f` it calls, a generator `rng`: `rng - f`; `engine.mutators.kinds`)."""
+    params = [p for p in ws.params(func) if arithmetic_ok(kinds.name(p))]
     if func is None:
         return params
     args = [a.arg for a in func.args.posonlyargs + func.args.args]
@@ -194,14 +207,19 @@ def _numeric_params(ws: Workspace, func) -> list[str]:
 
 
 def op_insert(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
-    slots = [s for s in sites.results if _numeric_params(ws, s.func) and _numeric_result(s.node)]
+    kinds = ws.kinds()
+    slots = [
+        s
+        for s in sites.results
+        if _numeric_params(ws, s.func, kinds) and _numeric_result(s.node) and arithmetic_ok(kinds.of(s.node))
+    ]
     if not slots:
         return None
     slot = _pick(rng, slots)
-    params = _numeric_params(ws, slot.func)
-    kinds = sorted(TERM_WEIGHTS)
-    weights = np.array([TERM_WEIGHTS[k] for k in kinds])
-    kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
+    params = _numeric_params(ws, slot.func, kinds)
+    terms = sorted(TERM_WEIGHTS)
+    weights = np.array([TERM_WEIGHTS[k] for k in terms])
+    kind = terms[int(rng.choice(len(terms), p=weights / weights.sum()))]
     x: ast.expr
     y: ast.expr
     if len(params) >= 2:

@@ -43,7 +43,12 @@ import numpy
 
 
 class MutationError(Exception):
-    """The mutator could not make a child; the message is one line saying why."""
+    """The mutator could not make a child; the message is one line saying why. `gate_rejected`: as in
+    `Proposal`, the attempts thrown away before giving up."""
+
+    def __init__(self, *args: object, gate_rejected: Mapping[str, int] | None = None) -> None:
+        super().__init__(*args)
+        self.gate_rejected: dict[str, int] = dict(gate_rejected or {})
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,9 @@ class Proposal:
     trajectory: tuple[dict, ...] = ()  # the steps that made it (a self-edit's), stored with the child
     recommendations_version: int | None = None  # --meta-recommendations: the version its prompt carried (0: none)
     prompt_id: int | None = None  # --evolve-prompts: the prompt it was made with
+    # the offline mutator's attempts its own static check threw away before this child, per operator they
+    # named (kept in the expand event for scripts/bench_operators.py)
+    gate_rejected: Mapping[str, int] = field(default_factory=dict)
 
 
 class ExpansionFailed(Exception):

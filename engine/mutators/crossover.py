@@ -5,7 +5,9 @@ the expressions in the mutable region of their entry file (same slots as the
 child's, restricted ones excluded), with the donor's numpy alias renamed to
 the child's. A graft is only offered where every name it reads exists in the
 child (its module names, the function's parameters and locals), so crossover
-never produces a NameError that `check_child` would have to catch. Internal
+never produces a NameError that `check_child` would have to catch, and only
+where its kind fits the expression it replaces (`kinds.may_replace`: a number
+or an array for a number, never a generator or a function in arithmetic). Internal
 nodes are chosen 90% of the time, as Koza recommends; better donors are
 chosen more often (weight 1 / (rank + 1)).
 """
@@ -19,6 +21,7 @@ import numpy as np
 
 from engine import pyast
 from engine.mutators.base import MutationError
+from engine.mutators.kinds import may_replace
 from engine.mutators.region import find_region
 from engine.mutators.scope import loaded_names, module_bindings, numpy_alias
 from engine.mutators.sites import Sites, collect, number_value
@@ -98,7 +101,13 @@ def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
     slot = targets[int(rng.integers(len(targets)))]
     names = ws.names()
     current = ast.dump(slot.node)
-    usable = [g for g in ws.grafts if g.names <= names and ast.dump(g.node) != current]
+    kinds = ws.kinds()
+    slot_kind = kinds.of(slot.node)
+    usable = [
+        g
+        for g in ws.grafts
+        if g.names <= names and ast.dump(g.node) != current and may_replace(slot_kind, kinds.of(g.node))
+    ]
     if not usable:
         return None
     if any(g.internal for g in usable) and any(not g.internal for g in usable):

@@ -2,8 +2,9 @@
 
 A child is the parent with 1 + Geometric extra operators applied to the
 mutable region of the entry file (see `region`): `const`, `swap_op`, `wrap`,
-`insert`, `prune` (`ast_ops`), `delete`, `swap_stmt` (`stmt_ops`) and
-`crossover` (`crossover`), or else one `numeric` step alone (a self-adaptive
+`insert`, `prune` (`ast_ops`), `delete`, `swap_stmt` (`stmt_ops`),
+`crossover` (`crossover`) and `count` (`count_ops`: a multiplicative step on
+an integer that counts samples, iterations, a population), or else one `numeric` step alone (a self-adaptive
 ES step on every float literal, `numeric`). Operators are drawn by their
 prior weight times their measured rate of children better than their parent
 (`credited_weights`, from the context's `operator_credit`). This is Koza-style tree GP (Koza, "Genetic
@@ -31,6 +32,7 @@ name, e.g. `"const 0.5->0.71; insert diff -0.7 * (bins - item)"`;
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -39,8 +41,10 @@ import numpy as np
 from engine import pyast
 from engine.mutators.ast_ops import op_const, op_insert, op_prune, op_swap, op_wrap
 from engine.mutators.base import MutationContext, MutationError, Proposal, SyncMutator
+from engine.mutators.count_ops import op_count
 from engine.mutators.crossover import donor_grafts, op_crossover
 from engine.mutators.flakes import new_name_problem
+from engine.mutators.kinds import module_kinds
 from engine.mutators.numeric import op_numeric
 from engine.mutators.region import Region, find_region, splice
 from engine.mutators.scope import module_bindings, numpy_alias
@@ -60,6 +64,7 @@ OPERATORS: dict[str, Operator] = {
     "delete": op_delete,
     "swap_stmt": op_swap_stmt,
     "crossover": op_crossover,
+    "count": op_count,
 }
 
 NUMERIC = "numeric"  # the ES step (engine.mutators.numeric): always alone in its child
@@ -74,6 +79,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "delete": 0.03,
     "swap_stmt": 0.03,
     "crossover": 0.15,
+    "count": 0.12,
     NUMERIC: 0.25,
 }
 
@@ -156,14 +162,16 @@ class OfflineMutator(SyncMutator):
         alias, needs_import = _numpy_alias(tree, region)
         grafts = donor_grafts(context.donors, context.entry_file, context.entry_function, alias)
         module_names = frozenset(module_bindings(tree)[0])
+        kinds = module_kinds(tree)
         parent_ws = Workspace.from_region(
-            region, context.entry_function, tuple(context.entry_args), alias, module_names, grafts
+            region, context.entry_function, tuple(context.entry_args), alias, module_names, grafts, kinds
         )
         parent_dump, size_cap = parent_ws.dump(), max(self.max_nodes, parent_ws.size())
         last = "no operator applies"
+        rejected: Counter[str] = Counter()  # per operator, attempts the static check threw away
         for _ in range(self.max_attempts):
             ws = Workspace.from_region(
-                region, context.entry_function, tuple(context.entry_args), alias, module_names, grafts
+                region, context.entry_function, tuple(context.entry_args), alias, module_names, grafts, kinds
             )
             parts = self._apply(ws, rng, context)
             if not parts or ws.dump() == parent_dump:
@@ -178,9 +186,12 @@ class OfflineMutator(SyncMutator):
                 files, context.entry_file, context.entry_function, context.entry_args
             ) or new_name_problem(parent_files, files)
             if reason is None:
-                return Proposal(files, _describe(parts))
+                return Proposal(files, _describe(parts), gate_rejected=dict(rejected))
+            rejected.update(operators_in("; ".join(parts)))
             last = reason
-        raise MutationError(f"no valid child in {self.max_attempts} attempts (last: {last})"[:300])
+        raise MutationError(
+            f"no valid child in {self.max_attempts} attempts (last: {last})"[:300], gate_rejected=dict(rejected)
+        )
 
     def _apply(self, ws: Workspace, rng: np.random.Generator, context: MutationContext) -> list[str]:
         weights = credited_weights(self.weights, context.operator_credit)

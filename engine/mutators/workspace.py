@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from engine import pyast
+from engine.mutators.kinds import Kinds, infer
 from engine.mutators.region import Region
 from engine.mutators.scope import BUILTIN_NAMES, function_bindings, loaded_names
 from engine.mutators.sites import FuncDef, Sites, collect
@@ -37,6 +39,7 @@ class Workspace:
     module_names: frozenset[str]
     grafts: tuple[Graft, ...] = ()
     preamble: frozenset[str] = field(default_factory=frozenset)  # names bound before a marked region
+    module_kinds: Mapping[str, str] = field(default_factory=dict)  # kinds of the module's names (`kinds`)
 
     @classmethod
     def from_region(
@@ -47,6 +50,7 @@ class Workspace:
         np_alias: str,
         module_names: frozenset[str],
         grafts: tuple[Graft, ...],
+        module_kinds: Mapping[str, str] | None = None,
     ) -> Workspace:
         preamble: set[str] = set()
         if region.enclosing is not None:
@@ -63,6 +67,7 @@ class Workspace:
             module_names,
             grafts,
             frozenset(preamble),
+            dict(module_kinds or {}),
         )
 
     def sites(self) -> Sites:
@@ -75,6 +80,10 @@ class Workspace:
         if func.name == self.entry_function:
             return list(self.entry_args)
         return [a.arg for a in func.args.posonlyargs + func.args.args if a.arg not in ("self", "cls")]
+
+    def kinds(self) -> Kinds:
+        """The kinds of the region's names as it reads now (`engine.mutators.kinds`)."""
+        return infer(self.stmts, self.module_kinds, params_of=self.enclosing)
 
     def names(self) -> set[str]:
         """Names a grafted expression may read (a conservative superset; `check_child` has the last word)."""
