@@ -74,7 +74,10 @@ DEFAULT_TASKS = (
     "binpack",
 )
 SANDBOX_FAILURES = frozenset({"error", "timeout", "killed", "bad_output"})
-EVALUATOR_ERROR = re.compile(r"(^|[;\n{,]\s*)['\"]?(error|errors)['\"]?\s*[:=]|correct['\"]?\s*[:=]\s*false", re.I)
+# an `error:`/`errors:` entry whose value is not a number (a metric named "error", as metric_value_sine's, is
+# not a failure), or `correct: false`
+EVALUATOR_ERROR = re.compile(r"(?:^|[;\n{,]\s*)['\"]?errors?['\"]?\s*[:=]\s*([^;\n]*)", re.I)
+INCORRECT = re.compile(r"correct['\"]?\s*[:=]\s*false", re.I)
 DUPLICATE = re.compile(r"(near-)?duplicate of node", re.I)
 
 
@@ -97,7 +100,18 @@ def evaluator_error(status: str, feedback: str | None, stderr: str | None) -> bo
         return True
     if status != "ok":
         return False
-    return bool(EVALUATOR_ERROR.search(feedback or "")) or "Traceback (most recent call last)" in (stderr or "")
+    text = feedback or ""
+    if INCORRECT.search(text) or "Traceback (most recent call last)" in (stderr or ""):
+        return True
+    return any(not _is_number(value) for value in EVALUATOR_ERROR.findall(text))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.strip().rstrip(",}").strip("'\""))
+    except ValueError:
+        return False
+    return True
 
 
 def operator_outcomes(archive_path: Path) -> dict[str, Counter]:
@@ -218,18 +232,50 @@ def task_table(rows: list[tuple[TaskBench, list[tuple[int, dict]]]]) -> list[str
     return lines
 
 
+def summarize_kept(folders: list[Path]) -> int:
+    """The two tables of kept run folders (`<task>-<seed>/<run>/archive.duckdb`), tasks in DEFAULT_TASKS' order."""
+    by_task: dict[str, list[tuple[int, Path]]] = {}
+    for folder in folders:
+        for runs in sorted(folder.iterdir()):
+            name, _, seed_text = runs.name.rpartition("-")
+            archives = list(runs.glob("*/archive.duckdb"))
+            if archives and seed_text.isdigit():
+                by_task.setdefault(name, []).append((int(seed_text), archives[0]))
+    order = sorted(by_task, key=lambda n: DEFAULT_TASKS.index(n) if n in DEFAULT_TASKS else len(DEFAULT_TASKS))
+    totals: dict[str, Counter] = {}
+    per_task = []
+    for name in order:
+        task = resolve(name)[0]
+        results = []
+        for seed, archive in sorted(by_task[name]):
+            results.append((seed, read_run(archive, task)))
+            for op, counts in operator_outcomes(archive).items():
+                totals.setdefault(op, Counter()).update(counts)
+                totals[op]["gate_recorded"] = min(totals[op]["gate_recorded"], 1)
+        per_task.append((task, results))
+    print("\n".join(operator_table(totals)) + "\n")
+    print("\n".join(task_table(per_task)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(DEFAULT_TASKS), help="names or folders")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per task (default 5)")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds K..K+N-1 instead (default 0)")
     parser.add_argument("--budget", type=int, default=60, help="dev evaluations per search (default 60)")
     parser.add_argument("--task-python", help="the Python that runs a task folder's evaluator (its own venv)")
     parser.add_argument("--jobs", type=int, default=1, help="searches at once (default 1; each uses 2 workers)")
     parser.add_argument("--checkout", type=Path, default=REPO, help="the Clade checkout whose engine runs")
     parser.add_argument("--keep", type=Path, help="keep the run folders here (default: a temporary folder, removed)")
+    parser.add_argument(
+        "--read", type=Path, nargs="+", help="run nothing: the tables of the run folders kept in these --keep folders"
+    )
     args = parser.parse_args(argv)
-    if args.seeds < 1 or args.budget < 1 or args.jobs < 1:
-        print("error: --seeds, --budget and --jobs must be 1 or more", file=sys.stderr)
+    if args.read:
+        return summarize_kept(args.read)
+    if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or args.first_seed < 0:
+        print("error: --seeds, --budget and --jobs must be 1 or more, --first-seed 0 or more", file=sys.stderr)
         return 2
     if not (args.checkout / "engine" / "search.py").is_file():
         print(f"error: --checkout {args.checkout} is not a Clade checkout", file=sys.stderr)
@@ -242,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.platform()}, {os.cpu_count()} cpus, load {load}; "
-        f"checkout {args.checkout.resolve()}; budget {args.budget}, seeds 0..{args.seeds - 1}, {args.jobs} at once",
+        f"checkout {args.checkout.resolve()}; budget {args.budget}, seeds {args.first_seed}.."
+        f"{args.first_seed + args.seeds - 1}, {args.jobs} at once",
         flush=True,
     )
     started = time.perf_counter()
@@ -256,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         for task, arg, folder_task in tasks:
             futures = {
                 seed: pool.submit(run_one, args.checkout, task, arg, folder_task, seed, args.budget, args, Path(tmp))
-                for seed in range(args.seeds)
+                for seed in range(args.first_seed, args.first_seed + args.seeds)
             }
             results = []
             for seed, future in futures.items():

@@ -17,7 +17,10 @@ This is a cheap, flow-insensitive inference from the AST alone, never exec:
 - names: the kinds of what is assigned to them (all assignments joined),
   their annotation or default value, a def, class or `from` import is a
   `callable`, an `import` a `module`; how a name is used: called, it is a
-  `callable`; its `.uniform()`/`.normal()`... called, an `rng`;
+  `callable`; its `.uniform()`/`.normal()`... called, an `rng`; looped over
+  or zipped and never itself an operand of arithmetic, a `seq` (a list of
+  training points: `x - train_x` is a TypeError; an array in `bins - item`
+  stays numeric);
 - anything else `unknown`.
 
 Joining two kinds gives the kind when they agree, `array` for a number and an
@@ -321,6 +324,8 @@ def infer(
                 usage.setdefault(func.id, []).append(CALLABLE)
             elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in SAMPLERS:
                 usage.setdefault(func.value.id, []).append(RNG)
+    for name in _iterated(module) - _in_arithmetic(module):
+        usage.setdefault(name, []).append(SEQ)
     kinds = Kinds(dict(outer))
     for _ in range(3):  # later passes see names assigned from names an earlier pass typed
         found: dict[str, list[str]] = {name: list(ks) for name, ks in evidence.items()}
@@ -334,6 +339,31 @@ def infer(
                 names[name] = join_all(ks)
         kinds = Kinds(names, _returns(module, Kinds(names)))
     return kinds
+
+
+def _iterated(module: ast.Module) -> set[str]:
+    """Names looped over (`for a in xs`, a comprehension's `in xs`) or given to zip()/enumerate()/sorted()."""
+    out: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.iter, ast.Name):
+            out.add(node.iter.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("zip", "enumerate", "sorted", "reversed"):
+                out |= {a.id for a in node.args if isinstance(a, ast.Name)}
+    return out
+
+
+def _in_arithmetic(module: ast.Module) -> set[str]:
+    """Names that are an operand of arithmetic themselves (`bins - item`): numbers or arrays, whatever else."""
+    out: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.BinOp):
+            out |= {side.id for side in (node.left, node.right) if isinstance(side, ast.Name)}
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Name):
+            out.add(node.operand.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+    return out
 
 
 def _parameters(arguments: ast.arguments, evidence: dict[str, list[str]]) -> None:

@@ -6,11 +6,12 @@ and still answer: a `combined_score` of 0 with an `error` entry, or
 `failed_in_evaluator` (a failure, score 0), not `ok`. The conventions read
 here, per format:
 
-- OpenEvolve: a non-empty string `error` or `errors` among the metrics (its
-  examples, e.g. function_minimization, return `{"combined_score": 0.0,
-  "error": str(e)}`; a number under `error` is a metric, such as a mean
-  error, and OpenEvolve's own `{"error": 0.0}` for a failed evaluation never
-  reaches a task folder's answer); or an error entry among the artifacts of
+- OpenEvolve: a non-empty string `error` or `errors` among the metrics (the
+  template of its examples/README.md and its examples, e.g.
+  function_minimization, return `{"combined_score": 0.0, "error": str(e)}`;
+  a number under `error` is a metric, such as a mean error, and
+  OpenEvolve's own `{"error": 0.0}` for a failed evaluation never reaches
+  a task folder's answer); or an error entry among the artifacts of
   its `EvaluationResult` (`error`, `error_message`, `error_type`,
   `traceback`, `full_traceback`, `failure_stage`, and the runner's
   `stage2_stderr`/`stage3_stderr` for a cascade stage that raised, as

@@ -212,7 +212,7 @@ def test_openevolve_evaluator_crash_is_an_invalid_answer(tmp_path):
     assert out.status == "bad_output" and "RuntimeError: boom" in out.feedback
 
 
-def test_shinka_incorrect_program_is_invalid_and_private_metrics_are_dropped():
+def test_shinka_incorrect_program_with_a_why_is_failed_in_evaluator_and_private_metrics_are_dropped():
     task = make_task(str(FIXTURES / "shinka_spread"))
     seed = evaluate(task, task.seed_files())
     assert seed.status == "ok" and "closest two points" in seed.feedback

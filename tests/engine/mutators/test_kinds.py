@@ -71,6 +71,19 @@ def test_names_get_their_kind(name: str, kind: str) -> None:
     assert kinds_of(SNIPPET).name(name) == kind
 
 
+def test_a_list_looped_over_is_a_sequence_an_array_in_arithmetic_is_not() -> None:
+    source = (
+        "def predict(train_x, train_y, x, bins):\n"
+        "    n = len(train_x)\n"
+        "    pairs = sum(a * b for a, b in zip(train_x, train_y))\n"
+        "    fits = [b for b in bins]\n"
+        "    return pairs / n + (bins - x).sum()\n"
+    )
+    kinds = kinds_of(source)
+    assert kinds.name("train_x") == SEQ and kinds.name("train_y") == SEQ
+    assert kinds.name("bins") == UNKNOWN and kinds.name("x") == UNKNOWN
+
+
 def test_what_may_replace_what() -> None:
     assert may_replace(NUMBER, ARRAY) and may_replace(ARRAY, NUMBER) and may_replace(NUMBER, UNKNOWN)
     assert not may_replace(NUMBER, RNG) and not may_replace(NUMBER, CALLABLE) and not may_replace(NUMBER, SEQ)
