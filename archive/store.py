@@ -278,21 +278,22 @@ class Archive(
         confirmed any, the dev instance they make, with its provenance; one transaction."""
         with self._transaction(event) as con:
             instance_id = instance[0] if instance else None
-            con.executemany(
-                "INSERT INTO arena_proposals VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        tester_id,
-                        arena_round,
-                        item,
-                        json.dumps(proposal, default=repr),
-                        reason is None,
-                        reason,
-                        instance_id if reason is None else None,
-                    )
-                    for item, proposal, reason in rows
-                ],
-            )
+            if rows:  # a tester may propose nothing in a round: its event is still stored
+                con.executemany(
+                    "INSERT INTO arena_proposals VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            tester_id,
+                            arena_round,
+                            item,
+                            json.dumps(proposal, default=repr),
+                            reason is None,
+                            reason,
+                            instance_id if reason is None else None,
+                        )
+                        for item, proposal, reason in rows
+                    ],
+                )
             if instance is not None:
                 con.execute(
                     "INSERT INTO instances (id, split, data, origin, tester_id, arena_round) "

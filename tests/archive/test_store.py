@@ -185,3 +185,10 @@ def test_llm_calls_are_a_replay_cache(archive):
     assert hit.id == 1 and hit.response == {"text": "hi"} and hit.cost_usd == 0.1
     assert archive.llm_spend() == (0.1, 10, 20, 2)
     assert archive.next_llm_call_id() == 2
+
+
+def test_a_tester_round_with_no_proposal_stores_its_event_and_no_row(archive):
+    # a mutated tester may propose nothing in a round: the round goes on (it raised from DuckDB's executemany)
+    archive.add_arena_proposals(0, 1, [], None, event=("arena_tests", 0, {"arena_round": 1, "proposed": 0}))
+    assert archive.query("SELECT count(*) FROM arena_proposals")[0][0] == 0
+    assert archive.query("SELECT count(*) FROM events WHERE kind = 'arena_tests'")[0][0] == 1

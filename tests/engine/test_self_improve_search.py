@@ -182,7 +182,9 @@ def test_kill_9_during_a_self_improving_search_then_resume(tmp_path):
             proc.kill()
             proc.wait()
         run = only_run(tmp_path / "runs")
-        assert 7 <= read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 14
+        # group commit (archive/group_commit.py): the results of the last 20 ms, at most one per worker here,
+        # may have been shown and not yet committed; the resume measures them again
+        assert 7 - 2 <= read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] < 14
         paid = read(run, "SELECT count(*) FROM llm_calls")[0][0]
         out = run_cli("--resume", str(run), "--quiet")
         assert out.returncode == 0, out.stderr + out.stdout

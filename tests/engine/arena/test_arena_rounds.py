@@ -124,8 +124,14 @@ def test_tournament_replaces_the_worst_of_each_population_every_k_rounds(tmp_pat
         played = ledger.rounds(archive)
         parents = dict(archive.query("SELECT id, parent_id FROM nodes"))
         roles = dict(archive.query("SELECT id, role FROM nodes"))
+        refused = archive.query("SELECT count(*) FROM nodes WHERE status = 'invalid'")[0][0]
     assert len(played) >= 4, played
-    assert [bool(r.get("replaced")) for r in played] == [r["round"] % 2 == 0 for r in played]
+    # replacements happen on every second round only; a round whose children were both refused (a duplicate
+    # of a node, a broken program: the mutator's draw) keeps its members, so each missed round left a refusal
+    replaced_on = [r["round"] for r in played if r.get("replaced")]
+    every_second = [r["round"] for r in played if r["round"] % 2 == 0]
+    assert replaced_on and set(replaced_on) <= set(every_second), played
+    assert len(every_second) - len(replaced_on) <= refused // 2, (played, refused)
     for before, after in zip(played, played[1:]):
         for role, key in (("agent", "agents"), ("tester", "testers")):
             swap = after.get("replaced", {}).get(role)
