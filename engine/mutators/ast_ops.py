@@ -134,7 +134,10 @@ def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
             return None
         i = swappable[int(rng.integers(len(swappable)))]
         old = type(node.ops[i])
-        new = _pick(rng, [op for op in COMPARE if op is not old])
+        options: list[type[ast.cmpop]] = [op for op in COMPARE if op is not old]
+        if id(node) in _keep_the_best_tests(ws.stmts) and old in SAME_WAY:
+            options = [SAME_WAY[old]]  # `value < best` -> `>`: the best is never set (issue 30: 15 % caught)
+        new = _pick(rng, options)
         node.ops[i] = new()
         return f"swap_op {SYMBOL[old]}->{SYMBOL[new]} in {short(node, 30)}"
     kinds = ws.kinds()
@@ -152,6 +155,29 @@ def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None
     new = _pick(rng, choices)
     node.op = new()
     return f"swap_op {SYMBOL[old]}->{SYMBOL[new]} in {short(node, 30)}"
+
+
+SAME_WAY: dict[type[ast.cmpop], type[ast.cmpop]] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+
+
+def _keep_the_best_tests(stmts: list[ast.stmt]) -> set[int]:
+    """ids of the comparisons that guard an update of a compared name (`if value < best: best = value`):
+    the idiom that keeps the best seen. Turned the other way the update never runs and the best stays its
+    start (None, inf), which the evaluator then catches; so such a test only gains or loses its equality."""
+    found: set[int] = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.If, ast.While)) and isinstance(node.test, ast.Compare):
+                compared = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+                written = {
+                    n.id
+                    for child in node.body
+                    for n in ast.walk(child)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                }
+                if compared & written:
+                    found.add(id(node.test))
+    return found
 
 
 def _wrappable(ws: Workspace, slot: Slot) -> bool:

@@ -60,13 +60,28 @@ def _orphans(ws: Workspace, body: Body, i: int) -> bool:
         body.stmts.insert(i, stmt)
 
 
+def _read_first_after(ws: Workspace, body: Body, i: int) -> bool:
+    """Deleting body.stmts[i] would make a later statement of the same block read a name it wrote before
+    anything binds it (`best = f(x0)` deleted, then `best` read on the next line): pyflakes' undefined name,
+    which the gate refuses, so the attempt is wasted (issue 30 measured `delete` refused in 72 % of tries)."""
+    written = _writes(body.stmts[i])
+    if not written:
+        return False
+    bound = _bound_before(ws, body, i)
+    for stmt in body.stmts[i + 1 :]:
+        if (written & loaded_names(stmt)) - bound:
+            return True
+        bound |= _writes(stmt)
+    return False
+
+
 def op_delete(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
     options = [
         (body, i)
         for body in sites.bodies
         if len(body.stmts) - body.start >= 2
         for i in range(body.start, len(body.stmts))
-        if _movable(body.stmts[i]) and not _orphans(ws, body, i)
+        if _movable(body.stmts[i]) and not _orphans(ws, body, i) and not _read_first_after(ws, body, i)
     ]
     if not options:
         return None

@@ -50,3 +50,24 @@ def test_insert_builds_terms_from_numeric_defaults() -> None:
         if op_insert(ws, ws.sites(), np.random.default_rng(seed)) is not None:
             seen |= {n.id for n in ast.walk(ws.stmts[0].body[-1]) if isinstance(n, ast.Name)}
     assert {"x", "scale"} <= seen and "label" not in seen
+
+
+def test_a_keep_the_best_test_keeps_its_direction() -> None:
+    # `if value < best_value:` turned to `>` never updates the best: its start (None) reaches the evaluator
+    from engine.mutators.ast_ops import op_swap
+
+    source = (
+        "def search(f, n=20):\n    best_x, best_value = None, float('inf')\n    for k in range(n):\n"
+        "        value = f(k)\n        if value < best_value:\n            best_x, best_value = k, value\n"
+        "    scale = 1 if n > 3 else 2\n    return best_x * scale\n"
+    )
+    guard, other = set(), set()
+    for seed in range(200):
+        ws = Workspace(ast.parse(source).body, None, "search", ("f", "n"), "np", frozenset({"np"}))
+        line = op_swap(ws, ws.sites(), np.random.default_rng(seed))
+        if line is None or not line.startswith("swap_op"):
+            continue
+        change = line.split(" in ")[0].removeprefix("swap_op ")
+        (guard if "value" in line else other).add(change)
+    assert guard == {"<-><="}, guard  # the guard only gains its equality
+    assert {">-><", ">->=="} & other, other  # a comparison that guards no update may still turn

@@ -64,3 +64,29 @@ def test_delete_never_removes_the_only_binding_of_a_name_still_read() -> None:
             deleted.add(said.split("`")[1].split(" =")[0].split("[")[0])
             assert "pts = np.zeros" in ast.unparse(ws.stmts[0])
     assert "extra" in deleted  # a binding nothing reads may still go
+
+
+def test_delete_never_leaves_a_later_line_reading_a_name_before_its_binding() -> None:
+    # OpenEvolve's function_minimization shape: `best_x` is bound again in the loop, but the line after its
+    # first binding reads it; deleting that binding is pyflakes' undefined name (the gate's refusal)
+    from engine.mutators.stmt_ops import op_delete
+
+    source = (
+        "def search(iterations=40):\n    best_x = np.random.uniform(-1, 1)\n    best_value = f(best_x)\n"
+        "    scale = 2.0\n    for _ in range(iterations):\n        x = best_x + np.random.normal()\n"
+        "        if f(x) < best_value:\n            best_x, best_value = x, f(x)\n    return best_x\n\n\n"
+        "def f(x):\n    return x * x\n"
+    )
+    tree = ast.parse(source)
+    deleted = set()
+    for seed in range(80):
+        stmts = ast.parse(source).body
+        ws = Workspace(stmts[:1], None, "search", (), "np", frozenset(module_bindings(tree)[0]))
+        said = op_delete(ws, ws.sites(), np.random.default_rng(seed))
+        if said is not None:
+            deleted.add(said.split("`")[1].split(" =")[0])
+            scope: dict = {"np": np}
+            child = ast.Module([*ws.stmts, *ast.parse(source).body[1:]], [])
+            exec(compile(ast.fix_missing_locations(child), "child", "exec"), scope)
+            scope["search"](3)  # a NameError or UnboundLocalError here is the bug
+    assert "best_x" not in deleted and "best_value" not in deleted and "scale" in deleted
