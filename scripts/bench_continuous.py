@@ -44,7 +44,6 @@ import dataclasses
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -57,7 +56,7 @@ if str(REPO) not in sys.path:  # `python scripts/bench_continuous.py` puts scrip
     sys.path.insert(0, str(REPO))
 
 from scripts.bench_tasks import TASKS as BUILTIN  # noqa: E402
-from scripts.bench_tasks import TaskBench, interval, read_run
+from scripts.bench_tasks import TaskBench, interval, read_run, searched
 
 FIXTURES = REPO / "tests" / "fixtures" / "tasks"
 FOLDERS = ("metric_value_sine", "openevolve_minimize", "public_private_regression", "shinka_spread")
@@ -100,38 +99,8 @@ def read_extra(archive: Path) -> dict:
 
 
 def run_search(task: TaskBench, arg: str, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
-    runs = folder / f"{task.name}-{policy}-{seed}"
-    command = [
-        sys.executable,
-        "-m",
-        "engine.search",
-        "--task",
-        arg,
-        "--policy",
-        policy,
-        "--seed",
-        str(seed),
-        "--budget",
-        str(budget),
-        "--run-dir",
-        str(runs),
-        "--quiet",
-    ]
-    start = time.perf_counter()
-    out = subprocess.run(
-        command,
-        check=False,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"),
-    )
-    wall = time.perf_counter() - start
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"{shlex.join(command[1:])} exited {out.returncode}: {last}")
-    (run,) = list(runs.iterdir())
-    archive = run / "archive.duckdb"
+    options = ["--task", arg, "--policy", policy, "--seed", str(seed), "--budget", str(budget)]
+    archive, wall = searched(options, folder / f"{task.name}-{policy}-{seed}")
     return {**read_run(archive, task), **read_extra(archive)}, wall
 
 

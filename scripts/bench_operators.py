@@ -46,8 +46,6 @@ import argparse
 import os
 import platform
 import re
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -61,7 +59,7 @@ if str(REPO) not in sys.path:  # `python scripts/bench_operators.py` puts script
     sys.path.insert(0, str(REPO))
 
 from scripts.bench_tasks import TASKS as BUILTIN  # noqa: E402
-from scripts.bench_tasks import TaskBench, read_run  # noqa: E402
+from scripts.bench_tasks import TaskBench, read_run, searched  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "tasks"
 DEFAULT_TASKS = (
@@ -162,20 +160,10 @@ def operator_outcomes(archive_path: Path) -> dict[str, Counter]:
 
 
 def run_one(checkout: Path, task: TaskBench, arg: str, folder_task: bool, seed: int, budget: int, args, tmp: Path):
-    runs = tmp / f"{task.name}-{seed}"
-    command = [sys.executable, "-m", "engine.search", "--task", arg, "--seed", str(seed), "--budget", str(budget)]
-    command += ["--run-dir", str(runs), "--quiet"]
+    options = ["--task", arg, "--seed", str(seed), "--budget", str(budget)]
     if folder_task and args.task_python:
-        command += ["--task-python", args.task_python]
-    start = time.perf_counter()
-    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
-    out = subprocess.run(command, check=False, cwd=checkout, capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - start
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"{shlex.join(command[1:])} exited {out.returncode}: {last}")
-    (run,) = list(runs.iterdir())
-    archive = run / "archive.duckdb"
+        options += ["--task-python", args.task_python]
+    archive, wall = searched(options, tmp / f"{task.name}-{seed}", cwd=checkout)
     return read_run(archive, task), operator_outcomes(archive), wall
 
 

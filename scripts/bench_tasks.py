@@ -85,39 +85,25 @@ def read_run(archive: Path, task: TaskBench) -> dict:
     return {"final_node": int(final), "nodes": int(nodes), **figures}
 
 
-def run_search(task: TaskBench, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
-    runs = folder / f"{task.name}-{policy}-{seed}"
-    command = [
-        sys.executable,
-        "-m",
-        "engine.search",
-        "--task",
-        task.name,
-        "--policy",
-        policy,
-        "--seed",
-        str(seed),
-        "--budget",
-        str(budget),
-        "--run-dir",
-        str(runs),
-        "--quiet",
-    ]
+def searched(options: list[str], runs: Path, cwd: Path = REPO) -> tuple[Path, float]:
+    """Run `python -m engine.search OPTIONS --run-dir RUNS --quiet` (the engine of the checkout `cwd`): the
+    run's archive and the search's wall seconds; a failed search raises with its last line of stderr."""
+    command = [sys.executable, "-m", "engine.search", *options, "--run-dir", str(runs), "--quiet"]
     start = time.perf_counter()
-    out = subprocess.run(
-        command,
-        check=False,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"),
-    )
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    out = subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"{shlex.join(command[1:])} exited {out.returncode}: {last}")
     (run,) = list(runs.iterdir())
-    return read_run(run / "archive.duckdb", task), wall
+    return run / "archive.duckdb", wall
+
+
+def run_search(task: TaskBench, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
+    options = ["--task", task.name, "--policy", policy, "--seed", str(seed), "--budget", str(budget)]
+    archive, wall = searched(options, folder / f"{task.name}-{policy}-{seed}")
+    return read_run(archive, task), wall
 
 
 def interval(values: list[float]) -> tuple[float, float]:
