@@ -208,8 +208,7 @@ def quality(args, command: str) -> int:
         for w in args.workers
         for s in range(args.seeds)
     ]
-    print(f"Quality at any worker count on simulated landscapes ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
-    print(f"  command: {command}")
+    header("Quality at any worker count on simulated landscapes", command)
     print(
         f"  settings: policies {' '.join(args.policies)}; families {' '.join(args.families)}; budgets "
         f"{' '.join(map(str, args.budgets))}; W {' '.join(map(str, args.workers))}; {args.seeds} seeds; "
@@ -302,17 +301,29 @@ def busy_share(archive: Path, workers: int) -> dict:
     return bench_sandbox.analyse(evals, events, workers)
 
 
+def header(title: str, command: str, with_machine: bool = False) -> None:
+    """The first lines of each mode's output: what, when, the command (and the machine, for real searches)."""
+    print(f"{title} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+    print(f"  command: {command}")
+    if with_machine:
+        print(f"  machine: {machine()}", flush=True)
+
+
+def padded_agent_file(folder: Path, sleep: float) -> Path:
+    """binpack's seed agent sleeping `sleep` s at import, written as folder/agent.py."""
+    agent = folder / "agent.py"
+    agent.write_text(padded_agent(sleep))
+    return agent
+
+
 def busy(args, command: str) -> int:
     import tempfile
 
     w, sleep, budget = args.busy_workers, args.sleep if args.sleep is not None else BUSY_SLEEP, args.busy_budget
-    print(f"Busy share of a real search ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
-    print(f"  command: {command}")
-    print(f"  machine: {machine()}", flush=True)
+    header("Busy share of a real search", command, with_machine=True)
     with tempfile.TemporaryDirectory(prefix="bench_workers_") as tmp:
         folder = Path(tmp)
-        agent = folder / "agent.py"
-        agent.write_text(padded_agent(sleep))
+        agent = padded_agent_file(folder, sleep)
         instances = tiny_instances(folder / "instances.json", BUSY_DEV, 4)
         options = [
             "--task", "binpack", "--workers", str(w), "--budget", str(budget), "--sandbox", args.sandbox,
@@ -371,13 +382,10 @@ def binpack(args, command: str) -> int:
     import bench_tasks
 
     sleep = args.sleep if args.sleep is not None else 1.0
-    print(f"Binpack with padded evaluations ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
-    print(f"  command: {command}")
-    print(f"  machine: {machine()}", flush=True)
+    header("Binpack with padded evaluations", command, with_machine=True)
     with tempfile.TemporaryDirectory(prefix="bench_workers_") as tmp:
         folder = Path(tmp)
-        agent = folder / "agent.py"
-        agent.write_text(padded_agent(sleep))
+        agent = padded_agent_file(folder, sleep)
 
         def one(w_seed: tuple[int, int]) -> tuple[int, int, dict, float, dict]:
             w, seed = w_seed
