@@ -19,8 +19,9 @@ Per operator (a child counts for every operator its description names,
 - made: children stored (valid or invalid) that name it;
 - gate: attempts the mutator itself threw away because the child failed its
   static check (`check_child` and the pyflakes gate), counted per operator in
-  the expand event's `gate_rejected` (absent in a checkout that did not record
-  them: shown as n/a and left out of the shares);
+  the expand event's `gate_rejected` (a checkout that does not record them:
+  shown as n/a and left out of the shares; with `--read`, known only for an
+  operator some event names);
 - duplicate: children stored invalid as a duplicate or near-duplicate of an
   existing node (a wasted child, not a broken program: shown apart, not in
   failing);
@@ -183,14 +184,22 @@ def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
 
-def operator_table(totals: dict[str, Counter]) -> list[str]:
+def records_gate(checkout: Path) -> bool:
+    """Does the checkout's engine record the gate's refusals (an expand event without them then means none)?"""
+    expansion = checkout / "engine" / "loop" / "expansion.py"
+    return expansion.is_file() and "gate_rejected" in expansion.read_text()
+
+
+def operator_table(totals: dict[str, Counter], gate_recorded: bool = False) -> list[str]:
+    """One row per operator; `gate_recorded`: the engine recorded the gate's refusals even where an archive
+    has none (else an operator's gate column is known only when some event of it names the operator)."""
     lines = [
         "| operator | made | gate | sandbox | evaluator | failing | duplicate |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for op in sorted(totals, key=lambda o: -totals[o]["made"]):
         c = totals[op]
-        recorded = bool(c["gate_recorded"])
+        recorded = gate_recorded or bool(c["gate_recorded"])
         attempts = c["made"] + (c["gate"] if recorded else 0)
         failing = c["sandbox"] + c["evaluator"] + (c["gate"] if recorded else 0)
         gate = percent(c["gate"], attempts) if recorded else "n/a"
@@ -311,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
             per_task.append((task, results))
-    print("\n" + "\n".join(operator_table(totals)) + "\n")
+    print("\n" + "\n".join(operator_table(totals, records_gate(args.checkout))) + "\n")
     print("\n".join(task_table(per_task)) + "\n")
     print(f"{len(tasks) * args.seeds} searches in {(time.perf_counter() - started) / 60:.1f} min.")
     return 0

@@ -4,8 +4,9 @@ Donors are other valid nodes of the archive, best first. Their material is
 the expressions in the mutable region of their entry file (same slots as the
 child's, restricted ones excluded), with the donor's numpy alias renamed to
 the child's. A graft is only offered where every name it reads exists in the
-child (its module names, the function's parameters and locals), so crossover
-never produces a NameError that `check_child` would have to catch, and only
+child where it is read (its module names, the function's parameters, and the
+locals bound above it in reading order: `reading_order`), so crossover never
+produces a NameError that the gate would have to catch, and only
 where its kind fits the expression it replaces (`kinds.may_replace`: a number
 or an array for a number, never a generator or a function in arithmetic). Internal
 nodes are chosen 90% of the time, as Koza recommends; better donors are
@@ -22,9 +23,10 @@ import numpy as np
 from engine import pyast
 from engine.mutators.base import MutationError
 from engine.mutators.kinds import may_replace
+from engine.mutators.reading_order import bound_before
 from engine.mutators.region import find_region
-from engine.mutators.scope import loaded_names, module_bindings, numpy_alias
-from engine.mutators.sites import Sites, collect, number_value
+from engine.mutators.scope import BUILTIN_NAMES, function_bindings, loaded_names, module_bindings, numpy_alias
+from engine.mutators.sites import Sites, Slot, collect, number_value
 from engine.mutators.workspace import Graft, Workspace, fresh, short
 
 MAX_GRAFT_NODES = 60
@@ -99,7 +101,7 @@ def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
     if not targets:
         return None
     slot = targets[int(rng.integers(len(targets)))]
-    names = ws.names()
+    names = _readable(ws, slot)
     current = ast.dump(slot.node)
     kinds = ws.kinds()
     slot_kind = kinds.of(slot.node)
@@ -118,3 +120,37 @@ def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
     old = slot.node
     slot.replace(fresh(graft.node))
     return f"crossover {short(old, 25)} <- {short(graft.node, 35)} (donor {graft.rank})"
+
+
+def _readable(ws: Workspace, slot: Slot) -> set[str]:
+    """The names a graft may read at the slot: the module's, the builtins, numpy, the slot's function's
+    parameters and the locals bound above it in reading order, and what the defs around it bind (a nested
+    def runs once they are done). Not another function's locals, nor a local bound further down: pyflakes'
+    undefined names."""
+    func = slot.func
+    if func is None:
+        return ws.names()
+    before = bound_before(ws.stmts if func is ws.enclosing else func.body, slot.node)
+    if before is None:
+        return ws.names()
+    # a name the function assigns is local to it whatever the module binds: read before that, it is unbound
+    scope = ws.live(func)
+    declared = {n for node in ast.walk(scope) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    names = set(ws.module_names) - (function_bindings(scope) - declared) | BUILTIN_NAMES | {ws.np_alias}
+    names |= before | _params(func)
+    if ws.enclosing is not None:
+        names |= set(ws.preamble)
+        if func is not ws.enclosing:
+            names |= module_bindings(ast.Module(body=[*ws.stmts, *ws.postamble], type_ignores=[]))[0]
+    for outer in ast.walk(ast.Module(body=ws.stmts, type_ignores=[])):
+        if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)) and outer is not func and _holds(outer, func):
+            names |= module_bindings(ast.Module(body=outer.body, type_ignores=[]))[0] | _params(outer)
+    return names
+
+
+def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    return {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
+
+
+def _holds(node: ast.AST, inner: ast.AST) -> bool:
+    return any(n is inner for n in ast.walk(node))

@@ -32,6 +32,8 @@ name, e.g. `"const 0.5->0.71; insert diff -0.7 * (bins - item)"`;
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -168,23 +170,31 @@ class OfflineMutator(SyncMutator):
         )
         parent_dump, size_cap = parent_ws.dump(), max(self.max_nodes, parent_ws.size())
         last = "no operator applies"
-        rejected: Counter[str] = Counter()  # per operator, attempts the static check threw away
+        rejected: Counter[str] = Counter()  # per operator, tries the static check threw away
+
+        def child_of(ws: Workspace) -> tuple[dict[str, str], str | None]:
+            """The child's files and why the static check refuses them (None: it does not)."""
+            files = dict(parent_files)
+            # on a copy: writing may insert the numpy import into the workspace's def
+            written = dataclasses.replace(ws, stmts=copy.deepcopy(ws.stmts))
+            files[context.entry_file] = _write(source, region, written, alias, needs_import)
+            reason = check_child(
+                files, context.entry_file, context.entry_function, context.entry_args
+            ) or new_name_problem(parent_files, files)
+            return files, reason
+
         for _ in range(self.max_attempts):
             ws = Workspace.from_region(
                 region, context.entry_function, tuple(context.entry_args), alias, module_names, grafts, kinds
             )
-            parts = self._apply(ws, rng, context)
+            parts = self._apply(ws, rng, context, lambda w: child_of(w)[1], rejected)
             if not parts or ws.dump() == parent_dump:
                 last = "no operator changed the code"
                 continue
             if ws.size() > size_cap:
                 last = f"child over {size_cap} AST nodes"
                 continue
-            files = dict(parent_files)
-            files[context.entry_file] = _write(source, region, ws, alias, needs_import)
-            reason = check_child(
-                files, context.entry_file, context.entry_function, context.entry_args
-            ) or new_name_problem(parent_files, files)
+            files, reason = child_of(ws)
             if reason is None:
                 return Proposal(files, _describe(parts), gate_rejected=dict(rejected))
             rejected.update(operators_in("; ".join(parts)))
@@ -193,7 +203,19 @@ class OfflineMutator(SyncMutator):
             f"no valid child in {self.max_attempts} attempts (last: {last})"[:300], gate_rejected=dict(rejected)
         )
 
-    def _apply(self, ws: Workspace, rng: np.random.Generator, context: MutationContext) -> list[str]:
+    def _apply(
+        self,
+        ws: Workspace,
+        rng: np.random.Generator,
+        context: MutationContext,
+        refused: Callable[[Workspace], str | None],
+        rejected: Counter[str],
+    ) -> list[str]:
+        """Apply 1 + k operators to `ws`; the description of each. In a child of several operators, each
+        step is checked as it is made (`refused`): one that breaks the program is undone and charged alone
+        in `rejected`, and another operator is drawn for its step, so the others' work is kept and the
+        gate's refusals are counted against the operator that caused them. A lone operator is checked by
+        the caller."""
         weights = credited_weights(self.weights, context.operator_credit)
         n_ops = min(self.max_ops, int(rng.geometric(1.0 - self.p_more)))
         parts: list[str] = []
@@ -208,7 +230,12 @@ class OfflineMutator(SyncMutator):
                     if part is not None:
                         return [part]
                 else:
+                    before = copy.deepcopy(ws.stmts) if n_ops > 1 else None
                     part = OPERATORS[name](ws, sites, rng)
+                    if part is not None and before is not None and refused(ws) is not None:
+                        ws.stmts[:] = before
+                        rejected[name] += 1
+                        sites, part = ws.sites(), None
                     if part is not None:
                         parts.append(part)
                         break

@@ -46,7 +46,8 @@ def _writes(stmt: ast.stmt) -> set[str]:
 def _orphans(ws: Workspace, body: Body, i: int) -> bool:
     """Deleting body.stmts[i] would leave a name its function still reads bound nowhere in the function: the
     read then falls through to a module name bound only under `if __name__ == "__main__":` (which pyflakes
-    accepts), a NameError when the evaluator imports the program."""
+    accepts), a NameError when the evaluator imports the program, or is pyflakes' undefined name (the code
+    after a marked region reading what the region computed: `x = ...` deleted, `return f(x)` after the block)."""
     if body.func is None:
         return False
     written = _writes(body.stmts[i])
@@ -54,8 +55,9 @@ def _orphans(ws: Workspace, body: Body, i: int) -> bool:
         return False
     stmt = body.stmts.pop(i)
     try:
-        bound = function_bindings(body.func) | set(ws.preamble) | set(ws.params(body.func))
-        return bool((written & loaded_names(body.func)) - bound)
+        scope = ws.live(body.func)  # after the pop: a marked region's scope is a new list of the statements
+        bound = function_bindings(scope) | set(ws.preamble) | set(ws.params(body.func))
+        return bool((written & loaded_names(scope)) - bound)
     finally:
         body.stmts.insert(i, stmt)
 

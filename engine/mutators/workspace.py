@@ -40,6 +40,7 @@ class Workspace:
     grafts: tuple[Graft, ...] = ()
     preamble: frozenset[str] = field(default_factory=frozenset)  # names bound before a marked region
     module_kinds: Mapping[str, str] = field(default_factory=dict)  # kinds of the module's names (`kinds`)
+    postamble: tuple[ast.stmt, ...] = ()  # the enclosing def's statements after a marked region (read only)
 
     @classmethod
     def from_region(
@@ -53,11 +54,14 @@ class Workspace:
         module_kinds: Mapping[str, str] | None = None,
     ) -> Workspace:
         preamble: set[str] = set()
+        postamble: list[ast.stmt] = []
         if region.enclosing is not None:
             preamble.update(a.arg for a in ast.walk(region.enclosing.args) if isinstance(a, ast.arg))
             for stmt in region.enclosing.body:
                 if (stmt.end_lineno or stmt.lineno) < region.first_line:
                     preamble |= function_bindings(ast.Module(body=[stmt], type_ignores=[]))
+                elif stmt.lineno > region.last_line:
+                    postamble.append(stmt)
         return cls(
             copy.deepcopy(list(region.stmts)),
             region.enclosing,
@@ -68,6 +72,7 @@ class Workspace:
             grafts,
             frozenset(preamble),
             dict(module_kinds or {}),
+            tuple(postamble),
         )
 
     def sites(self) -> Sites:
@@ -80,6 +85,13 @@ class Workspace:
         if func.name == self.entry_function:
             return list(self.entry_args)
         return [a.arg for a in func.args.posonlyargs + func.args.args if a.arg not in ("self", "cls")]
+
+    def live(self, func: FuncDef) -> ast.AST:
+        """`func`'s code as the child will have it: the def around a marked region is the parent's node, so
+        its region is read from the workspace's copies (its earlier statements are in `preamble`)."""
+        if func is self.enclosing:
+            return ast.Module(body=[*self.stmts, *self.postamble], type_ignores=[])
+        return func
 
     def kinds(self) -> Kinds:
         """The kinds of the region's names as it reads now (`engine.mutators.kinds`)."""

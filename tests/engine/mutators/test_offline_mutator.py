@@ -181,3 +181,31 @@ def test_odd_donors_are_ignored() -> None:
     for _ in range(20):
         p = OfflineMutator().propose({"agent.py": SEED}, MutationContext(*ENTRY, donors=donors), rng)
         assert check_child(p.files, *ENTRY) is None
+
+
+def test_a_step_that_breaks_the_program_is_undone_and_charged_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a child of several operators, the one whose step fails the gate is undone and counted, the others
+    kept: a try is no longer thrown away whole, nor charged to operators that did nothing wrong."""
+    from engine.mutators import offline
+
+    def breaks(ws, sites, rng):  # an operator that always leaves a read of an unbound name
+        ws.stmts.insert(0, ast.parse("bins = bins + never_bound").body[0])
+        return "delete bins = bins + never_bound"
+
+    monkeypatch.setitem(offline.OPERATORS, "delete", breaks)
+    mutator = OfflineMutator(max_ops=4, p_more=0.9, weights={"delete": 1.0, "const": 1.0})
+    tuned = BEST_FIT.replace("return -(bins - item)", "return -(bins - item) * 0.5 + 1.5")
+    rng = np.random.default_rng(3)
+    charged: Counter[str] = Counter()
+    children = 0
+    for _ in range(40):
+        try:
+            proposal = mutator.propose({"agent.py": tuned}, CONTEXT, rng)
+        except MutationError as exc:
+            charged.update(exc.gate_rejected)
+            continue
+        children += 1
+        charged.update(proposal.gate_rejected)
+        assert "never_bound" not in proposal.files["agent.py"]
+        assert operators_in(proposal.description) and set(operators_in(proposal.description)) == {"const"}
+    assert children >= 30 and set(charged) == {"delete"} and charged["delete"] >= 20

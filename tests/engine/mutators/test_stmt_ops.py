@@ -90,3 +90,25 @@ def test_delete_never_leaves_a_later_line_reading_a_name_before_its_binding() ->
             exec(compile(ast.fix_missing_locations(child), "child", "exec"), scope)
             scope["search"](3)  # a NameError or UnboundLocalError here is the bug
     assert "best_x" not in deleted and "best_value" not in deleted and "scale" in deleted
+
+
+def test_delete_keeps_what_the_code_after_a_marked_region_reads() -> None:
+    # circle packing's seed: `return max_radii(np.stack([x, y]))` follows the EVOLVE-BLOCK; deleting `x = ...`
+    # was refused by the gate in every try (the def around a marked region is the parent's node, so the
+    # deletion looked harmless there)
+    from engine.mutators.region import find_region
+    from engine.mutators.stmt_ops import op_delete
+
+    source = (
+        "import numpy as np\n\n\ndef construct():\n    # EVOLVE-BLOCK-START\n    k = np.arange(6)\n"
+        "    spare = 2.0\n    x = k / 6.0\n    y = k / 7.0\n    # EVOLVE-BLOCK-END\n    return np.stack([x, y])\n"
+    )
+    deleted = set()
+    for seed in range(60):
+        tree = ast.parse(source)
+        region = find_region(source, tree, "construct")
+        ws = Workspace.from_region(region, "construct", (), "np", frozenset(module_bindings(tree)[0]), ())
+        said = op_delete(ws, ws.sites(), np.random.default_rng(seed))
+        if said is not None:
+            deleted.add(said.split("`")[1].split(" =")[0])
+    assert deleted == {"spare"}
