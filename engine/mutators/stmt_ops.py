@@ -62,6 +62,46 @@ def _orphans(ws: Workspace, body: Body, i: int) -> bool:
         body.stmts.insert(i, stmt)
 
 
+def _leaves_a_placeholder(ws: Workspace, body: Body, i: int) -> bool:
+    """Deleting body.stmts[i] would leave a name the function still reads bound only to None: a random
+    search's `best_x = None` before the loop whose `best_x = x` the deletion takes (the loop or its `if`).
+    The child then returns None where the evaluator wants a number (issue 30: every delete of that shape
+    failed in OpenEvolve's evaluator, `float() argument must be ... not 'NoneType'`)."""
+    if body.func is None:
+        return False
+    written = _writes(body.stmts[i])
+    if not written:
+        return False
+    stmt = body.stmts.pop(i)
+    try:
+        scope = ws.live(body.func)
+        read = loaded_names(scope)
+        return any(_only_none(scope, name) for name in written & read)
+    finally:
+        body.stmts.insert(i, stmt)
+
+
+def _only_none(scope: ast.AST, name: str) -> bool:
+    """Is every binding of `name` in `scope` an assignment of the constant None (and is there one)?"""
+    stores = sum(
+        1 for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+    )
+    nones = 0
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            pairs = [(target, node.value)]
+            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)):
+                pairs = list(zip(target.elts, node.value.elts, strict=False))
+            nones += sum(
+                1
+                for t, v in pairs
+                if isinstance(t, ast.Name) and t.id == name and isinstance(v, ast.Constant) and v.value is None
+            )
+    return stores > 0 and nones == stores
+
+
 def _read_first_after(ws: Workspace, body: Body, i: int) -> bool:
     """Deleting body.stmts[i] would make a later statement of the same block read a name it wrote before
     anything binds it (`best = f(x0)` deleted, then `best` read on the next line): pyflakes' undefined name,
@@ -83,7 +123,10 @@ def op_delete(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | No
         for body in sites.bodies
         if len(body.stmts) - body.start >= 2
         for i in range(body.start, len(body.stmts))
-        if _movable(body.stmts[i]) and not _orphans(ws, body, i) and not _read_first_after(ws, body, i)
+        if _movable(body.stmts[i])
+        and not _orphans(ws, body, i)
+        and not _read_first_after(ws, body, i)
+        and not _leaves_a_placeholder(ws, body, i)
     ]
     if not options:
         return None

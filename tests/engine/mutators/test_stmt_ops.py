@@ -112,3 +112,28 @@ def test_delete_keeps_what_the_code_after_a_marked_region_reads() -> None:
         if said is not None:
             deleted.add(said.split("`")[1].split(" =")[0])
     assert deleted == {"spare"}
+
+
+def test_delete_never_leaves_the_returned_best_bound_only_to_none() -> None:
+    # the issue's random search: deleting the loop, or the `if` that keeps the best, returns (None, None, inf);
+    # OpenEvolve's evaluator then fails on float(None): every such delete failed in issue 30's table
+    from engine.mutators.stmt_ops import op_delete
+
+    source = (
+        "def random_search(f, seed=0):\n    rng = np.random.default_rng(seed)\n    spare = 3\n"
+        "    best_x, best_value = None, np.inf\n    for _ in range(50):\n        x = rng.uniform(-5.0, 5.0)\n"
+        "        value = f(x)\n        if value < best_value:\n            best_x, best_value = x, value\n"
+        "    return best_x, best_value\n"
+    )
+    tree = ast.parse(source)
+    deleted = set()
+    for seed in range(80):
+        stmts = ast.parse(source).body
+        ws = Workspace(stmts[:1], None, "random_search", ("f",), "np", frozenset(module_bindings(tree)[0]))
+        said = op_delete(ws, ws.sites(), np.random.default_rng(seed))
+        if said is not None:
+            deleted.add(said.split("`")[1].split(" ")[0])
+            scope: dict = {"np": np}
+            exec(compile(ast.fix_missing_locations(ast.Module(ws.stmts, [])), "child", "exec"), scope)
+            assert scope["random_search"](lambda x: x * x)[0] is not None
+    assert "spare" in deleted and not deleted & {"for", "if"}
