@@ -85,7 +85,8 @@ def test_a_list_looped_over_is_a_sequence_an_array_in_arithmetic_is_not() -> Non
 
 
 def test_what_may_replace_what() -> None:
-    assert may_replace(NUMBER, ARRAY) and may_replace(ARRAY, NUMBER) and may_replace(NUMBER, UNKNOWN)
+    assert may_replace(NUMBER, ARRAY) and may_replace(NUMBER, UNKNOWN) and may_replace(ARRAY, UNKNOWN)
+    assert not may_replace(ARRAY, NUMBER)  # a number in place of an array loses its shape
     assert not may_replace(NUMBER, RNG) and not may_replace(NUMBER, CALLABLE) and not may_replace(NUMBER, SEQ)
     assert may_replace(RNG, RNG) and not may_replace(RNG, NUMBER)
     assert not may_replace(UNKNOWN, CALLABLE) and may_replace(UNKNOWN, NUMBER)
@@ -157,3 +158,38 @@ def test_children_of_a_random_search_never_mix_a_generator_and_a_function() -> N
             pass
         del donors
     assert not [e for e in type_errors if "unsupported operand" in e or "not callable" in e], type_errors
+
+
+GRID = """import numpy as np
+
+
+def grid(n):
+    side = int(np.ceil(np.sqrt(n)))
+    k = np.arange(n)
+    return np.stack([k % side, k // side], axis=1) * 0.5
+"""
+
+
+def test_crossover_never_puts_a_number_where_an_array_was() -> None:
+    """ShinkaEvolve's spread fixture lost its shape this way: `np.arange(n) <- int(np.ceil(np.sqrt(n)))` made
+    the points a scalar ("axis 1 is out of bounds" in its evaluator). Typed crossover refuses it."""
+    donor = {"agent.py": GRID.replace("0.5", "0.25")}
+    grafts = donor_grafts([donor], "agent.py", "grid", "np")
+    assert any(ast.unparse(g.node) == "int(np.ceil(np.sqrt(n)))" for g in grafts)
+    made = 0
+    for seed in range(150):
+        ws = workspace(GRID, "grid", ("n",), grafts)
+        if op_crossover(ws, ws.sites(), np.random.default_rng(seed)) is None:
+            continue
+        made += 1
+        scope: dict = {"np": np}
+        exec(compile(ast.fix_missing_locations(ast.Module(ws.stmts, [])), "child", "exec"), scope)
+        try:
+            with np.errstate(all="ignore"):
+                points = scope["grid"](12)
+        except np.exceptions.AxisError:
+            raise  # the points became a scalar: the bug
+        except ValueError:
+            continue  # two arrays of different ranks: a shape the kinds do not track, the evaluator's to judge
+        assert np.ndim(points) >= 1, ast.unparse(ws.stmts[0])
+    assert made > 50
