@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # `python scripts/X.py` puts scripts/, not the checkout, on the path
+    sys.path.insert(0, str(REPO))
 
 
 def _figures(rows: list) -> tuple[float | None, float | None]:

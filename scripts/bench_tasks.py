@@ -39,6 +39,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # `python scripts/X.py` puts scripts/, not the checkout, on the path
+    sys.path.insert(0, str(REPO))
 
 
 @dataclass(frozen=True)
