@@ -114,12 +114,32 @@ def op_const(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | Non
         new = float(round(old)) if round(old) != old else 0.0
     if not math.isfinite(new) or abs(new) > 1e12:
         return None
-    node = const(new)
+    node = _whole(old, new, slot.restricted is not None) if _is_int(slot.node) else const(new)
     written = number_value(node)
     if written is None or written == old:
         return None
     slot.replace(node)
     return f"const {_fmt(old)}->{_fmt(written)}"
+
+
+def _is_int(node: ast.AST) -> bool:
+    """An integer literal (`90`, `-3`), not a bool."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _whole(old: float, new: float, restricted: bool) -> ast.expr:
+    """An integer literal stays one: `90` -> `91`, never `90.0` or `91.14`, which a size, an index or a
+    `range()` refuses ("'float' object cannot be interpreted as an integer": a third of `const`'s children
+    failed so on OpenEvolve's signal_processing and circle_packing_with_artifacts). Rounded to the same
+    integer, it moves by one in the step's direction; a guarded one (a denominator) never reaches 0."""
+    value = round(new)
+    if value == old:
+        value = int(old) + (1 if new >= old else -1)
+    if restricted and (value == 0 or (value > 0) != (old > 0)):
+        value = 1 if old > 0 else -1
+    return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-value)) if value < 0 else ast.Constant(value)
 
 
 def op_swap(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:

@@ -71,3 +71,26 @@ def test_a_keep_the_best_test_keeps_its_direction() -> None:
         (guard if "value" in line else other).add(change)
     assert guard == {"<-><="}, guard  # the guard only gains its equality
     assert {">-><", ">->=="} & other, other  # a comparison that guards no update may still turn
+
+
+def test_const_keeps_an_integer_literal_an_integer() -> None:
+    # OpenEvolve's signal_processing: `window_size = 90` -> `90.0` or `91.14`, then
+    # "expected a sequence of integers or a single integer, got '90.0'" in its evaluator
+    from engine.mutators.ast_ops import op_const
+
+    source = "def smooth(signal):\n    window = 90\n    scale = 0.5\n    return np.convolve(signal, np.ones(window) / window) * scale\n"
+    written = {"window": set(), "scale": set()}
+    for seed in range(200):
+        stmts = ast.parse(source).body
+        ws = Workspace(stmts, None, "smooth", ("signal",), "np", frozenset({"np"}))
+        if op_const(ws, ws.sites(), np.random.default_rng(seed)) is None:
+            continue
+        for stmt in ws.stmts[0].body[:2]:
+            value = ast.literal_eval(stmt.value)
+            written[stmt.targets[0].id].add(type(value))
+            if stmt.targets[0].id == "window":
+                scope: dict = {"np": np}
+                exec(compile(ast.fix_missing_locations(ast.Module(ws.stmts, [])), "child", "exec"), scope)
+                if value > 0:
+                    scope["smooth"](np.ones(200))  # a TypeError here is the bug
+    assert written["window"] == {int} and written["scale"] == {float}
