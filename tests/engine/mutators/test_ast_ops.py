@@ -78,7 +78,10 @@ def test_const_keeps_an_integer_literal_an_integer() -> None:
     # "expected a sequence of integers or a single integer, got '90.0'" in its evaluator
     from engine.mutators.ast_ops import op_const
 
-    source = "def smooth(signal):\n    window = 90\n    scale = 0.5\n    return np.convolve(signal, np.ones(window) / window) * scale\n"
+    source = (
+        "def smooth(signal):\n    window = 90\n    scale = 0.5\n"
+        "    return np.convolve(signal, np.ones(window) / window) * scale\n"
+    )
     written = {"window": set(), "scale": set()}
     for seed in range(200):
         stmts = ast.parse(source).body
