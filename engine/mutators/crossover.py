@@ -23,7 +23,7 @@ import numpy as np
 from engine import pyast
 from engine.mutators.base import MutationError
 from engine.mutators.kinds import may_replace
-from engine.mutators.reading_order import bound_before
+from engine.mutators.reading_order import bound_before, holds
 from engine.mutators.region import find_region
 from engine.mutators.scope import BUILTIN_NAMES, function_bindings, loaded_names, module_bindings, numpy_alias
 from engine.mutators.sites import Sites, Slot, collect, number_value
@@ -143,14 +143,10 @@ def _readable(ws: Workspace, slot: Slot) -> set[str]:
         if func is not ws.enclosing:
             names |= module_bindings(ast.Module(body=[*ws.stmts, *ws.postamble], type_ignores=[]))[0]
     for outer in ast.walk(ast.Module(body=ws.stmts, type_ignores=[])):
-        if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)) and outer is not func and _holds(outer, func):
+        if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)) and outer is not func and holds(outer, func):
             names |= module_bindings(ast.Module(body=outer.body, type_ignores=[]))[0] | _params(outer)
     return names
 
 
 def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
-
-
-def _holds(node: ast.AST, inner: ast.AST) -> bool:
-    return any(n is inner for n in ast.walk(node))

@@ -24,7 +24,7 @@ def bound_before(stmts: list[ast.stmt], target: ast.AST) -> set[str] | None:
     reads."""
     bound: set[str] = set()
     for stmt in stmts:
-        if _holds(stmt, target):
+        if holds(stmt, target):
             return bound | _inside(stmt, target)
         bound |= _binds([stmt])
     return None
@@ -33,17 +33,17 @@ def bound_before(stmts: list[ast.stmt], target: ast.AST) -> set[str] | None:
 def _inside(stmt: ast.stmt, target: ast.AST) -> set[str]:
     """Names `stmt`'s own parts bind before `target`, which is somewhere in `stmt`."""
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        if _holds(stmt.iter, target):
+        if holds(stmt.iter, target):
             return set()
         return _in_blocks([stmt.body, stmt.orelse], target, _stored(stmt.target))
     if isinstance(stmt, (ast.While, ast.If)):
-        if _holds(stmt.test, target):
+        if holds(stmt.test, target):
             return set()
         return _in_blocks([stmt.body, stmt.orelse], target, set())
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         bound: set[str] = set()
         for item in stmt.items:
-            if _holds(item, target):
+            if holds(item, target):
                 return bound
             if item.optional_vars is not None:
                 bound |= _stored(item.optional_vars)
@@ -54,7 +54,7 @@ def _inside(stmt: ast.stmt, target: ast.AST) -> set[str]:
             return inner
         bound = _binds(stmt.body)
         for handler in stmt.handlers:
-            if handler.type is not None and _holds(handler.type, target):
+            if handler.type is not None and holds(handler.type, target):
                 return bound
             named = {handler.name} if handler.name else set()
             inner = bound_before(handler.body, target)
@@ -84,5 +84,6 @@ def _stored(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _holds(node: ast.AST, target: ast.AST) -> bool:
+def holds(node: ast.AST, target: ast.AST) -> bool:
+    """Is `target` (by identity) `node` or under it?"""
     return any(n is target for n in ast.walk(node))

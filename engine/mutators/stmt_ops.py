@@ -43,11 +43,17 @@ def _writes(stmt: ast.stmt) -> set[str]:
     return function_bindings(ast.Module(body=[stmt], type_ignores=[]))
 
 
-def _orphans(ws: Workspace, body: Body, i: int) -> bool:
-    """Deleting body.stmts[i] would leave a name its function still reads bound nowhere in the function: the
-    read then falls through to a module name bound only under `if __name__ == "__main__":` (which pyflakes
-    accepts), a NameError when the evaluator imports the program, or is pyflakes' undefined name (the code
-    after a marked region reading what the region computed: `x = ...` deleted, `return f(x)` after the block)."""
+def _breaks_a_read(ws: Workspace, body: Body, i: int) -> bool:
+    """Deleting body.stmts[i] would leave a name its function still reads
+
+    - bound nowhere in the function: the read falls through to a module name bound only under `if __name__ ==
+      "__main__":` (which pyflakes accepts), a NameError when the evaluator imports the program, or is
+      pyflakes' undefined name (the code after a marked region reading what the region computed: `x = ...`
+      deleted, `return f(x)` after the block); or
+    - bound only to None: a random search's `best_x = None` before the loop whose `best_x = x` the deletion
+      takes (the loop or its `if`); the child then returns None where the evaluator wants a number (issue 30:
+      every delete of that shape failed in OpenEvolve's evaluator, `float() argument must be ... not
+      'NoneType'`)."""
     if body.func is None:
         return False
     written = _writes(body.stmts[i])
@@ -57,26 +63,8 @@ def _orphans(ws: Workspace, body: Body, i: int) -> bool:
     try:
         scope = ws.live(body.func)  # after the pop: a marked region's scope is a new list of the statements
         bound = function_bindings(scope) | set(ws.preamble) | set(ws.params(body.func))
-        return bool((written & loaded_names(scope)) - bound)
-    finally:
-        body.stmts.insert(i, stmt)
-
-
-def _leaves_a_placeholder(ws: Workspace, body: Body, i: int) -> bool:
-    """Deleting body.stmts[i] would leave a name the function still reads bound only to None: a random
-    search's `best_x = None` before the loop whose `best_x = x` the deletion takes (the loop or its `if`).
-    The child then returns None where the evaluator wants a number (issue 30: every delete of that shape
-    failed in OpenEvolve's evaluator, `float() argument must be ... not 'NoneType'`)."""
-    if body.func is None:
-        return False
-    written = _writes(body.stmts[i])
-    if not written:
-        return False
-    stmt = body.stmts.pop(i)
-    try:
-        scope = ws.live(body.func)
-        read = loaded_names(scope)
-        return any(_only_none(scope, name) for name in written & read)
+        read = written & loaded_names(scope)
+        return bool(read - bound) or any(_only_none(scope, name) for name in read)
     finally:
         body.stmts.insert(i, stmt)
 
@@ -123,10 +111,7 @@ def op_delete(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | No
         for body in sites.bodies
         if len(body.stmts) - body.start >= 2
         for i in range(body.start, len(body.stmts))
-        if _movable(body.stmts[i])
-        and not _orphans(ws, body, i)
-        and not _read_first_after(ws, body, i)
-        and not _leaves_a_placeholder(ws, body, i)
+        if _movable(body.stmts[i]) and not _breaks_a_read(ws, body, i) and not _read_first_after(ws, body, i)
     ]
     if not options:
         return None
