@@ -20,7 +20,9 @@ operators in the style of FunSearch's program edits):
 - `insert`: add a new term built from the function's arguments and
   constants to a returned expression (`templates.TERMS`), never to a
   tuple, list, dict or other display (`(x, y) + 3.0` is a TypeError), and
-  only from arguments of a numeric or unknown kind (never `rng - f`);
+  only from arguments of a numeric or unknown kind (never `rng - f`) and of
+  the result's shape (`shapes`): an array gets a term that reads an array
+  of its own shape;
 - `prune`: replace an operation by one of its operands (hoist / shrink),
   which undoes bloat and lets a search drop a term.
 """
@@ -33,7 +35,8 @@ import math
 import numpy as np
 
 from engine.mutators.count_ops import count_literals
-from engine.mutators.kinds import Kinds, arithmetic_ok
+from engine.mutators.kinds import ARRAY, Kinds, arithmetic_ok
+from engine.mutators.shapes import SCALAR
 from engine.mutators.sites import ELEMENTWISE, Sites, Slot, call_name, number_value
 from engine.mutators.templates import TERMS, WRAPPERS, const, scale
 from engine.mutators.workspace import Workspace, fresh, short
@@ -256,30 +259,45 @@ def _numeric_params(ws: Workspace, func, kinds: Kinds) -> list[str]:
     return [p for p in params if p not in defaults or _numeric_result(defaults[p])]
 
 
+def _term_params(ws: Workspace, slot: Slot, kinds: Kinds) -> tuple[list[str], list[str]]:
+    """The parameters a term added to `slot` may read, and those of which it must read one: a term of
+    scalars added to an array shifts every element alike (a translation of points, a bias no argmax sees),
+    and a parameter of another shape does not broadcast (`radii + centers`: (26,) and (26, 2);
+    `engine.mutators.shapes`). A scalar result takes terms of scalars only."""
+    numeric = _numeric_params(ws, slot.func, kinds)
+    shapes = ws.shapes(slot.func, kinds)
+    tag = shapes.of(slot.node)
+    if tag is None:  # a shape not known: an array's refuses every term, another result keeps kinds' rule
+        return ([], []) if kinds.of(slot.node) == ARRAY else (numeric, numeric)
+    allowed = [p for p in numeric if shapes.names.get(p) in (SCALAR, tag)]
+    return allowed, [p for p in allowed if shapes.names.get(p) == tag]
+
+
 def op_insert(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
     kinds = ws.kinds()
-    slots = [
-        s
-        for s in sites.results
-        if _numeric_params(ws, s.func, kinds) and _numeric_result(s.node) and arithmetic_ok(kinds.of(s.node))
-    ]
-    if not slots:
+    options = []
+    for s in sites.results:
+        if _numeric_result(s.node) and arithmetic_ok(kinds.of(s.node)):
+            allowed, needed = _term_params(ws, s, kinds)
+            if needed:
+                options.append((s, allowed, needed))
+    if not options:
         return None
-    slot = _pick(rng, slots)
-    params = _numeric_params(ws, slot.func, kinds)
+    slot, params, needed = _pick(rng, options)
     terms = sorted(TERM_WEIGHTS)
     weights = np.array([TERM_WEIGHTS[k] for k in terms])
     kind = terms[int(rng.choice(len(terms), p=weights / weights.sum()))]
-    x: ast.expr
-    y: ast.expr
-    if len(params) >= 2:
-        i, j = (int(v) for v in rng.choice(len(params), size=2, replace=False))
-        x, y = ast.Name(id=params[i], ctx=ast.Load()), ast.Name(id=params[j], ctx=ast.Load())
+    first = _pick(rng, needed)
+    others = [p for p in params if p != first]
+    x: ast.expr = ast.Name(id=first, ctx=ast.Load())
+    y: ast.expr = const(scale(rng))
+    if others:
+        second = _pick(rng, others)
+        x, y = ast.Name(id=first, ctx=ast.Load()), ast.Name(id=second, ctx=ast.Load())
         if kind in ("diff", "inv", "eq", "sq", "le", "window", "decay") and rng.random() < 0.75:
-            # a difference "last - first" reads as room left (bins - item): favoured, not forced
-            x, y = ast.Name(id=params[-1], ctx=ast.Load()), ast.Name(id=params[0], ctx=ast.Load())
-    else:
-        x, y = ast.Name(id=params[0], ctx=ast.Load()), const(scale(rng))
+            # a difference "later - earlier" parameter reads as room left (bins - item): favoured, not forced
+            later, earlier = sorted((first, second), key=params.index, reverse=True)
+            x, y = ast.Name(id=later, ctx=ast.Load()), ast.Name(id=earlier, ctx=ast.Load())
     term = fresh(TERMS[kind](x, y, ws.np_alias, rng))
     slot.replace(ast.BinOp(left=slot.node, op=ast.Add(), right=term))
     return f"insert {kind} {short(term, 45)}"

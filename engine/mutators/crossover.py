@@ -8,7 +8,9 @@ child where it is read (its module names, the function's parameters, and the
 locals bound above it in reading order: `reading_order`), so crossover never
 produces a NameError that the gate would have to catch, and only
 where its kind fits the expression it replaces (`kinds.may_replace`: a number
-or an array for a number, never a generator or a function in arithmetic). Internal
+for a number, an array for an array, never a generator or a function in
+arithmetic) and so does its shape (`shapes`: `np.ones(n)` never replaces
+`np.zeros((n, 2))`, nor a signal its filtered output). Internal
 nodes are chosen 90% of the time, as Koza recommends; better donors are
 chosen more often (weight 1 / (rank + 1)).
 """
@@ -26,6 +28,7 @@ from engine.mutators.kinds import may_replace
 from engine.mutators.reading_order import bound_before, holds
 from engine.mutators.region import find_region
 from engine.mutators.scope import BUILTIN_NAMES, function_bindings, loaded_names, module_bindings, numpy_alias
+from engine.mutators.shapes import may_share
 from engine.mutators.sites import Sites, Slot, collect, number_value
 from engine.mutators.workspace import Graft, Workspace, fresh, short
 
@@ -104,11 +107,15 @@ def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
     names = _readable(ws, slot)
     current = ast.dump(slot.node)
     kinds = ws.kinds()
-    slot_kind = kinds.of(slot.node)
+    shapes = ws.shapes(slot.func, kinds)
+    slot_kind, slot_shape = kinds.of(slot.node), shapes.of(slot.node)
     usable = [
         g
         for g in ws.grafts
-        if g.names <= names and ast.dump(g.node) != current and may_replace(slot_kind, kinds.of(g.node))
+        if g.names <= names
+        and ast.dump(g.node) != current
+        and may_replace(slot_kind, kinds.of(g.node))
+        and may_share(slot_shape, shapes.of(g.node))
     ]
     if not usable:
         return None

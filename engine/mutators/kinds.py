@@ -164,13 +164,14 @@ def arithmetic_ok(kind: str) -> bool:
 def may_replace(slot_kind: str, graft_kind: str) -> bool:
     """May an expression of `graft_kind` take the place of one of `slot_kind` (crossover)? Never a None: in
     place of a value (`return best_x, ...`), it is what the evaluator then fails on; an array only by an
-    array (typed crossover: Montana, "Strongly typed genetic programming", Evolutionary Computation 1995)."""
+    array and a number only by a number (typed crossover: Montana, "Strongly typed genetic programming",
+    Evolutionary Computation 1995): a number in place of an array loses its shape (`np.arange(n)` -> `3.5`),
+    an array in place of a number gives one to what was a scalar (`if len(x) < w` -> `if np.linspace(...)`,
+    an angle of a ring of circles -> every circle's center)."""
     if graft_kind == NONE:
         return False
-    if slot_kind == ARRAY:  # a number in place of an array loses its shape (`np.arange(n)` -> `3.5`)
-        return graft_kind in (ARRAY, UNKNOWN)
     if slot_kind in NUMERIC:
-        return graft_kind in NUMERIC or graft_kind == UNKNOWN
+        return graft_kind in (slot_kind, UNKNOWN)
     if slot_kind in NOT_ARITHMETIC:
         return graft_kind == slot_kind
     return graft_kind not in NOT_ARITHMETIC

@@ -16,6 +16,8 @@ from engine import pyast
 from engine.mutators.kinds import Kinds, infer
 from engine.mutators.region import Region
 from engine.mutators.scope import BUILTIN_NAMES, function_bindings, loaded_names
+from engine.mutators.shapes import Shapes
+from engine.mutators.shapes import infer as infer_shapes
 from engine.mutators.sites import FuncDef, Sites, collect
 
 
@@ -96,6 +98,12 @@ class Workspace:
     def kinds(self) -> Kinds:
         """The kinds of the region's names as it reads now (`engine.mutators.kinds`)."""
         return infer(self.stmts, self.module_kinds, params_of=self.enclosing)
+
+    def shapes(self, func: FuncDef | None, kinds: Kinds) -> Shapes:
+        """The shape tags of `func`'s names as it reads now (the region's, outside any def)
+        (`engine.mutators.shapes`)."""
+        code = self.live(func) if func is not None else ast.Module(body=self.stmts, type_ignores=[])
+        return infer_shapes(code, self.params(func), kinds)
 
     def names(self) -> set[str]:
         """Names a grafted expression may read (a conservative superset; `check_child` has the last word)."""
