@@ -65,7 +65,9 @@ def may_share(a: str | None, b: str | None) -> bool:
 
 
 def _size(node: ast.expr) -> str:
-    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 1:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        if len(node.elts) != 1:
+            return f"({', '.join(ast.unparse(e) for e in node.elts)})"
         node = node.elts[0]
     return f"({ast.unparse(node)})"
 
