@@ -263,11 +263,13 @@ def _term_params(ws: Workspace, slot: Slot, kinds: Kinds) -> tuple[list[str], li
     """The parameters a term added to `slot` may read, and those of which it must read one: a term of
     scalars added to an array shifts every element alike (a translation of points, a bias no argmax sees),
     and a parameter of another shape does not broadcast (`radii + centers`: (26,) and (26, 2);
-    `engine.mutators.shapes`). A scalar result takes terms of scalars only."""
+    `engine.mutators.shapes`). A scalar result takes terms of scalars only, an array of a shape not known
+    none (a filter's output, shorter than its input signal); a result of neither kind nor shape known keeps
+    kinds' rule."""
     numeric = _numeric_params(ws, slot.func, kinds)
     shapes = ws.shapes(slot.func, kinds)
     tag = shapes.of(slot.node)
-    if tag is None:  # a shape not known: an array's refuses every term, another result keeps kinds' rule
+    if tag is None:
         return ([], []) if kinds.of(slot.node) == ARRAY else (numeric, numeric)
     allowed = [p for p in numeric if shapes.names.get(p) in (SCALAR, tag)]
     return allowed, [p for p in allowed if shapes.names.get(p) == tag]

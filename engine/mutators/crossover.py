@@ -10,7 +10,9 @@ produces a NameError that the gate would have to catch, and only
 where its kind fits the expression it replaces (`kinds.may_replace`: a number
 for a number, an array for an array, never a generator or a function in
 arithmetic) and so does its shape (`shapes`: `np.ones(n)` never replaces
-`np.zeros((n, 2))`, nor a signal its filtered output). Internal
+`np.zeros((n, 2))`, nor a signal its filtered output), never a call of the
+def it is grafted into (`np.ones(n) <- compute_max_radii(centers)` inside
+`compute_max_radii`: a recursion without end). Internal
 nodes are chosen 90% of the time, as Koza recommends; better donors are
 chosen more often (weight 1 / (rank + 1)).
 """
@@ -28,7 +30,7 @@ from engine.mutators.kinds import may_replace
 from engine.mutators.reading_order import bound_before, holds
 from engine.mutators.region import find_region
 from engine.mutators.scope import BUILTIN_NAMES, function_bindings, loaded_names, module_bindings, numpy_alias
-from engine.mutators.shapes import may_share
+from engine.mutators.shapes import SCALAR, may_share
 from engine.mutators.sites import Sites, Slot, collect, number_value
 from engine.mutators.workspace import Graft, Workspace, fresh, short
 
@@ -109,13 +111,17 @@ def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
     kinds = ws.kinds()
     shapes = ws.shapes(slot.func, kinds)
     slot_kind, slot_shape = kinds.of(slot.node), shapes.of(slot.node)
+    unpacked = _unpacked(slot)
+    own = slot.func.name if slot.func is not None else None  # a graft calling its own def recurses forever
     usable = [
         g
         for g in ws.grafts
         if g.names <= names
+        and own not in g.names
         and ast.dump(g.node) != current
         and may_replace(slot_kind, kinds.of(g.node))
         and may_share(slot_shape, shapes.of(g.node))
+        and not (unpacked and shapes.of(g.node) == SCALAR)  # `x, y = centers[i]`: a number cannot be unpacked
     ]
     if not usable:
         return None
@@ -127,6 +133,16 @@ def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
     old = slot.node
     slot.replace(fresh(graft.node))
     return f"crossover {short(old, 25)} <- {short(graft.node, 35)} (donor {graft.rank})"
+
+
+def _unpacked(slot: Slot) -> bool:
+    """Is the slot the value of an assignment to several names (`x, y = <slot>`)?"""
+    parent = slot.parent
+    return (
+        isinstance(parent, ast.Assign)
+        and slot.field == "value"
+        and any(isinstance(t, (ast.Tuple, ast.List)) for t in parent.targets)
+    )
 
 
 def _readable(ws: Workspace, slot: Slot) -> set[str]:

@@ -11,7 +11,10 @@ This is a cheap, flow-insensitive inference from the AST alone, never exec:
 - known calls: `np.random.default_rng()`, `np.random.RandomState()`,
   `random.Random()` make an `rng`; numpy's array constructors an `array`; a
   generator's or `np.random`'s samplers a `number`, an `array` with `size=`;
-  `len()`, `int()`, `float()`, `math.*` a `number`; `str()` a `str`;
+  `len()`, `int()`, `float()`, `math.*`, `a.shape[k]` a `number`; `str()` a
+  `str`; `a.shape` a `seq`; numpy's elementwise functions (`np.sin`,
+  `np.clip`...) of numbers a `number`, of an array an `array`; a reduction
+  of one argument and no axis (`np.sum(a)`, `np.mean(a)`) a `number`;
   `tuple()`, `list()`, `zip()`, `range()`... a `seq`; a call to a def of the
   module whose every `return` has one kind, that kind;
 - names: the kinds of what is assigned to them (all assignments joined),
@@ -36,6 +39,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from engine.mutators.sites import ELEMENTWISE
 
 NUMBER, ARRAY, RNG, CALLABLE, MODULE, STR, SEQ, NONE, UNKNOWN = (
     "number",
@@ -108,6 +113,9 @@ ARRAY_MAKERS = frozenset(
         "reshape",
     }
 )
+REDUCTIONS = frozenset(
+    {"sum", "mean", "median", "std", "var", "prod", "max", "min", "amax", "amin", "ptp", "count_nonzero"}
+)
 NUMBER_CALLS = frozenset({"len", "int", "float", "round", "bool", "abs", "min", "max", "sum", "pow", "divmod"})
 STR_CALLS = frozenset({"str", "repr", "format", "chr", "hex", "bin", "oct"})
 SEQ_CALLS = frozenset(
@@ -167,11 +175,14 @@ def may_replace(slot_kind: str, graft_kind: str) -> bool:
     array and a number only by a number (typed crossover: Montana, "Strongly typed genetic programming",
     Evolutionary Computation 1995): a number in place of an array loses its shape (`np.arange(n)` -> `3.5`),
     an array in place of a number gives one to what was a scalar (`if len(x) < w` -> `if np.linspace(...)`,
-    an angle of a ring of circles -> every circle's center)."""
+    an angle of a ring of circles -> every circle's center), and a number's place takes only what is known to
+    be a number (`d <- centers[i]`, a row of a parameter, wrote a pair into a vector's element)."""
     if graft_kind == NONE:
         return False
-    if slot_kind in NUMERIC:
-        return graft_kind in (slot_kind, UNKNOWN)
+    if slot_kind == NUMBER:  # a scalar only by what is known to be one: a graft of a parameter's row is not
+        return graft_kind == NUMBER
+    if slot_kind == ARRAY:
+        return graft_kind in (ARRAY, UNKNOWN)
     if slot_kind in NOT_ARITHMETIC:
         return graft_kind == slot_kind
     return graft_kind not in NOT_ARITHMETIC
@@ -232,6 +243,8 @@ class Kinds:
         if isinstance(node, ast.IfExp):
             return join(self.of(node.body), self.of(node.orelse))
         if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+                return NUMBER  # `a.shape[0]`
             inner = self.of(node.value)
             return inner if inner in (ARRAY, STR) else UNKNOWN
         if isinstance(node, ast.NamedExpr):
@@ -242,6 +255,8 @@ class Kinds:
 
     def _attribute(self, node: ast.Attribute) -> str:
         base = self.of(node.value)
+        if node.attr == "shape" and base != MODULE:
+            return SEQ  # an array's, whatever else the name is known to be
         if base == MODULE:
             return NUMBER if node.attr in MODULE_CONSTANTS else UNKNOWN
         if base == ARRAY:
@@ -286,6 +301,11 @@ class Kinds:
                 return NUMBER
             if last in ARRAY_MAKERS:
                 return ARRAY
+            if last in REDUCTIONS and len(node.args) == 1 and not node.keywords:  # np.sum(a): no axis, a number
+                return NUMBER
+            if last in ELEMENTWISE and node.args and not node.keywords:  # np.sin(angle): a number
+                kinds = [self.of(a) for a in node.args]
+                return join_all(kinds) if all(k in NUMERIC for k in kinds) else UNKNOWN
         return UNKNOWN
 
 

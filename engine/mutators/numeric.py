@@ -22,7 +22,12 @@ mutator's operator credit, rebuilt from the archive on resume), so the step
 size is the run's, whichever node is expanded. The lognormal factor
 (mutative self-adaptation, Beyer and Schwefel, "Evolution strategies: a
 comprehensive introduction", Natural Computing 2002) spreads the steps of
-children drawn at the same moment over scales. sigma' is written in the
+children drawn at the same moment over scales. Half of the steps are also
+scaled by a log-uniform factor in [1/30, 1]: a constant someone already
+tuned gains only within a percent or two, where a step of the first size
+(0.1) lands almost never (metric_value_sine's parabola: 1.8 % of the seed's
+numeric children improved on it, 12 % with the fine steps; issue 30), while
+the other half keep the run's full step. sigma' is written in the
 child's description (`numeric sigma=0.0832 ...`); it stays within
 [SIGMA_MIN, SIGMA_MAX].
 
@@ -46,6 +51,8 @@ SIGMA_MIN = 1e-4
 SIGMA_MAX = 1.0
 MIN_SCALE = 1.0
 DIGITS = 6
+FINE_SHARE = 0.5  # the share of steps also scaled by a log-uniform factor in [10**-FINE_DECADES, 1]
+FINE_DECADES = 1.5
 
 
 def float_slots(sites: Sites) -> list[Slot]:
@@ -97,7 +104,10 @@ def op_numeric(sites: Sites, rng: np.random.Generator, success: tuple[float, flo
     if not slots:
         return None
     tau = 1.0 / math.sqrt(2.0 * len(slots))
-    new_sigma = min(max(step_size(success, len(slots)) * math.exp(tau * rng.normal()), SIGMA_MIN), SIGMA_MAX)
+    spread = math.exp(tau * rng.normal())
+    if rng.random() < FINE_SHARE:
+        spread *= 10.0 ** -rng.uniform(0.0, FINE_DECADES)
+    new_sigma = min(max(step_size(success, len(slots)) * spread, SIGMA_MIN), SIGMA_MAX)
     old = np.array([_float_value(s.node) for s in slots], dtype=float)
     step = new_sigma * np.maximum(np.abs(old), MIN_SCALE) * rng.normal(size=len(slots))
     changes = []

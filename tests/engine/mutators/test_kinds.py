@@ -85,7 +85,8 @@ def test_a_list_looped_over_is_a_sequence_an_array_in_arithmetic_is_not() -> Non
 
 
 def test_what_may_replace_what() -> None:
-    assert may_replace(NUMBER, NUMBER) and may_replace(NUMBER, UNKNOWN) and may_replace(ARRAY, UNKNOWN)
+    assert may_replace(NUMBER, NUMBER) and may_replace(ARRAY, ARRAY) and may_replace(ARRAY, UNKNOWN)
+    assert not may_replace(NUMBER, UNKNOWN)  # a number's place: only what is known to be one
     assert not may_replace(ARRAY, NUMBER)  # a number in place of an array loses its shape
     assert not may_replace(NUMBER, ARRAY)  # an array in place of a number gives a scalar a shape
     assert not may_replace(NUMBER, RNG) and not may_replace(NUMBER, CALLABLE) and not may_replace(NUMBER, SEQ)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from engine.mutators.numeric import SIGMA0, SIGMA_MAX, SIGMA_MIN, float_slots, o
 from engine.mutators.offline import credited_weights
 from engine.mutators.sites import collect
 
+ROOT = Path(__file__).resolve().parents[3]
 QUADRATIC = '''\
 def f(x):
     """Fit (x - 3)^2 + 1 with a x^2 + b x + c: the best constants are a = 1, b = -6, c = 10."""
@@ -77,3 +79,24 @@ def test_operators_are_weighted_by_their_measured_success() -> None:
     context = MutationContext("f.py", "f", ("x",), operator_credit={"const": (0.0, 40.0), "numeric": (20.0, 40.0)})
     made = [mutator.propose({"f.py": QUADRATIC}, context, rng).description.split(" ", 1)[0] for _ in range(200)]
     assert made.count("numeric") > 150
+
+
+def test_a_tuned_constant_gains_from_a_fine_step_at_the_first_step_size() -> None:
+    """metric_value_sine's parabola `1.2732 x - 0.4053 x^2` improves only within a percent or two of its
+    constants; at the first step size (0.1) a step of both almost never lands there (1.8 % of its children
+    improved, so a budget-60 search passed the seed in about 3 of 4 seeds). Half of the steps are also scaled
+    by a log-uniform factor in [1/30, 1]."""
+    source = (ROOT / "tests/fixtures/tasks/metric_value_sine/initial_solution.py").read_text()
+    points = [math.pi * k / 200 for k in range(201)]
+
+    def error(text: str) -> float:
+        namespace: dict = {}
+        exec(compile(text, "s.py", "exec"), namespace)
+        return sum(abs(namespace["approximate"](x) - math.sin(x)) for x in points) / len(points)
+
+    mutator, rng = numeric_only(), np.random.default_rng(3)
+    context = MutationContext("initial_solution.py", "approximate", ("x",))
+    start = error(source)
+    children = [mutator.propose({"initial_solution.py": source}, context, rng) for _ in range(300)]
+    better = sum(error(c.files["initial_solution.py"]) < start for c in children)
+    assert better >= 24, better  # 8 %: with the fine steps about 12 %, without them about 2 %
