@@ -81,6 +81,25 @@ def test_operators_are_weighted_by_their_measured_success() -> None:
     assert made.count("numeric") > 150
 
 
+def test_the_bounds_of_clip_maximum_and_minimum_are_left_to_const() -> None:
+    """A bound is a constraint (circles kept in their square, radii non-negative): an ES step moves every
+    literal at once, so it broke one in almost every child of ShinkaEvolve's circle-packing seed."""
+    source = (
+        "def g(c, r):\n"
+        "    c = np.clip(c, 0.01, 0.99)\n"
+        "    r = np.maximum(r * 0.5, 0.0)\n"
+        "    return np.minimum(c, 0.7) + 0.3 * r\n"
+    )
+    tree = ast.parse(source)
+    slots = float_slots(collect(tree.body[0].body, tree.body[0]))
+    assert sorted(ast.unparse(s.node) for s in slots) == ["0.3", "0.5"]
+    for seed in range(20):
+        body = ast.parse(source).body[0]
+        op_numeric(collect(body.body, body), np.random.default_rng(seed))
+        text = ast.unparse(body)
+        assert "np.clip(c, 0.01, 0.99)" in text and ", 0.0)" in text and "np.minimum(c, 0.7)" in text
+
+
 def test_a_tuned_constant_gains_from_a_fine_step_at_the_first_step_size() -> None:
     """metric_value_sine's parabola `1.2732 x - 0.4053 x^2` improves only within a percent or two of its
     constants; at the first step size (0.1) a step of both almost never lands there (1.8 % of its children
