@@ -31,14 +31,18 @@ the other half keep the run's full step. sigma' is written in the
 child's description (`numeric sigma=0.0832 ...`); it stays within
 [SIGMA_MIN, SIGMA_MAX].
 
-The literal bounds of `np.clip`, `np.maximum` and `np.minimum` are left to
-`const` too: they are constraints the author wrote (`np.clip(centers, 0.01,
-0.99)` keeps circles in their square, `np.maximum(radii, 0.0)` radii
+Bounds are constraints the author wrote (`np.clip(centers, 0.01, 0.99)`
+keeps circles in their square, `np.maximum(radii, 0.0)` radii
 non-negative), and a step that moves every literal at once moved one of
 them in almost every child: of 192 numeric children of ShinkaEvolve's
 circle-packing seed, 181 placed a circle outside the square or two circles
-overlapping (checked in-process as its evaluator does), 0 of 200 with the
-bounds left alone (issue 30).
+overlapping (checked in-process as its evaluator does; issue 30). So the
+literals of `np.maximum` and `np.minimum` are left to `const`, and a
+literal bound of `np.clip` only narrows its range (the lower one rises, the
+upper one falls, by at most a quarter of the range): a narrower range stays
+within what the evaluator accepted, and narrowing is how the search packed
+OpenEvolve's circles better (`np.clip(centers, 0.07, 0.94)` in the best
+programs).
 
 Integer literals are left alone: in these programs they are counts, indices
 and shapes (`np.arange(26)`, `k // 5`), and a fractional count breaks the
@@ -60,14 +64,14 @@ SIGMA_MIN = 1e-4
 SIGMA_MAX = 1.0
 MIN_SCALE = 1.0
 DIGITS = 6
-BOUNDS = frozenset({"clip", "maximum", "minimum"})  # calls whose literal arguments are constraints, not tuning
+BOUNDS = frozenset({"maximum", "minimum"})  # calls whose literal arguments are constraints, left to `const`
 FINE_SHARE = 0.5  # the share of steps also scaled by a log-uniform factor in [10**-FINE_DECADES, 1]
 FINE_DECADES = 1.5
 
 
 def float_slots(sites: Sites) -> list[Slot]:
     """Slots holding a float literal (`0.5`, `-1.25`), each once (a negated literal is one slot, not two), but
-    not the bounds of `np.clip`, `np.maximum` and `np.minimum` (module docstring)."""
+    not the bounds of `np.maximum` and `np.minimum` (module docstring)."""
     found = []
     negated = {
         id(s.node.operand)
@@ -121,6 +125,11 @@ def op_numeric(sites: Sites, rng: np.random.Generator, success: tuple[float, flo
     new_sigma = min(max(step_size(success, len(slots)) * spread, SIGMA_MIN), SIGMA_MAX)
     old = np.array([_float_value(s.node) for s in slots], dtype=float)
     step = new_sigma * np.maximum(np.abs(old), MIN_SCALE) * rng.normal(size=len(slots))
+    for i, slot in enumerate(slots):
+        inward = _clip_bound(slot)
+        if inward is not None:  # a clip's bound only narrows its range, by at most a quarter of it
+            side, room = inward
+            step[i] = side * min(abs(step[i]), room / 4.0)
     changes = []
     for slot, before, after in zip(slots, old, old + step):
         node = literal(float(after))
@@ -133,6 +142,19 @@ def op_numeric(sites: Sites, rng: np.random.Generator, success: tuple[float, flo
         return None
     shown = ", ".join(changes[:6]) + (f", ... ({len(changes)} moved)" if len(changes) > 6 else "")
     return f"numeric sigma={new_sigma:.4g} {shown}"
+
+
+def _clip_bound(slot: Slot) -> tuple[float, float] | None:
+    """For a literal bound of `np.clip(x, lo, hi)`: the direction that narrows the range (+1 for lo, -1 for hi)
+    and the range's width (inf when the other bound is not a literal); None for any other literal."""
+    parent = slot.parent
+    if not (isinstance(parent, ast.Call) and call_name(parent) == "clip" and slot.field == "args"):
+        return None
+    if slot.index not in (1, 2) or len(parent.args) < 3:
+        return None
+    lo, hi = _float_value(parent.args[1]), _float_value(parent.args[2])
+    room = hi - lo if lo is not None and hi is not None else math.inf
+    return (1.0 if slot.index == 1 else -1.0), max(room, 0.0)
 
 
 def restricted_sign_change(slot: Slot, before: float, after: float) -> bool:

@@ -81,9 +81,11 @@ def test_operators_are_weighted_by_their_measured_success() -> None:
     assert made.count("numeric") > 150
 
 
-def test_the_bounds_of_clip_maximum_and_minimum_are_left_to_const() -> None:
+def test_bounds_are_constraints_a_clip_only_narrows_and_a_floor_stays() -> None:
     """A bound is a constraint (circles kept in their square, radii non-negative): an ES step moves every
-    literal at once, so it broke one in almost every child of ShinkaEvolve's circle-packing seed."""
+    literal at once, so it broke one in almost every child of ShinkaEvolve's circle-packing seed. A clip's
+    literal bounds only narrow its range (by at most a quarter of it); `np.maximum`'s and `np.minimum`'s
+    literals are left to `const`."""
     source = (
         "def g(c, r):\n"
         "    c = np.clip(c, 0.01, 0.99)\n"
@@ -92,12 +94,18 @@ def test_the_bounds_of_clip_maximum_and_minimum_are_left_to_const() -> None:
     )
     tree = ast.parse(source)
     slots = float_slots(collect(tree.body[0].body, tree.body[0]))
-    assert sorted(ast.unparse(s.node) for s in slots) == ["0.3", "0.5"]
-    for seed in range(20):
+    assert sorted(ast.unparse(s.node) for s in slots) == ["0.01", "0.3", "0.5", "0.99"]
+    narrowed = 0
+    for seed in range(40):
         body = ast.parse(source).body[0]
-        op_numeric(collect(body.body, body), np.random.default_rng(seed))
+        op_numeric(collect(body.body, body), np.random.default_rng(seed), (0.0, 0.0))
+        clip = body.body[0].value
+        lo, hi = (ast.literal_eval(ast.unparse(a)) for a in clip.args[1:])
+        assert 0.01 <= lo < hi <= 0.99 and hi - lo >= 0.98 / 2, ast.unparse(clip)
+        narrowed += (lo, hi) != (0.01, 0.99)
         text = ast.unparse(body)
-        assert "np.clip(c, 0.01, 0.99)" in text and ", 0.0)" in text and "np.minimum(c, 0.7)" in text
+        assert ", 0.0)" in text and "np.minimum(c, 0.7)" in text, text
+    assert narrowed > 30
 
 
 def test_a_tuned_constant_gains_from_a_fine_step_at_the_first_step_size() -> None:
