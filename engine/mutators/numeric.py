@@ -36,9 +36,10 @@ keeps circles in their square, `np.maximum(radii, 0.0)` radii
 non-negative), and a step that moves every literal at once moved one of
 them in almost every child: of 192 numeric children of ShinkaEvolve's
 circle-packing seed, 181 placed a circle outside the square or two circles
-overlapping (checked in-process as its evaluator does; issue 30). So the
-literals of `np.maximum` and `np.minimum` are left to `const`, and a
-literal bound of `np.clip` only narrows its range (the lower one rises, the
+overlapping (checked in-process as its evaluator does; issue 30). So a zero
+bound of `np.maximum` or `np.minimum` (a sign constraint; other literals
+there, such as the `maximum` wrapper's, are tuning) is left to `const`, and
+a literal bound of `np.clip` only narrows its range (the lower one rises, the
 upper one falls, by at most a quarter of the range): a narrower range stays
 within what the evaluator accepted, and narrowing is how the search packed
 OpenEvolve's circles better (`np.clip(centers, 0.07, 0.94)` in the best
@@ -64,14 +65,14 @@ SIGMA_MIN = 1e-4
 SIGMA_MAX = 1.0
 MIN_SCALE = 1.0
 DIGITS = 6
-BOUNDS = frozenset({"maximum", "minimum"})  # calls whose literal arguments are constraints, left to `const`
+BOUNDS = frozenset({"maximum", "minimum"})  # a zero literal of these is a sign constraint, left to `const`
 FINE_SHARE = 0.5  # the share of steps also scaled by a log-uniform factor in [10**-FINE_DECADES, 1]
 FINE_DECADES = 1.5
 
 
 def float_slots(sites: Sites) -> list[Slot]:
     """Slots holding a float literal (`0.5`, `-1.25`), each once (a negated literal is one slot, not two), but
-    not the bounds of `np.maximum` and `np.minimum` (module docstring)."""
+    not a zero bound of `np.maximum` or `np.minimum` (module docstring)."""
     found = []
     negated = {
         id(s.node.operand)
@@ -79,9 +80,11 @@ def float_slots(sites: Sites) -> list[Slot]:
         if isinstance(s.node, ast.UnaryOp) and isinstance(s.node.op, (ast.USub, ast.UAdd))
     }
     for slot in sites.slots:
-        if id(slot.node) in negated or (isinstance(slot.parent, ast.Call) and call_name(slot.parent) in BOUNDS):
+        if id(slot.node) in negated:
             continue
         value = _float_value(slot.node)
+        if value == 0.0 and isinstance(slot.parent, ast.Call) and call_name(slot.parent) in BOUNDS:
+            continue  # `np.maximum(radii, 0.0)`: a sign constraint
         if value is not None and math.isfinite(value):
             found.append(slot)
     return found

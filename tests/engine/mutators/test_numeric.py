@@ -81,20 +81,20 @@ def test_operators_are_weighted_by_their_measured_success() -> None:
     assert made.count("numeric") > 150
 
 
-def test_bounds_are_constraints_a_clip_only_narrows_and_a_floor_stays() -> None:
+def test_bounds_are_constraints_a_clip_only_narrows_and_a_zero_floor_stays() -> None:
     """A bound is a constraint (circles kept in their square, radii non-negative): an ES step moves every
     literal at once, so it broke one in almost every child of ShinkaEvolve's circle-packing seed. A clip's
-    literal bounds only narrow its range (by at most a quarter of it); `np.maximum`'s and `np.minimum`'s
-    literals are left to `const`."""
+    literal bounds only narrow its range (by at most a quarter of it); a zero bound of `np.maximum` or
+    `np.minimum` (a sign constraint) is left to `const`, another literal there (the `maximum` wrapper's) moves."""
     source = (
         "def g(c, r):\n"
         "    c = np.clip(c, 0.01, 0.99)\n"
         "    r = np.maximum(r * 0.5, 0.0)\n"
-        "    return np.minimum(c, 0.7) + 0.3 * r\n"
+        "    return np.minimum(c, 0.7) + 0.3 * r + np.minimum(r, -0.0)\n"
     )
     tree = ast.parse(source)
     slots = float_slots(collect(tree.body[0].body, tree.body[0]))
-    assert sorted(ast.unparse(s.node) for s in slots) == ["0.01", "0.3", "0.5", "0.99"]
+    assert sorted(ast.unparse(s.node) for s in slots) == ["0.01", "0.3", "0.5", "0.7", "0.99"]
     narrowed = 0
     for seed in range(40):
         body = ast.parse(source).body[0]
@@ -104,7 +104,7 @@ def test_bounds_are_constraints_a_clip_only_narrows_and_a_floor_stays() -> None:
         assert 0.01 <= lo < hi <= 0.99 and hi - lo >= 0.98 / 2, ast.unparse(clip)
         narrowed += (lo, hi) != (0.01, 0.99)
         text = ast.unparse(body)
-        assert ", 0.0)" in text and "np.minimum(c, 0.7)" in text, text
+        assert text.count(", 0.0)") == 1 and "np.minimum(r, -0.0)" in text, text
     assert narrowed > 30
 
 
