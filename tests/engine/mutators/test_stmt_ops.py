@@ -139,15 +139,16 @@ def test_delete_never_leaves_the_returned_best_bound_only_to_none() -> None:
     assert "spare" in deleted and not deleted & {"for", "if"}
 
 
-def test_a_swap_never_moves_a_clamp_across_a_write_of_what_it_clamps() -> None:
+def test_a_swap_never_moves_a_clamp() -> None:
     """ShinkaEvolve's circle packing: `centers = np.clip(centers, 0.01, 0.99)` swapped with the loop placing the
-    outer ring clipped the centres before they were placed (a circle outside the square: 21 of 31 such swaps
-    failed in the published examples' evaluators). A swap of that loop with another statement still happens."""
+    outer ring clipped the centres before they were placed, swapped with `radii = compute_max_radii(centers)`
+    sized the circles on centres not yet clipped (21 of 31 swaps touching the clip failed in the published
+    examples' evaluators). Other swaps still happen."""
     source = (
         "def place(n=6):\n    centers = np.zeros((n, 2))\n    scale = 0.3\n    scale = scale + 0.1\n"
         "    w = scale * 2.0\n    for i in range(n):\n"
         "        centers[i] = [0.5 + scale * np.cos(i), 0.5 + w * np.sin(i)]\n"
-        "    centers = np.clip(centers, 0.01, 0.99)\n    return centers, w\n"
+        "    centers = np.clip(centers, 0.01, 0.99)\n    radii = 0.1 * np.abs(centers)\n    return centers, radii\n"
     )
     seen = set()
     for seed in range(60):
@@ -157,5 +158,5 @@ def test_a_swap_never_moves_a_clamp_across_a_write_of_what_it_clamps() -> None:
             continue
         seen.add(said)
         text = ast.unparse(ws.stmts[0])
-        assert text.index("for i in range(n)") < text.index("np.clip(centers"), said
-    assert seen  # `scale = scale + 0.1` and `w = scale * 2.0` still swap: only the clamp stays behind the write
+        assert text.index("for i in range(n)") < text.index("np.clip(centers") < text.index("radii ="), said
+    assert seen  # `scale = scale + 0.1` and `w = scale * 2.0` still swap: only the clamp stays where it is
