@@ -120,8 +120,7 @@ def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
         and own not in g.names
         and ast.dump(g.node) != current
         and may_replace(slot_kind, kinds.of(g.node))
-        and may_share(slot_shape, shapes.of(g.node))
-        and not (unpacked and shapes.of(g.node) == SCALAR)  # `x, y = centers[i]`: a number cannot be unpacked
+        and _shape_fits(slot_shape, shapes.of(g.node), unpacked)
     ]
     if not usable:
         return None
@@ -133,6 +132,11 @@ def op_crossover(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
     old = slot.node
     slot.replace(fresh(graft.node))
     return f"crossover {short(old, 25)} <- {short(graft.node, 35)} (donor {graft.rank})"
+
+
+def _shape_fits(slot_shape, graft_shape, unpacked: bool) -> bool:
+    """Shapes that may stand for each other, and never a number where `x, y = ...` unpacks a pair."""
+    return may_share(slot_shape, graft_shape) and not (unpacked and graft_shape == SCALAR)
 
 
 def _unpacked(slot: Slot) -> bool:

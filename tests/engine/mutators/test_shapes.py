@@ -101,6 +101,15 @@ def _run(ws: Workspace, entry: str, *args):
         return scope[entry](*args)
 
 
+def crossed(source: str, entry: str, args: tuple[str, ...], grafts, tries: int):
+    """(description, workspace) of each crossover child of `source` over seeds 0..tries-1."""
+    for seed in range(tries):
+        ws = workspace(source, entry, args, grafts)
+        said = op_crossover(ws, ws.sites(), np.random.default_rng(seed))
+        if said is not None:
+            yield said, ws
+
+
 def test_insert_adds_no_term_of_another_shape_to_an_array() -> None:
     """65.9 % of insert's children failed on OpenEvolve's examples: terms of `centers` (26 x 2) added to 26
     radii, of a signal added to its shorter filtered output. Neither result has a parameter of its shape, and
@@ -140,11 +149,7 @@ def place(n):
     grafts = donor_grafts([{"agent.py": source.replace("0.1", "0.2")}], "agent.py", "place", "np")
     assert any(ast.unparse(g.node) == "np.ones(n)" for g in grafts)
     made = 0
-    for seed in range(120):
-        ws = workspace(source, "place", ("n",), grafts)
-        said = op_crossover(ws, ws.sites(), np.random.default_rng(seed))
-        if said is None:
-            continue
+    for said, ws in crossed(source, "place", ("n",), grafts, 120):
         made += 1
         text = ast.unparse(ws.stmts[0])
         assert "centers = np.ones(n)" not in text and "np.zeros((n, 2)) * 0.2" not in text, said
@@ -179,11 +184,7 @@ def compute_max_radii(centers):
     assert any("compute_max_radii(" in ast.unparse(g.node) for g in grafts)
     centers = np.random.default_rng(0).uniform(0.2, 0.8, size=(6, 2))
     made = 0
-    for seed in range(150):
-        ws = workspace(source, "compute_max_radii", ("centers",), grafts)
-        said = op_crossover(ws, ws.sites(), np.random.default_rng(seed))
-        if said is None:
-            continue
+    for said, ws in crossed(source, "compute_max_radii", ("centers",), grafts, 150):
         made += 1
         assert "compute_max_radii(" not in ast.unparse(ws.stmts[0].body), said
         try:
