@@ -13,6 +13,13 @@ def is_run(folder: Path) -> bool:
     return (folder / ARCHIVE_FILE).is_file()
 
 
+def _all_starting(folder: Path) -> bool:
+    """Nothing in the folder but empty folders (or nothing at all): runs a search has just begun. A search
+    makes its run's folder some 0.1 s before the archive in it, and a page started beside it must not take
+    that moment for a folder that is not one of runs."""
+    return all(entry.is_dir() and not any(entry.iterdir()) for entry in folder.iterdir())
+
+
 def check_source(path: Path) -> Path:
     """A run folder (or its archive.duckdb) or a folder of runs, as given; ArchiveError in one line otherwise.
     A folder of runs may still be empty (runs appear when searches start)."""
@@ -22,7 +29,7 @@ def check_source(path: Path) -> Path:
         raise ArchiveError(f"{path} does not exist (give a run folder or a folder of runs)")
     if not path.is_dir():
         raise ArchiveError(f"{path} is not a run (give a run folder, its {ARCHIVE_FILE}, or a folder of runs)")
-    if not is_run(path) and not any(is_run(p) for p in path.iterdir() if p.is_dir()) and any(path.iterdir()):
+    if not is_run(path) and not any(is_run(p) for p in path.iterdir() if p.is_dir()) and not _all_starting(path):
         raise ArchiveError(f"{path} is not a run nor a folder of runs (no {ARCHIVE_FILE} in it or its subfolders)")
     return path
 

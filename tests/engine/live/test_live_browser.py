@@ -57,6 +57,14 @@ def wait_for(check, seconds: float, what: str):
         time.sleep(0.25)
 
 
+def url_line(server: subprocess.Popen) -> re.Match | None:
+    """The URL once the server prints it; a server that ended says why, instead of a wait that runs out."""
+    line = server.stdout.readline()
+    if not line and server.poll() is not None:
+        raise AssertionError(f"the server ended ({server.returncode}) before it printed its URL")
+    return re.search(r"http://\S+:(\d+)/\?token=(\S+)", line)
+
+
 def test_the_live_page_follows_a_running_search(tmp_path):
     browser_path = chromium_path()
     if browser_path is None:
@@ -89,7 +97,7 @@ def test_the_live_page_follows_a_running_search(tmp_path):
     hold = Hold(search)
     try:
         # beyond loopback: a clear-text note (stderr, merged here), then the URL with the token
-        shown = wait_for(lambda: re.search(r"http://\S+:(\d+)/\?token=(\S+)", server.stdout.readline()), 60, "the URL")
+        shown = wait_for(lambda: url_line(server), GUARD_S, "the URL")
         url, token = f"http://127.0.0.1:{shown.group(1)}/", shown.group(2)
         run = wait_for(
             lambda: next((p for p in runs.iterdir() if (p / "archive.duckdb").is_file()), None), 60, "the run's archive"

@@ -194,6 +194,20 @@ def test_what_a_user_gets_wrong_ends_in_one_line(run, tmp_path):
         one_line_error(serve_cli(str(run), "--port", str(taken.getsockname()[1])), "is in use")
 
 
+def test_a_folder_of_runs_is_served_in_the_moment_a_search_makes_its_run(tmp_path):
+    """A search makes its run's folder a moment before the archive in it: a page started then serves the folder
+    (it refused it as "not a folder of runs", which failed the browser test in CI); files stay refused."""
+    from archive import ArchiveError
+    from engine.live.sources import check_source
+
+    runs = tmp_path / "runs"
+    (runs / "binpack-hgm-s0-20261127-175328").mkdir(parents=True)
+    assert check_source(runs) == runs
+    (runs / "notes.txt").write_text("x")
+    with pytest.raises(ArchiveError, match="is not a run nor a folder of runs"):
+        check_source(runs)
+
+
 def test_without_the_extra_serve_says_how_to_install_it(monkeypatch, capsys):
     import importlib.util
 
