@@ -36,7 +36,7 @@ import numpy as np
 
 from engine.mutators.count_ops import count_literals
 from engine.mutators.kinds import ARRAY, Kinds, arithmetic_ok
-from engine.mutators.shapes import SCALAR
+from engine.mutators.shapes import SCALAR, Shapes
 from engine.mutators.sites import ELEMENTWISE, Sites, Slot, call_name, number_value
 from engine.mutators.templates import TERMS, WRAPPERS, const, scale
 from engine.mutators.workspace import Workspace, fresh, short
@@ -259,15 +259,13 @@ def _numeric_params(ws: Workspace, func, kinds: Kinds) -> list[str]:
     return [p for p in params if p not in defaults or _numeric_result(defaults[p])]
 
 
-def _term_params(ws: Workspace, slot: Slot, kinds: Kinds) -> tuple[list[str], list[str]]:
+def _term_params(slot: Slot, kinds: Kinds, numeric: list[str], shapes: Shapes) -> tuple[list[str], list[str]]:
     """The parameters a term added to `slot` may read, and those of which it must read one: a term of
     scalars added to an array shifts every element alike (a translation of points, a bias no argmax sees),
     and a parameter of another shape does not broadcast (`radii + centers`: (26,) and (26, 2);
     `engine.mutators.shapes`). A scalar result takes terms of scalars only, an array of a shape not known
     none (a filter's output, shorter than its input signal); a result of neither kind nor shape known keeps
-    kinds' rule."""
-    numeric = _numeric_params(ws, slot.func, kinds)
-    shapes = ws.shapes(slot.func, kinds)
+    kinds' rule. `numeric` and `shapes`: the slot's function's numeric parameters and shape tags."""
     tag = shapes.of(slot.node)
     if tag is None:
         return ([], []) if kinds.of(slot.node) == ARRAY else (numeric, numeric)
@@ -278,9 +276,13 @@ def _term_params(ws: Workspace, slot: Slot, kinds: Kinds) -> tuple[list[str], li
 def op_insert(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | None:
     kinds = ws.kinds()
     options = []
+    per_func: dict[int, tuple[list[str], Shapes]] = {}  # inferred once per function, not per returned value
     for s in sites.results:
         if _numeric_result(s.node) and arithmetic_ok(kinds.of(s.node)):
-            allowed, needed = _term_params(ws, s, kinds)
+            key = id(s.func)
+            if key not in per_func:
+                per_func[key] = (_numeric_params(ws, s.func, kinds), ws.shapes(s.func, kinds))
+            allowed, needed = _term_params(s, kinds, *per_func[key])
             if needed:
                 options.append((s, allowed, needed))
     if not options:
@@ -295,7 +297,7 @@ def op_insert(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str | No
     y: ast.expr = const(scale(rng))
     if others:
         second = _pick(rng, others)
-        x, y = ast.Name(id=first, ctx=ast.Load()), ast.Name(id=second, ctx=ast.Load())
+        y = ast.Name(id=second, ctx=ast.Load())
         if kind in ("diff", "inv", "eq", "sq", "le", "window", "decay") and rng.random() < 0.75:
             # a difference "later - earlier" parameter reads as room left (bins - item): favoured, not forced
             later, earlier = sorted((first, second), key=params.index, reverse=True)

@@ -45,19 +45,15 @@ def _writes(stmt: ast.stmt) -> set[str]:
     return function_bindings(ast.Module(body=[stmt], type_ignores=[]))
 
 
-def _clamped(stmt: ast.stmt) -> str | None:
-    """The name a clamp statement constrains (`centers = np.clip(centers, 0.01, 0.99)`, `r = np.maximum(r,
-    0.0)`); None for any other statement. A clamp is never swapped: moved before a write of its name or
+def _is_clamp(stmt: ast.stmt) -> bool:
+    """Does the statement clamp a name to itself (`centers = np.clip(centers, 0.01, 0.99)`, `r = np.maximum(r,
+    0.0)`)? A clamp is never swapped: moved before a write of its name or
     after a read of it, the constraint it enforces no longer holds there (ShinkaEvolve's circle packing
     clipped its centres before placing the outer ring, or computed its radii from centres not yet clipped:
     21 of 31 swaps touching the clip failed in the published examples' evaluators, 4 of 33 other swaps)."""
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-        return None
-    name = stmt.targets[0].id
-    value = stmt.value
-    if call_name(value) in CLAMPS and name in loaded_names(value):
-        return name
-    return None
+        return False
+    return call_name(stmt.value) in CLAMPS and stmt.targets[0].id in loaded_names(stmt.value)
 
 
 def _breaks_a_read(ws: Workspace, body: Body, i: int) -> bool:
@@ -166,7 +162,7 @@ def op_swap_stmt(ws: Workspace, sites: Sites, rng: np.random.Generator) -> str |
                 continue  # independent statements: swapping changes nothing
             if (wa & rb) - _bound_before(ws, body, i):
                 continue  # b would read a name before a first binds it
-            if _clamped(a) or _clamped(b):
+            if _is_clamp(a) or _is_clamp(b):
                 continue  # a clamp holds where it is: after the writes it guards, before the reads
             options.append((body, i))
     if not options:
