@@ -7,6 +7,7 @@
     clade plot lineage|progress|arena RUN
     clade report RUN
     clade new-task DIR --format F
+    clade data fetch polyglot
 
 Each subcommand's own parser reads the rest of the line, so `clade search --help` is that command's help.
 """
@@ -27,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "snapshot": ("engine.front.snapshot", "main", "export, verify and restore snapshots (python -m engine.snapshot)"),
     "report": ("engine.report", "main", "write a run's HTML report"),
     "new-task": ("clade.new_task", "main", "write a task folder to start from (OpenEvolve, ShinkaEvolve, ... format)"),
+    "data": ("clade.data", "main", "fetch a benchmark's data into Clade's cache (clade data fetch polyglot)"),
 }
 PLOTS: dict[str, tuple[str, str, str]] = {
     "lineage": ("engine.plots.cli", "lineage_main", "the lineage tree (lineage.png, lineage.svg)"),

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-TASKS = ("binpack", "binpack_cpp", "circle_packing", "humaneval", "arc", "repofix", "email_validation")
+TASKS = ("binpack", "binpack_cpp", "circle_packing", "humaneval", "arc", "repofix", "email_validation", "polyglot")
 
 
-def make_task(name: str, instances_path: str | None = None, target: float | None = None):
+def make_task(name: str, instances_path: str | None = None, target: float | None = None, agent_tests: bool = True):
     """A built-in task by name, or a task folder in another engine's format (`tasks.adapters`).
 
     ValueError (one line) lists the known names, or says which files a folder lacks. `target` is
@@ -32,6 +32,10 @@ def make_task(name: str, instances_path: str | None = None, target: float | None
         from tasks.repofix.task import RepoFixTask
 
         return RepoFixTask(instances_path=instances_path)
+    if name == "polyglot":  # Aider's 225 Exercism exercises, fetched on first use (tasks/polyglot/source.py)
+        from tasks.polyglot.task import PolyglotTask
+
+        return PolyglotTask(instances_path=instances_path, agent_tests=agent_tests)
     if name == "email_validation":  # labels stored in tasks/email_validation/data; no package needed to run
         from tasks.email_validation.task import EmailValidationTask
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.sandbox.base import SandboxJob, SandboxLimits, SandboxResult
 
 if TYPE_CHECKING:
+    from engine.lang.toolchain import Toolchain
     from engine.llm import LLMClient
 
 SCORE_NOTE = "scores are measured against the seed on each instance"  # what a score means, unless a task says
@@ -93,6 +94,21 @@ class AgentJob(ABC):
     def hidden_paths(self) -> tuple[str, ...]:
         """Host paths no sandbox may see (an installed benchmark's data with its tests and solutions)."""
         return ()
+
+    def toolchains(self) -> tuple[Toolchain, ...]:
+        """The compilers and runtimes its jobs run besides the entry file's language (Polyglot's six), found at
+        run start where users install them; a UserError (one line, naming the package) for a missing one.
+        None of its own by default: the engine looks up the entry file's language."""
+        return ()
+
+    def docker_image(self) -> str | None:
+        """The image its jobs need under docker when --image is not given (Polyglot's, built from Debian's
+        packages); None: the engine's choice (the compilers' image for a compiled entry file)."""
+        return None
+
+    def setup_note(self) -> str:
+        """One line for the run's header on what the jobs run on; '' says nothing."""
+        return ""
 
     def caught_in_output(self, grade: Grade, result: SandboxResult) -> Grade:
         """The valid verdict once the job's own output is read too: a task whose program may catch its own

@@ -249,6 +249,12 @@ class BenchmarkSection(Section):
     )
     arena_population: int = _arena(4, "tournament: code agents and testers, each", "P")
     arena_proposals: int = _arena(10, "tests a tester proposes per run", "N")
+    agent_tests: str = setting(
+        "on",
+        help="polyglot: the agent may run the exercise's tests while it works and read their output (Aider's "
+        "second try shows the model their output); off: it has only the instructions, as Aider's first try",
+        choices=("on", "off"),
+    )
     judge_model: str | None = setting(
         None,
         help="the model that grades a rubric task's answers against its boolean checks, outside the sandbox",

@@ -161,9 +161,10 @@ class SearchSection(Section):
     )
     instances: str | None = setting(
         None,
-        help="JSON file of instances (name -> {capacity, items[, split]})",
+        help="JSON file of instances (name -> {capacity, items[, split]}), a subset file of a built-in task, or "
+        "for polyglot a list of languages and exercises (python,go or python/affine-cipher)",
         shown="the task's own, generated for binpack",
-        metavar="FILE",
+        metavar="FILE|LIST",
     )
 
     def make_policy(self) -> Any:

@@ -40,6 +40,7 @@ def build_sandbox(
     toolchains: tuple[Toolchain, ...] = (),
     compiled: bool = False,
     run_dir: Path | None = None,
+    task_image: str | None = None,
 ) -> SandboxChoice:
     """The sandbox the run's evaluations go through, with what the header says of it.
 
@@ -51,13 +52,14 @@ def build_sandbox(
     UserError (one line) when it cannot run here. 'auto' is resolved here, on
     the engine's machine, and the name it resolved to is what Ray workers
     build too. `compiled`: the task's candidates need a compiler, so docker's
-    default image is the one with the compilers (built on first use).
+    default image is the one with the compilers (built on first use). `task_image`: the task's own
+    (`Task.docker_image`, Polyglot's), used when --image is not given.
     """
     from engine.sandbox import make_sandbox, resolve_sandbox
     from engine.sandbox.docker_build import COMPILERS_IMAGE
 
     ev = config.evaluation
-    image = ev.image or (COMPILERS_IMAGE if compiled else None)
+    image = ev.image or task_image or (COMPILERS_IMAGE if compiled else None)
     try:
         name, why = resolve_sandbox(ev.sandbox, image, docker=ev.task_python is None)
     except ValueError as exc:  # CLADE_AUTO_SANDBOXES names no backend, or none of those it names works

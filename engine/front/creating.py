@@ -79,7 +79,9 @@ def _with_paths_resolved(config: RunConfig, task: Task) -> RunConfig:
         task_python=task.python,  # the folder's entry, resolved
         agent=str(Path(search.agent).resolve()) if search.agent else None,
         task=str(Path(search.task).resolve()) if Path(search.task).is_dir() and search.task not in TASKS else None,
-        instances=str(Path(search.instances).resolve()) if search.instances else None,
+        instances=str(Path(search.instances).resolve())
+        if search.instances and Path(search.instances).exists()
+        else search.instances,  # a file, or Polyglot's list of languages and exercises
     )
 
 

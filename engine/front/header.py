@@ -41,6 +41,7 @@ def header_lines(run: Any, state: Any, policy: Any, workers: int) -> list[str]:
         f"seed {search.seed}{resumed}",
         mutator_line(config, task),
         said[:1].upper() + said[1:] + "." if said else "",
+        task.setup_note(),
         describe(config, task),
         state.utility.describe() if state.utility else "",
         f"Overseer: {config.improvement.overseer} reads each running agent's recent calls and may stop it"

@@ -47,7 +47,9 @@ def make_run_task(config: RunConfig):
     python = choose_task_python(config)
     search, evaluation = config.search, config.evaluation
     try:
-        task = make_task(search.task, search.instances, target=search.target)
+        task = make_task(
+            search.task, search.instances, target=search.target, agent_tests=config.benchmark.agent_tests == "on"
+        )
     except ValueError as exc:  # a task folder that cannot be read as its format says
         raise UserError(str(exc)) from None
     if python is not None:
@@ -117,10 +119,14 @@ def replay_config(args: argparse.Namespace) -> RunConfig:
 
 
 def toolchains_for(task: Task) -> tuple[Toolchain, ...]:
-    """The compiler of the task's language on the engine's PATH, found at run start (engine/lang/toolchain.py):
-    the sandbox binds and passes what it needs; () for Python tasks and where none is installed."""
+    """The compiler of the task's language on the engine's PATH, found at run start (engine/lang/toolchain.py),
+    or the task's own (`Task.toolchains`: Polyglot's six languages): the sandbox binds and passes what they need;
+    () for Python tasks and where none is installed."""
     from engine.lang.registry import language_of
 
+    own = task.toolchains()
+    if own:
+        return own
     language = language_of(task.entry_file)
     if language is None:
         return ()

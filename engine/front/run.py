@@ -103,6 +103,7 @@ def _ready(archive: Archive, task: Task, config: RunConfig, llm_mock: Any, how: 
             toolchains,
             compiled=needs_compiler(task),
             run_dir=Path(archive.path).parent,
+            task_image=task.docker_image(),
         )
         checks = compile_check_for(config, task, box.name, toolchains)
     except BaseException:

@@ -58,7 +58,7 @@ class Toolchain:
     language: str
     name: str  # what a program calls it by: rustc
     path: str  # where it is on PATH: /root/.cargo/bin/rustc
-    kind: str  # rustup, go, system (under /usr), or local (elsewhere)
+    kind: str  # rustup, go, system (under /usr), local (elsewhere), or data (files its tests read: docker binds them)
     version: str  # the compiler's own first line: rustc 1.95.0 (59807616e 2026-04-14)
     binds: tuple[str, ...] = ()  # directories and files a bwrap job needs, bound read-only at the same paths
     env: tuple[tuple[str, str], ...] = ()  # variables a job needs (RUSTUP_HOME, CARGO_HOME, ...)

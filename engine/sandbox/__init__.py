@@ -114,11 +114,15 @@ def make_sandbox(name: str, **options: Any) -> Sandbox:
     if name == "auto":
         name, why = resolve_sandbox(name, options.get("image"), docker=options.get("python") is None)
         log.info("sandbox auto: using %s (%s)", name, why)
-    if name == "docker":
-        options.pop("toolchains", None)  # docker runs the image's own compilers
+    if name == "docker":  # docker runs the image's own compilers; a task's data among them is bound read-only
+        chains = options.pop("toolchains", None) or ()
+        data = tuple(path for chain in chains if chain.kind == "data" for path in chain.binds)
+        if data:
+            options["mounts"] = (*options.get("mounts", ()), *data)
     else:
         options.pop("image", None)
         options.pop("cpus", None)
+        options.pop("mounts", None)
     if name == "docker" and options.pop("python", None) is not None:
         raise RuntimeError(
             "the docker sandbox runs the image's own Python, not another one: choose the image "

@@ -142,13 +142,15 @@ class DockerSandbox:
         cpus: float | None = None,
         base_dir: str | os.PathLike[str] | None = None,
         client: Any = None,
+        mounts: tuple[str, ...] = (),
     ) -> None:
         """image: the image jobs run in (default DEFAULT_IMAGE; it and COMPILERS_IMAGE are
         built when missing, from Debian's packages with no registry; any other must
         already be on the machine and hold `python3` for Python jobs). cpus: CPUs per job, overriding the
         jobs' `limits.cpus`. base_dir: where the host work directories are made
         (default: tempfile.gettempdir()). client: a docker SDK client (default:
-        from the environment, DOCKER_HOST etc.).
+        from the environment, DOCKER_HOST etc.). mounts: host paths every job reads, bound read-only at
+        the same paths (a task's data, such as Polyglot's compiled Catch and Jest; never a compiler).
 
         RuntimeError("docker sandbox unavailable: ...") when the daemon does not
         answer or the image is missing and cannot be built.
@@ -164,6 +166,7 @@ class DockerSandbox:
             ) from None
         self.image = image or DEFAULT_IMAGE
         self.cpus = cpus
+        self.mounts = tuple(mounts)
         self.base_dir = os.fspath(base_dir) if base_dir is not None else None
         # Failures of the daemon or of the connection to it: a job ends as 'error', never a traceback.
         self._errors: tuple[type[BaseException], ...] = (
@@ -209,7 +212,9 @@ class DockerSandbox:
                 _hand_to_job_user(workdir, self.user)
             except OSError as exc:
                 return _failure(out, err, t0, f"could not prepare the work directory: {exc}")
-            options = container_options(job, workdir, self.image, self.cpus, os.getpid(), user=self.user)
+            options = container_options(
+                job, workdir, self.image, self.cpus, os.getpid(), user=self.user, mounts=self.mounts
+            )
             options["labels"]["clade.instance"] = self._instance
             # Settled even if cancelled meanwhile, so that a container made just then is removed too.
             made, cancelled = await _settled(lambda: self._client.containers.create(**options))

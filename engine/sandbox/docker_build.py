@@ -9,9 +9,15 @@ that image, labelled with the recipe's digest (`clade.recipe`), so that
 `offline_buildable` answers, in a few seconds and without building, whether
 this machine can build one now (root, debootstrap, a mirror that answers).
 
-Two recipes: `DEFAULT_IMAGE` (python3 and numpy, Debian bookworm's Python
-3.11) and `COMPILERS_IMAGE` (the same with g++, gfortran, golang-go and rustc,
-for candidates in a compiled language; built only when a run needs it).
+Three recipes: `DEFAULT_IMAGE` (python3 and numpy, Debian bookworm's Python
+3.11), `COMPILERS_IMAGE` (the same with g++, gfortran, golang-go and rustc,
+for candidates in a compiled language) and `POLYGLOT_IMAGE` (what Polyglot's
+six languages' tests run on: pytest, Go 1.23 from bookworm-backports, Rust
+1.96 (Debian 12's rustc-web and cargo-web) with the crates the exercises name,
+CMake and g++ with Boost.Date_Time, OpenJDK 17 with JUnit 5 and AssertJ, and
+Node.js). The last two are built only when a run needs them. A recipe's
+`later` packages come from suites debootstrap does not read (backports,
+security): apt installs them in the new root afterwards.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "COMPILERS_IMAGE",
     "DEFAULT_IMAGE",
+    "POLYGLOT_IMAGE",
     "RECIPES",
     "Recipe",
     "build_offline",
@@ -45,6 +52,7 @@ __all__ = [
 
 DEFAULT_IMAGE = "clade-sandbox:py3.11"
 COMPILERS_IMAGE = "clade-sandbox-compilers:py3.11"
+POLYGLOT_IMAGE = "clade-sandbox-polyglot:py3.11"
 RECIPE_LABEL = "clade.recipe"
 SUITE = "bookworm"  # its python3 is 3.11, the images' names say so
 _DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -67,10 +75,12 @@ class Recipe:
     image: str
     packages: tuple[str, ...]
     suite: str = SUITE
+    later: tuple[str, ...] = ()  # installed by apt in the new root, from `extra_suites` as well
+    extra_suites: tuple[str, ...] = ()  # "bookworm-backports", "bookworm-security" (its own mirror)
 
     @property
     def digest(self) -> str:
-        text = "\n".join([self.suite, "minbase", *self.packages, *_CHANGES])
+        text = "\n".join([self.suite, "minbase", *self.packages, *_CHANGES, *self.later, *self.extra_suites])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
@@ -79,9 +89,31 @@ class Recipe:
 
 
 _PYTHON_PACKAGES = ("python3", "python3-numpy")
+_POLYGLOT_PACKAGES = (
+    *_PYTHON_PACKAGES,
+    "python3-pytest",
+    "g++",
+    "make",
+    "cmake",
+    "libboost-date-time-dev",
+    "default-jdk-headless",
+    "junit5",
+    "libassertj-core-java",
+    "nodejs",
+    "librust-anyhow-dev",
+    "librust-rand-dev",
+    "librust-time-dev",
+    "librust-thiserror-dev",
+)
 RECIPES = {
     DEFAULT_IMAGE: Recipe(DEFAULT_IMAGE, _PYTHON_PACKAGES),
     COMPILERS_IMAGE: Recipe(COMPILERS_IMAGE, (*_PYTHON_PACKAGES, "g++", "gfortran", "golang-go", "rustc")),
+    POLYGLOT_IMAGE: Recipe(
+        POLYGLOT_IMAGE,
+        _POLYGLOT_PACKAGES,
+        later=("golang-1.23-go", "rustc-web", "cargo-web"),
+        extra_suites=(f"{SUITE}-backports", f"{SUITE}-security", f"{SUITE}-updates"),
+    ),
 }
 
 
@@ -166,6 +198,8 @@ def build_offline(client: Any, recipe: Recipe) -> float:
             ],
             "debootstrap",
         )
+        if recipe.later:
+            _install_later(root, recipe, mirror)
         for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
             _empty(os.path.join(root, cache))
         tar = os.path.join(scratch, "root.tar")
@@ -183,6 +217,38 @@ def build_offline(client: Any, recipe: Recipe) -> float:
         raise RuntimeError(f"docker import of {recipe.image!r} left no image with the recipe's label")
     log.warning("docker sandbox: image %s built in %.0f s", recipe.image, took)
     return took
+
+
+def security_mirror(apt_dir: str = "/etc/apt") -> str:
+    """The Debian security mirror apt uses here, else deb.debian.org's."""
+    for path in [os.path.join(apt_dir, "sources.list"), *sorted(glob.glob(os.path.join(apt_dir, "sources.list.d/*")))]:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                found = re.search(r"(https?://\S*debian-security\S*)", f.read())
+        except OSError:
+            continue
+        if found:
+            return found.group(1).rstrip("/")
+    return "http://deb.debian.org/debian-security"
+
+
+def _install_later(root: str, recipe: Recipe, mirror: str) -> None:
+    """apt-get install `recipe.later` inside the new root, with the recipe's extra suites listed."""
+    lines = []
+    for suite in recipe.extra_suites:
+        where = security_mirror() if suite.endswith("-security") else mirror
+        lines.append(f"deb {where} {suite} main")
+    with open(os.path.join(root, "etc/apt/sources.list.d/clade-extra.list"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    proc = os.path.join(root, "proc")
+    _run(["mount", "-t", "proc", "proc", proc], "mount /proc")
+    try:
+        apt = ["chroot", root, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]
+        _run([*apt, "update", "-qq"], "apt-get update in the image")
+        install = [*apt, "install", "-y", "-qq", "--no-install-recommends", *recipe.later]
+        _run(install, "apt-get install in the image")
+    finally:
+        subprocess.run(["umount", proc], check=False, capture_output=True)
 
 
 def _scratch_dir() -> str:

@@ -36,6 +36,7 @@ def container_options(
     engine_pid: int,
     *,
     user: str | None = None,
+    mounts: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The keyword arguments of `client.containers.create(**options)` for `job`.
 
@@ -43,6 +44,7 @@ def container_options(
     cpus: CPUs the job may use; None takes the job's `limits.cpus` (1 if it has none).
     engine_pid: labels the container, so that a later engine can remove it if this one dies.
     user: uid:gid of the job (default 65534:65534; `DockerSandbox` passes `job_user()`).
+    mounts: host paths the job reads, bound read-only at the same paths (a task's data: Polyglot's caches).
     Pure: no daemon, no SDK import.
     """
     limits = job.limits
@@ -65,7 +67,7 @@ def container_options(
             "clade.host": socket.gethostname(),
         },
         **_limit_options(limits, cpus),
-        **_filesystem_options(job, workdir),
+        **_filesystem_options(job, workdir, mounts),
         **_isolation_options(limits),
     }
 
@@ -88,11 +90,12 @@ def _limit_options(limits: SandboxLimits, cpus: float) -> dict[str, Any]:
     }
 
 
-def _filesystem_options(job: SandboxJob, workdir: str) -> dict[str, Any]:
-    """A read-only root; writable only /job (the host's workdir) and two small tmpfs in RAM."""
+def _filesystem_options(job: SandboxJob, workdir: str, mounts: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A read-only root; writable only /job (the host's workdir) and two small tmpfs in RAM; `mounts` read-only."""
     return {
         "read_only": True,
         "mounts": [{"Type": "bind", "Source": workdir, "Target": JOB_DIR, "ReadOnly": False}]
+        + [{"Type": "bind", "Source": path, "Target": path, "ReadOnly": True} for path in mounts]
         + (
             [{"Type": "bind", "Source": job.llm.socket_path, "Target": JOB_LLM_SOCKET, "ReadOnly": False}]
             if job.llm is not None

@@ -1,6 +1,6 @@
 """Runs inside the sandbox: load the coding agent, let it fix the repository in repo/, write the answer.
 
-Standalone on purpose (copied into the sandbox beside the agent and clade_llm.py).
+Standalone on purpose (copied into the sandbox beside the agent and clade_llm.py); Polyglot's runner too.
 problem.json holds the instance id, the issue's text, the workspace ("repo"),
 the visible tests' command and where the agent may log its steps
 (trajectory.jsonl); never the hidden tests. answer.json is written whatever
@@ -11,6 +11,8 @@ the engine runs the hidden tests on it outside, in a fresh sandbox.
 import importlib.util
 import json
 import os
+import re
+import shlex
 import sys
 
 MAX_FILES = 200
@@ -36,15 +38,20 @@ def run_agent(here, problem):
         return "", f"{type(exc).__name__}: {text}"[:1000] if text else type(exc).__name__
 
 
-def repo_files(root):
-    """{relative path: text} of the repository's text files (no caches, no links), within the size caps."""
+def repo_files(root, returned=None):
+    """{relative path: text} of the repository's text files (no caches, no links), within the size caps;
+    `returned`: a pattern the relative paths must match (the files grading reads: Polyglot's solution files)."""
     files: dict[str, str] = {}  # local annotations: never evaluated, whatever the job's Python
     total = 0
+    wanted = re.compile(returned) if returned else None
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not os.path.islink(os.path.join(folder, d)))
         for name in sorted(names):
             path = os.path.join(folder, name)
             if name.endswith((".pyc", ".pyo")) or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            relative = os.path.relpath(path, root).replace(os.sep, "/")
+            if wanted is not None and not wanted.fullmatch(relative):
                 continue
             try:
                 with open(path, "rb") as fh:
@@ -54,7 +61,7 @@ def repo_files(root):
                 continue
             if len(files) >= MAX_FILES or total + len(data) > MAX_BYTES:
                 return files
-            files[os.path.relpath(path, root).replace(os.sep, "/")] = text
+            files[relative] = text
             total += len(data)
     return files
 
@@ -89,9 +96,12 @@ def main():
     here = os.path.abspath(os.getcwd())
     with open(os.path.join(here, "problem.json"), encoding="utf-8") as fh:
         problem = json.load(fh)
+    if problem.get("test_script"):  # Polyglot: the tests run by the interpreter running this job, wherever it is
+        script = os.path.join(here, problem["test_script"])
+        problem["test_command"] = f"{shlex.quote(sys.executable)} {shlex.quote(script)} --workspace"
     summary, error = run_agent(here, problem)
     answer = {
-        "files": repo_files(os.path.join(here, problem["workspace"])),
+        "files": repo_files(os.path.join(here, problem["workspace"]), problem.get("returned")),
         "summary": summary,
         "error": error,
         "trajectory": trajectory(os.path.join(here, problem["trajectory_file"])),

@@ -69,6 +69,32 @@ limited per instance in tokens; there is no network and no API key in the
 sandbox, only this gateway; subprocesses (e.g. running the tests) are allowed."""
 
 
+def coding_agent_files(task: str, entry_file: str) -> dict[str, str]:
+    """Every text file of agents_seed/coding_agent/ (RepoFix's and Polyglot's seed), read now."""
+    if not SEED_AGENT.is_dir():
+        raise UserError(f"the {task} task's seed agent is missing: no folder {SEED_AGENT}")
+    files = {}
+    for path in sorted(SEED_AGENT.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            try:
+                files[path.relative_to(SEED_AGENT).as_posix()] = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+    if entry_file not in files:
+        raise UserError(f"the {task} task's seed agent has no {entry_file} in {SEED_AGENT}")
+    return files
+
+
+def read_trajectory(answer: bytes) -> list[dict]:
+    """The steps the agent logged (answer.json's "trajectory"); [] when unreadable."""
+    try:
+        data = json.loads(answer)
+    except (ValueError, UnicodeDecodeError):
+        return []
+    steps = data.get("trajectory") if isinstance(data, dict) else None
+    return [s for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []
+
+
 def _is_test(path: str) -> bool:
     return path == "tests" or path.startswith("tests/")
 
@@ -151,19 +177,7 @@ class RepoFixTask(CheckedTask):
 
     # ----- the Task protocol ---------------------------------------------------
     def seed_files(self) -> dict[str, str]:
-        """Every text file of agents_seed/coding_agent/, read now (it is maintained separately)."""
-        if not SEED_AGENT.is_dir():
-            raise UserError(f"the repofix task's seed agent is missing: no folder {SEED_AGENT}")
-        files = {}
-        for path in sorted(SEED_AGENT.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                try:
-                    files[path.relative_to(SEED_AGENT).as_posix()] = path.read_text(encoding="utf-8")
-                except UnicodeDecodeError:
-                    continue
-        if self.entry_file not in files:
-            raise UserError(f"the repofix task's seed agent has no {self.entry_file} in {SEED_AGENT}")
-        return files
+        return coding_agent_files(self.name, self.entry_file)
 
     def reference_agents(self) -> dict[str, dict[str, str]]:
         return {}
@@ -244,13 +258,7 @@ class RepoFixTask(CheckedTask):
         return 100.0 * sum(values) / len(values) if values else None
 
     def trajectory(self, answer: bytes) -> list[dict]:
-        """The steps the agent logged (answer.json's "trajectory"); [] when unreadable."""
-        try:
-            data = json.loads(answer)
-        except (ValueError, UnicodeDecodeError):
-            return []
-        steps = data.get("trajectory") if isinstance(data, dict) else None
-        return [s for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []
+        return read_trajectory(answer)
 
 
 def edits(original: Mapping[str, str], answer_files: Mapping[str, str]) -> dict[str, int]:
