@@ -12,8 +12,8 @@ import time
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m engine.sandbox.docker_prebuild [--compilers] [--polyglot]`: build the sandbox image(s) now, or say they are
-    current; one line each. Exit 2 with one line when the daemon or the build fails."""
+    """`python -m engine.sandbox.docker_prebuild [--compilers] [--polyglot]`: build the sandbox image(s) now, or
+    say they are current; one line each. Exit 2 with one line when the daemon or the build fails."""
     import argparse
     import sys
 

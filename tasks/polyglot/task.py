@@ -56,8 +56,9 @@ exercise; `problem` is a dict with "instance_id" ("python/affine-cipher"), "lang
 holding the exercise: the stub to edit, the tests, the build files; edit its files in place),
 "solution_files" (the files to edit), "test_command" (runs the exercise's tests from the workspace as
 grading does and prints their output; empty when the run does not let the agent run them) and
-"trajectory_file" (a JSON-lines file for the agent's steps). Afterwards the exercise's original tests run on the solution
-files (and on new source files the agent added outside the tests): editing tests gains nothing. An
+"trajectory_file" (a JSON-lines file for the agent's steps). Afterwards the exercise's original tests
+run on the solution files (and on new source files the agent added outside the tests): editing tests
+gains nothing. An
 instance is resolved (score 1) when every test passes. The agent may call a language model: `import
 clade_llm` and `clade_llm.chat(messages, temperature=..., max_tokens=...)` returns the answer's text.
 Calls are limited per instance in tokens; no network in the sandbox; subprocesses are allowed."""
