@@ -48,15 +48,19 @@ def where(name: str) -> None:
     print(source.exercises_dir(fetch=False))
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "clade data") -> int:
+def build_parser(prog: str = "clade data") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    fetching = commands.add_parser("fetch", help="fetch a benchmark's data into Clade's cache")
+    fetching = commands.add_parser("fetch", help="fetch a benchmark's data into Clade's cache, verified")
     fetching.add_argument("name", choices=DATASETS)
     fetching.add_argument("--url", help="the archive to fetch instead of the pinned commit's on GitHub")
     wherein = commands.add_parser("where", help="the folder a run reads a benchmark's data from")
     wherein.add_argument("name", choices=DATASETS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "clade data") -> int:
+    args = build_parser(prog).parse_args(argv)
     try:
         if args.command == "fetch":
             fetch(args.name, args.url)

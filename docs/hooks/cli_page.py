@@ -24,6 +24,7 @@ PARSERS: tuple[tuple[str, str, str], ...] = (
     ("clade plot progress", "engine.plots.cli", "progress_parser"),
     ("clade plot arena", "engine.plots.cli", "arena_parser"),
     ("clade new-task", "clade.new_task", "build_parser"),
+    ("clade data", "clade.data", "build_parser"),
 )
 
 

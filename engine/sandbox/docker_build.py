@@ -89,12 +89,9 @@ class Recipe:
 
 
 _PYTHON_PACKAGES = ("python3", "python3-numpy")
-_POLYGLOT_PACKAGES = (
-    *_PYTHON_PACKAGES,
-    "python3-pytest",
-    "g++",
-    "make",
-    "cmake",
+_POLYGLOT_PACKAGES = (*_PYTHON_PACKAGES, "python3-pytest", "g++", "make", "cmake")
+# apt, not debootstrap, resolves these (crates' virtual packages, Java's alternatives) and the other suites
+_POLYGLOT_LATER = (
     "libboost-date-time-dev",
     "default-jdk-headless",
     "junit5",
@@ -104,6 +101,9 @@ _POLYGLOT_PACKAGES = (
     "librust-rand-dev",
     "librust-time-dev",
     "librust-thiserror-dev",
+    "golang-1.23-go",
+    "rustc-web",
+    "cargo-web",
 )
 RECIPES = {
     DEFAULT_IMAGE: Recipe(DEFAULT_IMAGE, _PYTHON_PACKAGES),
@@ -111,7 +111,7 @@ RECIPES = {
     POLYGLOT_IMAGE: Recipe(
         POLYGLOT_IMAGE,
         _POLYGLOT_PACKAGES,
-        later=("golang-1.23-go", "rustc-web", "cargo-web"),
+        later=_POLYGLOT_LATER,
         extra_suites=(f"{SUITE}-backports", f"{SUITE}-security", f"{SUITE}-updates"),
     ),
 }

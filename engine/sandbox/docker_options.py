@@ -25,6 +25,7 @@ JOB_UID = JOB_GID = 65534  # nobody / nogroup
 LABEL = "clade.sandbox"
 
 _MB = 2**20
+DATA_DIR = "/clade-data"  # where a job finds the host paths it reads (`mounts`)
 _PYTHON = re.compile(r"python(3(\.\d+)?)?")
 
 
@@ -44,7 +45,8 @@ def container_options(
     cpus: CPUs the job may use; None takes the job's `limits.cpus` (1 if it has none).
     engine_pid: labels the container, so that a later engine can remove it if this one dies.
     user: uid:gid of the job (default 65534:65534; `DockerSandbox` passes `job_user()`).
-    mounts: host paths the job reads, bound read-only at the same paths (a task's data: Polyglot's caches).
+    mounts: host paths the job reads, bound read-only under DATA_DIR (`/clade-data/root/.cache/...`: the host
+    path itself may lie in a folder the job's user cannot enter, such as /root); a task's data, Polyglot's caches.
     Pure: no daemon, no SDK import.
     """
     limits = job.limits
@@ -91,11 +93,12 @@ def _limit_options(limits: SandboxLimits, cpus: float) -> dict[str, Any]:
 
 
 def _filesystem_options(job: SandboxJob, workdir: str, mounts: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A read-only root; writable only /job (the host's workdir) and two small tmpfs in RAM; `mounts` read-only."""
+    """A read-only root; writable only /job (the host's workdir) and two small tmpfs in RAM; `mounts` read-only
+    under DATA_DIR."""
     return {
         "read_only": True,
         "mounts": [{"Type": "bind", "Source": workdir, "Target": JOB_DIR, "ReadOnly": False}]
-        + [{"Type": "bind", "Source": path, "Target": path, "ReadOnly": True} for path in mounts]
+        + [{"Type": "bind", "Source": path, "Target": DATA_DIR + path, "ReadOnly": True} for path in mounts]
         + (
             [{"Type": "bind", "Source": job.llm.socket_path, "Target": JOB_LLM_SOCKET, "ReadOnly": False}]
             if job.llm is not None

@@ -65,17 +65,27 @@ def _java_sources(root, part):
     return found
 
 
-def _present(candidate):
-    """Whether every entry of a path list exists (`dir/*`, a classpath wildcard: its folder)."""
-    parts = [p for p in candidate.split(os.pathsep) if p]
-    return bool(parts) and all(os.path.exists(p[:-2] if p.endswith("/*") else p) for p in parts)
+DATA_DIR = "/clade-data"  # where a docker job finds the host's files it reads (engine/sandbox/docker_options.py)
+
+
+def _located(path):
+    """`path` as this job sees it: itself, or under DATA_DIR (docker), else None; `dir/*` (a classpath
+    wildcard) by its folder."""
+    for seen in (path, DATA_DIR + path if path.startswith("/") else None):
+        if seen and os.path.exists(seen[:-2] if seen.endswith("/*") else seen):
+            return seen
+    return None
 
 
 def pick(runner, key):
-    """The first of the runner's candidate paths for `key` that is there (the engine's, then the image's)."""
+    """The first of the runner's candidates for `key` (a path, a path list, or a bare command name) that is
+    there, each path as the job sees it (the engine's own under bwrap and process, under DATA_DIR in docker)."""
     for candidate in runner.get(key) or []:
-        if os.path.sep not in candidate or _present(candidate):
+        if os.path.sep not in candidate:
             return candidate
+        parts = [_located(p) for p in candidate.split(os.pathsep) if p]
+        if parts and all(parts):
+            return os.pathsep.join(parts)
     return ""
 
 

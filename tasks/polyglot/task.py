@@ -142,7 +142,8 @@ class PolyglotTask(CheckedTask):
     def setup_note(self) -> str:
         counts = {lang: sum(1 for e in self.chosen if e.language == lang) for lang in LANGUAGES}
         said = ", ".join(f"{n} {LANGUAGE_NAMES[lang]}" for lang, n in counts.items() if n)
-        lines = [f"Polyglot {self.root} ({said}); tests run on: " + "; ".join(self.found.said)]
+        lines = [f"Polyglot {self.root} ({said}); tests run on (docker: the Polyglot image's own): "]
+        lines[0] += "; ".join(self.found.said)
         lines += [f"left out {i}: {why}" for i, why in self.found.left_out.items()]
         return ". ".join(lines)
 

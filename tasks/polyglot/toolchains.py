@@ -44,8 +44,6 @@ HERE = Path(__file__).resolve().parent
 JAVA_JARS_VARIABLE = "CLADE_POLYGLOT_JAVA_JARS"
 CARGO_REGISTRY = "/usr/share/cargo/registry"  # Debian's librust-*-dev crates, a directory source for cargo
 DEBIAN_JARS = "/usr/share/java"
-# Where the docker backend's Polyglot image keeps the same parts (engine/sandbox/docker_build.py)
-IMAGE_RUNNERS = "/opt/clade-polyglot"
 _GO_MIN = (1, 21)
 _GO_WARM = (
     "bufio bytes container/heap container/list crypto/rand errors fmt io math math/big math/bits math/rand os "
@@ -133,7 +131,7 @@ def _go(exercises: list[Exercise], found: Found, say: Callable[[str], None] | No
     found.toolchains += [chain] if chain is not None else []
     found.toolchains.append(_data("go", "go cache", [str(cache)], version))
     found.runner["go"] = [go, "/usr/lib/go-1.23/bin/go", "go"]
-    found.runner["go_cache"] = [str(cache), f"{IMAGE_RUNNERS}/go-cache"]
+    found.runner["go_cache"] = [str(cache)]
     found.said.append(f"Go: {go} ({version.removeprefix('go version ')})")
 
 
@@ -202,7 +200,7 @@ def _cpp(exercises: list[Exercise], found: Found, say: Callable[[str], None] | N
     gxx = _first_line(["g++", "--version"])
     main = catch_main(exercises[0], gxx, say)
     found.toolchains.append(_data("cpp", "catch main", [str(main)], gxx))
-    found.runner["catch_main"] = [str(main), f"{IMAGE_RUNNERS}/catch-main.o"]
+    found.runner["catch_main"] = [str(main)]
     found.said.append(f"C++: {shutil.which('cmake')} and {gxx}, Catch's main compiled once ({main})")
 
 
@@ -278,8 +276,9 @@ def _java(exercises: list[Exercise], found: Found) -> None:
     found.toolchains.append(_system("java", "javac", javac, version, etc))
     if extra:
         found.toolchains.append(_data("java", "jars", extra))
-    found.runner["java_classpath"] = [os.pathsep.join(classpath), f"{IMAGE_RUNNERS}/java/*"]
-    found.runner["junit_launcher"] = [launcher, f"{IMAGE_RUNNERS}/java/junit-platform-console-standalone.jar"]
+    debian = [f"{DEBIAN_JARS}/junit-platform-console-standalone.jar", f"{DEBIAN_JARS}/assertj-core.jar"]
+    found.runner["java_classpath"] = [os.pathsep.join(classpath), os.pathsep.join(debian)]
+    found.runner["junit_launcher"] = [launcher, debian[0]]
     said = f"AssertJ {'.'.join(map(str, _jar_version(assertj)))}"
     found.said.append(f"Java: {version} ({javac}), JUnit's console launcher, {said}")
 
@@ -291,7 +290,7 @@ def _javascript(found: Found, say: Callable[[str], None] | None) -> None:
     modules = jest_modules(say)
     version = _first_line([node, "--version"])
     found.toolchains.append(_data("javascript", "jest", [str(modules.parent)], version))
-    found.runner["node_modules"] = [str(modules), f"{IMAGE_RUNNERS}/node_modules"]
+    found.runner["node_modules"] = [str(modules)]
     found.said.append(f"JavaScript: Node {version} ({node}), Jest and Babel in {modules}")
 
 

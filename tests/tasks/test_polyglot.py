@@ -156,6 +156,7 @@ def test_the_pinned_digest_is_that_of_the_published_benchmark():
     assert source.tree_digest(SHARED) == source.TREE_DIGEST
 
 
+@pytest.mark.slow
 def test_a_fetch_verifies_the_archive_and_keeps_it_in_the_cache(served, tmp_path, monkeypatch):
     monkeypatch.setenv("CLADE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv(source.DIR_VARIABLE, raising=False)
@@ -167,6 +168,7 @@ def test_a_fetch_verifies_the_archive_and_keeps_it_in_the_cache(served, tmp_path
     assert any("verified" in line for line in said)
 
 
+@pytest.mark.slow
 def test_a_tampered_archive_is_refused_and_nothing_is_kept(served, tmp_path, monkeypatch):
     monkeypatch.setenv("CLADE_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(UserError, match="is not Aider-AI/polyglot-benchmark at 7e0611e77b54"):
@@ -175,6 +177,7 @@ def test_a_tampered_archive_is_refused_and_nothing_is_kept(served, tmp_path, mon
     assert list(source.fetched_dir().parent.iterdir()) == []  # no scratch folder left behind
 
 
+@pytest.mark.slow
 def test_no_network_says_in_one_line_how_to_use_a_copy(tmp_path, monkeypatch):
     monkeypatch.setenv("CLADE_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(UserError) as caught:
@@ -189,6 +192,7 @@ def test_a_named_copy_that_is_not_the_benchmark_is_refused(tmp_path, monkeypatch
         source.exercises_dir()
 
 
+@pytest.mark.slow
 def test_clade_data_fetch_from_a_mirror_then_where(served, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != source.DIR_VARIABLE}
     env["CLADE_CACHE_DIR"] = str(tmp_path / "cache")
@@ -207,6 +211,7 @@ def search(tmp_path, env, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, check=False, timeout=600)
 
 
+@pytest.mark.slow
 def test_a_search_without_the_exercises_or_network_stops_in_one_line_and_makes_no_run(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != source.DIR_VARIABLE}
     env["CLADE_CACHE_DIR"] = str(tmp_path / "cache")
@@ -218,6 +223,7 @@ def test_a_search_without_the_exercises_or_network_stops_in_one_line_and_makes_n
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
+@pytest.mark.slow
 def test_a_search_missing_a_languages_toolchain_names_the_package_and_makes_no_run(tmp_path):
     bare = tmp_path / "bin"  # a PATH with no node (nor anything else)
     bare.mkdir()

@@ -49,6 +49,7 @@ def check_sample(task, box) -> None:
 
 
 @needs_exercises
+@pytest.mark.slow
 @pytest.mark.bwrap
 @pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)
 def test_each_language_grades_its_reference_as_resolved_and_its_stub_not_under_bwrap(polyglot_dir):
@@ -60,6 +61,7 @@ def test_each_language_grades_its_reference_as_resolved_and_its_stub_not_under_b
 
 
 @needs_exercises
+@pytest.mark.slow
 @pytest.mark.docker
 def test_each_language_grades_its_reference_as_resolved_and_its_stub_not_under_docker(polyglot_dir, docker_polyglot):
     task = _task(polyglot_dir, SAMPLE)

@@ -19,7 +19,7 @@ from tests.engine.test_coding_agent_runs import evaluate
 from tests.tasks.polyglot_support import needs_exercises
 
 BWRAP_OK, BWRAP_WHY = bwrap_available()
-pytestmark = [needs_exercises, pytest.mark.bwrap, pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)]
+pytestmark = [needs_exercises, pytest.mark.slow, pytest.mark.bwrap, pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)]
 EXERCISES = "python/affine-cipher,go/beer-song"
 
 
