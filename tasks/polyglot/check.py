@@ -7,12 +7,14 @@ Standalone (standard library only). Two uses:
   files in place, the language, the runner's paths) and deletes both files,
   makes itself non-dumpable (the tests run the candidate's code, which must
   not read the key from this process's memory), writes the exercise into
-  ex/, runs the language's test command there and writes verdict.json: the
+  a folder named after it (CMake names the project after its folder), runs
+  the language's test commands there and writes verdict.json: the
   tests that passed, the tests in all, whether the run passed, the output's
   tail and an HMAC of (exercise, passed, total, passed-all) under the key;
-- the agent's own test runs, `python tests.py` from its workspace (no key,
-  nothing signed): the same command on the workspace, its output printed,
-  so what the agent sees is what grading will run.
+- the agent's own test runs, `python tests.py --workspace` from its
+  workspace (no key, nothing signed; tests.json beside it says the language
+  and where the toolchains' parts are): the same commands on the workspace,
+  their output printed, so what the agent sees is what grading runs.
 
 The tests run as each track's own test runner runs them, with every test
 enabled (Aider's benchmark does the same: Rust's ignored tests included,
@@ -28,10 +30,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
-TEST_SECONDS = 240  # the whole build and test run of one exercise
+TEST_SECONDS = 180  # each command of an exercise's build and test run (Aider's harness allows 3 minutes)
 TAIL_BYTES = 6000  # of the runner's output kept in the verdict
 
 
@@ -229,23 +232,33 @@ def _judge_suite(language, root, runner, timeout, suite):
     return passed, failed, failed == 0 and passed > 0, output
 
 
+def _execute(argv, root, env, timeout):
+    """(exit code, output) of one command in its own process group, the whole group killed when it runs over
+    `timeout` (a test that hangs in a grandchild of cmake or cargo must not hold the pipe open)."""
+    try:
+        process = subprocess.Popen(
+            argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    except OSError as exc:
+        return -1, f"\n[could not run {argv[0]}: {exc}]\n"
+    try:
+        out, _ = process.communicate(timeout=timeout)
+        return process.returncode, out.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, _ = process.communicate()
+        return -1, out.decode("utf-8", "replace") + f"\n[the tests took over {timeout} s]\n"
+
+
 def _run(language, root, runner, timeout, variables):
     output, code = "", 0
     for argv, extra in commands(language, root, runner):
-        env = dict(os.environ, **extra, **variables)
-        try:
-            done = subprocess.run(
-                argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, timeout=timeout, check=False,
-            )  # fmt: skip
-            code = done.returncode
-            output += done.stdout.decode("utf-8", "replace")
-        except subprocess.TimeoutExpired as exc:
-            output += (exc.output or b"").decode("utf-8", "replace") + f"\n[the tests took over {timeout} s]\n"
-            code = -1
-        except OSError as exc:
-            output += f"\n[could not run {argv[0]}: {exc}]\n"
-            code = -1
+        code, said = _execute(argv, root, dict(os.environ, **extra, **variables), timeout)
+        output += said
         if code != 0:
             break
     passed, failed = counts(language, output)
@@ -274,9 +287,6 @@ def write_exercise(files, root):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "w", encoding="utf-8") as fh:
             fh.write(text)
-    for path in ("gradlew",):  # nothing here runs it, but keep the tree as shipped
-        if os.path.exists(os.path.join(root, path)):
-            os.chmod(os.path.join(root, path), 0o755)
 
 
 def signed_line(key, instance_id, passed, total, passed_all):

@@ -41,11 +41,11 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 RUNNER = HERE.parent / "repofix" / "runner.py"
-TEST_SECONDS = 240
+TEST_SECONDS = 180  # each build or test command of one grading (check.py)
 # V8 (a CodeRange per worker isolate), the JVM and Go reserve far more address space than they use, and the
 # memory cap of bwrap and process is RLIMIT_AS: it is wide (64 GiB), the JVM's heap capped by JAVA_TOOL_OPTIONS.
 # Processes: bank-account's tests start 1,000 threads at once (C++, Java).
-CHECK_LIMITS = SandboxLimits(timeout_s=300.0, cpu_s=600, memory_mb=65536, file_size_mb=256, processes=2048)
+CHECK_LIMITS = SandboxLimits(timeout_s=420.0, cpu_s=600, memory_mb=65536, file_size_mb=256, processes=2048)
 JVM_OPTIONS = "-Xmx768m -Xss4m -XX:CompressedClassSpaceSize=128m -XX:ReservedCodeCacheSize=64m -XX:+UseSerialGC"
 
 DESCRIPTION = """\

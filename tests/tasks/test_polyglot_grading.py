@@ -66,3 +66,48 @@ def test_each_language_grades_its_reference_as_resolved_and_its_stub_not_under_b
 def test_each_language_grades_its_reference_as_resolved_and_its_stub_not_under_docker(polyglot_dir, docker_polyglot):
     task = _task(polyglot_dir, SAMPLE)
     check_sample(task, docker_polyglot)
+
+
+TEST_RUN_AGENT = """
+import json, pathlib, subprocess
+
+
+def solve(problem):
+    references = json.loads(pathlib.Path("references.json").read_text())
+    for path, text in references[problem["instance_id"]].items():
+        (pathlib.Path(problem["workspace"]) / path).write_text(text)
+    command = problem["test_command"]
+    said = "no test command"
+    if command:
+        done = subprocess.run(command, shell=True, cwd=problem["workspace"], capture_output=True, text=True)
+        said = (done.stdout.strip().splitlines() or ["(nothing)"])[-1] + f" (exit {done.returncode})"
+    with open(problem["trajectory_file"], "a") as fh:
+        fh.write(json.dumps({"step": 0, "tool": "test", "action": command, "result": said}) + "\\n")
+    return said
+"""
+
+
+@needs_exercises
+@pytest.mark.slow
+@pytest.mark.bwrap
+@pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)
+@pytest.mark.parametrize("agent_tests", [True, False], ids=["agent-tests-on", "agent-tests-off"])
+def test_the_agent_runs_the_exercises_tests_as_grading_does_unless_turned_off(tmp_path, polyglot_dir, agent_tests):
+    from engine.sandbox.bwrap import BwrapSandbox
+    from tasks.polyglot.task import PolyglotTask
+    from tests.engine.test_coding_agent_runs import evaluate
+
+    task = PolyglotTask(instances_path="python/affine-cipher,go/beer-song", agent_tests=agent_tests)
+    instances = task.instances()
+    references = {i.id: task.exercise(i).reference() for i in instances}
+    files = {"agent.py": TEST_RUN_AGENT, "references.json": json.dumps(references)}
+    sandbox = BwrapSandbox(toolchains=task.toolchains())
+    outcomes, _ = evaluate(tmp_path, files, instances, lambda *a: "", sandbox=sandbox, task=task)
+    assert len(outcomes) == 2
+    for outcome in outcomes:
+        assert outcome.metrics["resolved"] == 1, outcome.feedback
+        said = outcome.trajectory[-1]["result"]
+        if agent_tests:  # the last line of tests.py: the counts grading reads, and its exit status
+            assert said == f"{outcome.metrics['tests_passed']} passed, 0 failed (exit 0)", said
+        else:
+            assert said == "no test command"
