@@ -5,7 +5,8 @@
 | Python     | pytest, in the task's interpreter                   | (pip install pytest)                         |
 | Go         | `go test`, Go 1.21 or newer (dnd-character: slices) | golang-1.23-go (bookworm-backports)          |
 | Rust       | `cargo test --offline`; anyhow, rand and time from  | cargo (or rustup), librust-anyhow-dev,       |
-|            | Debian's crate registry (/usr/share/cargo/registry) | librust-rand-dev, librust-time-dev           |
+|            | Debian's crate registry (/usr/share/cargo/registry, | librust-rand-dev, librust-time-dev           |
+|            | or CLADE_POLYGLOT_CARGO_REGISTRY: `cargo vendor`'s) |                                              |
 | C++        | CMake and g++ against the exercise's catch.hpp      | cmake g++ make libboost-date-time-dev        |
 | Java       | javac, then JUnit 5's console launcher, AssertJ     | default-jdk-headless junit5                  |
 |            | (3.17 or newer for mazy-mice: Debian 13's)          | libassertj-core-java                         |
@@ -43,6 +44,7 @@ from tasks.polyglot.source import cache_root
 HERE = Path(__file__).resolve().parent
 JAVA_JARS_VARIABLE = "CLADE_POLYGLOT_JAVA_JARS"
 CARGO_REGISTRY = "/usr/share/cargo/registry"  # Debian's librust-*-dev crates, a directory source for cargo
+REGISTRY_VARIABLE = "CLADE_POLYGLOT_CARGO_REGISTRY"  # another directory source instead (`cargo vendor`'s output)
 DEBIAN_JARS = "/usr/share/java"
 _GO_MIN = (1, 21)
 _GO_WARM = (
@@ -168,17 +170,22 @@ def _rust(exercises: list[Exercise], found: Found) -> None:
     cargo = shutil.which("cargo")
     if chain is None or cargo is None:
         raise _missing("rust", "cargo and rustc", "apt-get install cargo (or rustup)")
+    named = os.environ.get(REGISTRY_VARIABLE, "")
+    registry = named or CARGO_REGISTRY
     needed = sorted({c for e in exercises for c in _crates_of(e)})
-    have = os.listdir(CARGO_REGISTRY) if os.path.isdir(CARGO_REGISTRY) else []
-    lacking = [c for c in needed if not any(d.startswith(f"{c}-") for d in have)]
+    have = os.listdir(registry) if os.path.isdir(registry) else []
+    lacking = [c for c in needed if not any(d == c or d.startswith(f"{c}-") for d in have)]
     if lacking:
         packages = " ".join(_CRATES.get(c, f"librust-{c}-dev") for c in lacking)
-        raise _missing("rust", f"the crates {', '.join(lacking)} offline", f"apt-get install {packages}")
+        where = f"{REGISTRY_VARIABLE}={named} lacks them" if named else f"apt-get install {packages}"
+        raise _missing("rust", f"the crates {', '.join(lacking)} offline", where)
     found.toolchains.append(chain)
-    if needed:
-        found.toolchains.append(_data("rust", "crates", [CARGO_REGISTRY]))
-        found.runner["cargo_registry"] = [CARGO_REGISTRY]
-    found.said.append(f"Rust: {chain.said.split(': ', 1)[1]}" + (f", crates from {CARGO_REGISTRY}" if needed else ""))
+    if needed or named:
+        found.toolchains.append(_data("rust", "crates", [registry]))
+        found.runner["cargo_registry"] = [registry]
+    found.said.append(
+        f"Rust: {chain.said.split(': ', 1)[1]}" + (f", crates from {registry}" if needed or named else "")
+    )
 
 
 def _crates_of(exercise: Exercise) -> list[str]:

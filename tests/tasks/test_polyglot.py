@@ -233,3 +233,23 @@ def test_a_search_missing_a_languages_toolchain_names_the_package_and_makes_no_r
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: the Polyglot JavaScript exercises need Node.js: apt-get install nodejs npm"], done.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_crates_come_from_debian_or_from_a_registry_the_user_vendored(exercises, tmp_path, monkeypatch):
+    import shutil
+
+    from tasks.polyglot.toolchains import REGISTRY_VARIABLE, find_all
+
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed")
+    rust = [e for e in exercises.values() if e.language == "rust"]
+    vendored = tmp_path / "vendor"
+    for crate in ("anyhow", "rand-0.8.5"):  # `cargo vendor` names a crate's folder with or without its version
+        (vendored / crate).mkdir(parents=True)
+    monkeypatch.setenv(REGISTRY_VARIABLE, str(vendored))
+    with pytest.raises(UserError, match=rf"need the crates time offline: {REGISTRY_VARIABLE}=.* lacks them"):
+        find_all(rust)
+    (vendored / "time").mkdir()
+    found = find_all(rust)
+    assert found.runner["cargo_registry"] == [str(vendored)]
+    assert any(str(vendored) in chain.binds for chain in found.toolchains if chain.kind == "data")
