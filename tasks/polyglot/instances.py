@@ -56,3 +56,13 @@ def select(exercises: Mapping[str, Exercise], splits: Mapping[str, str], instanc
     if not dev:
         raise UserError(f"--instances {instances}: the polyglot run needs at least one dev exercise")
     return dev + [i for i in ids if splits[i] == "holdout"]
+
+
+def named(instances: str | None) -> set[str]:
+    """The exercises `--instances` names one by one (not through a language or a count)."""
+    if not instances:
+        return set()
+    if os.path.isfile(instances):
+        lists = [v for v in read_subset(instances, "polyglot").values() if isinstance(v, list)]
+        return {n for names in lists for n in names if "/" in n}
+    return {n.strip() for n in instances.split(",") if "/" in n}

@@ -31,7 +31,7 @@ from engine.errors import UserError
 from engine.sandbox.base import SandboxJob, SandboxLimits
 from tasks.base import CheckedTask, CheckRun, Grade, Instance
 from tasks.polyglot.exercises import LANGUAGE_NAMES, LANGUAGES, Exercise, all_exercises, split_of
-from tasks.polyglot.instances import select
+from tasks.polyglot.instances import named, select
 from tasks.repofix.task import SEEDS, TRAJECTORY_FILE, answer_of, coding_agent_files, read_trajectory
 from tasks.signed_check import signed_by_the_job, signed_check_job
 
@@ -122,9 +122,9 @@ class PolyglotTask(CheckedTask):
     def instances(self) -> list[Instance]:
         splits = split_of(list(self.exercises.values()))
         left_out = self.found.left_out
-        named = [e for e in self.chosen if e.id in left_out and self.instances_path and e.id in self.instances_path]
-        if named:
-            raise UserError(f"--instances names {named[0].id}, which cannot run here: {left_out[named[0].id]}")
+        refused = sorted(named(self.instances_path) & set(left_out))
+        if refused:
+            raise UserError(f"--instances names {refused[0]}, which cannot run here: {left_out[refused[0]]}")
         return [
             Instance(e.id, splits[e.id], {"language": e.language, "name": e.name})
             for e in self.chosen

@@ -253,3 +253,25 @@ def test_crates_come_from_debian_or_from_a_registry_the_user_vendored(exercises,
     found = find_all(rust)
     assert found.runner["cargo_registry"] == [str(vendored)]
     assert any(str(vendored) in chain.binds for chain in found.toolchains if chain.kind == "data")
+
+
+def test_an_exercise_left_out_here_is_refused_when_named_and_skipped_when_its_language_is_asked(
+    polyglot_dir, tmp_path, monkeypatch
+):
+    import shutil
+
+    from tasks.polyglot.task import PolyglotTask
+
+    if shutil.which("javac") is None or not Path("/usr/share/java/junit-platform-console-standalone.jar").is_file():
+        pytest.skip("no JDK with JUnit 5 here")
+    monkeypatch.delenv("CLADE_POLYGLOT_JAVA_JARS", raising=False)  # no RxJava: hangman cannot run
+    with pytest.raises(UserError, match="names java/hangman, which cannot run here: its tests need RxJava 2"):
+        PolyglotTask(instances_path="java/hangman,java/bowling").instances()
+    subset = tmp_path / "subset.json"
+    subset.write_text(json.dumps({"dev": ["python"], "holdout": ["java/hangman"]}))
+    with pytest.raises(UserError, match="names java/hangman"):
+        PolyglotTask(instances_path=str(subset)).instances()
+    task = PolyglotTask(instances_path="java")
+    ids = [i.id for i in task.instances()]
+    assert "java/hangman" not in ids and "java/rest-api" not in ids and len(ids) >= 44
+    assert "left out java/hangman: its tests need RxJava 2" in task.setup_note()
