@@ -24,6 +24,8 @@ header says so. Jars on that variable also replace Debian's of the same name (a 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import glob
 import hashlib
 import os
@@ -32,7 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +69,19 @@ class Found:
 
 def runners_dir() -> Path:
     return cache_root() / "polyglot-runners"
+
+
+@contextlib.contextmanager
+def _made_once(name: str) -> Iterator[None]:
+    """Held while one cache is made: two runs starting at once make it once, the second then finds it."""
+    folder = runners_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _missing(language: str, what: str, how: str) -> UserError:
@@ -143,6 +158,13 @@ def warm_go_cache(go: str, version: str, say: Callable[[str], None] | None = Non
     cache = runners_dir() / f"go-{key}"
     if (cache / "READY").is_file():
         return cache
+    with _made_once(cache.name):
+        if not (cache / "READY").is_file():
+            _warm(go, version, cache, say)
+    return cache
+
+
+def _warm(go: str, version: str, cache: Path, say: Callable[[str], None] | None) -> None:
     if say:
         say(f"compiling Go's standard library once into {cache} (about 20 s)")
     scratch = Path(tempfile.mkdtemp(prefix="clade-go-"))
@@ -162,7 +184,6 @@ def warm_go_cache(go: str, version: str, say: Callable[[str], None] | None = Non
         (cache / "READY").write_text(version + "\n")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return cache
 
 
 def _rust(exercises: list[Exercise], found: Found) -> None:
@@ -219,15 +240,17 @@ def catch_main(exercise: Exercise, compiler: str, say: Callable[[str], None] | N
     target = runners_dir() / f"catch-main-{key}.o"
     if target.is_file():
         return target
-    if say:
-        say(f"compiling Catch's main once into {target} (about 10 s)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".part")
-    argv = ["g++", "-std=c++17", "-g", "-c", str(test / "tests-main.cpp"), "-o", str(partial)]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise UserError(f"could not compile Catch's main: {done.stderr.strip()}"[:400])
-    partial.replace(target)
+    with _made_once(target.name):
+        if target.is_file():
+            return target
+        if say:
+            say(f"compiling Catch's main once into {target} (about 10 s)")
+        partial = target.with_suffix(".part")
+        argv = ["g++", "-std=c++17", "-g", "-c", str(test / "tests-main.cpp"), "-o", str(partial)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise UserError(f"could not compile Catch's main: {done.stderr.strip()}"[:400])
+        partial.replace(target)
     return target
 
 
@@ -310,6 +333,13 @@ def jest_modules(say: Callable[[str], None] | None = None, install: bool = True)
     npm = shutil.which("npm")
     if not install or npm is None:
         raise _missing("javascript", "Jest and Babel", "apt-get install npm, then clade data fetch polyglot")
+    with _made_once(target.name):
+        if not (target / "READY").is_file():
+            _npm_ci(npm, target, say)
+    return target / "node_modules"
+
+
+def _npm_ci(npm: str, target: Path, say: Callable[[str], None] | None) -> None:
     if say:
         say(f"installing Jest and Babel from npm once into {target} (about 20 s)")
     target.mkdir(parents=True, exist_ok=True)
@@ -321,7 +351,6 @@ def jest_modules(say: Callable[[str], None] | None = None, install: bool = True)
         said = " ".join((done.stderr or done.stdout).split())[:300]
         raise _missing("javascript", "Jest and Babel", f"npm ci in {target} failed ({said})")
     (target / "READY").write_text("npm ci\n")
-    return target / "node_modules"
 
 
 def find_all(exercises: list[Exercise], python: str | None = None, say: Callable[[str], None] | None = None) -> Found:
