@@ -22,7 +22,8 @@ holds, through the options `container_options` builds:
   directory), a 64 MB /tmp tmpfs and the container's private /dev/shm (both
   in RAM, counted in the memory cap). Nothing else of the host is mounted: not
   the repository, the run's archive, holdout data, home directories or the
-  Docker socket;
+  Docker socket; only a task's own data its tests read (`mounts`: Polyglot's
+  compiled Catch, Go cache and Jest), read-only under /clade-data;
 - privileges: not root: uid/gid 65534 when the engine runs as root, else the
   engine's own uid/gid (so that it can delete what the job leaves in /job; see
   `job_user`); all capabilities dropped, no-new-privileges (setuid binaries
@@ -149,8 +150,8 @@ class DockerSandbox:
         already be on the machine and hold `python3` for Python jobs). cpus: CPUs per job, overriding the
         jobs' `limits.cpus`. base_dir: where the host work directories are made
         (default: tempfile.gettempdir()). client: a docker SDK client (default:
-        from the environment, DOCKER_HOST etc.). mounts: host paths every job reads, bound read-only at
-        the same paths (a task's data, such as Polyglot's compiled Catch and Jest; never a compiler).
+        from the environment, DOCKER_HOST etc.). mounts: host paths every job reads, bound read-only under
+        /clade-data (a task's data, such as Polyglot's compiled Catch and Jest; never a compiler).
 
         RuntimeError("docker sandbox unavailable: ...") when the daemon does not
         answer or the image is missing and cannot be built.

@@ -119,6 +119,23 @@ def test_container_options_cpus_default_to_the_jobs_limits(tmp_path: Path) -> No
         container_options(job, str(tmp_path), "img", 0, 1)
 
 
+def test_a_tasks_data_is_bound_read_only_under_clade_data_and_nothing_else_is(tmp_path: Path) -> None:
+    from engine.lang.toolchain import Toolchain
+    from engine.sandbox import make_sandbox
+
+    plain = container_options(script_job("pass"), str(tmp_path), "img", None, 1)
+    assert [m["Target"] for m in plain["mounts"]] == [JOB_DIR]
+    opts = container_options(script_job("pass"), str(tmp_path), "img", None, 1, mounts=("/root/.cache/x",))
+    assert opts["mounts"][1:] == [
+        {"Type": "bind", "Source": "/root/.cache/x", "Target": "/clade-data/root/.cache/x", "ReadOnly": True}
+    ]
+    # make_sandbox turns a task's `data` toolchains into mounts and never binds a compiler into docker
+    data = Toolchain("cpp", "catch main", "/srv/main.o", "data", "", ("/srv/main.o",))
+    compiler = Toolchain("go", "go", "/opt/go/bin/go", "local", "go1.23", ("/opt/go",))
+    box = make_sandbox("docker", image="img", toolchains=(data, compiler), client=FakeClient(images={"img"}))
+    assert box.mounts == ("/srv/main.o",)
+
+
 def test_container_environment_is_an_allow_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
