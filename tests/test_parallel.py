@@ -15,7 +15,7 @@ def test_every_name_is_a_test_file_or_a_test_in_it():
         path, _, name = key.partition("::")
         if not (REPO / path).is_file():
             lapsed.append(f"{path} does not exist")
-        elif name and name not in {
+        elif name and name.partition("[")[0] not in {  # a test, or one parametrization of it: test[id]
             node.name for node in parse((REPO / path).read_text()).body if isinstance(node, ast.FunctionDef)
         }:
             lapsed.append(f"{path} has no test {name}")
