@@ -81,7 +81,12 @@ class Exercise:
         return "\n\n".join(p.read_text(encoding="utf-8").strip() for p in parts if p.is_file()) + "\n"
 
     def files(self) -> dict[str, str]:
-        """The exercise as the solver gets it and grading builds it: {relative path: text}."""
+        """The exercise as the solver gets it and grading builds it: {relative path: text} (a copy to change)."""
+        return dict(self._shown)
+
+    @cached_property
+    def _shown(self) -> dict[str, str]:
+        """`files()`, read once: every evaluation reads it twice (its workspace, its grading)."""
         found = {}
         for path in sorted(self.folder.rglob("*")):
             relative = path.relative_to(self.folder)
@@ -105,9 +110,15 @@ class Exercise:
             placed["Cargo.toml"] = manifest.read_text(encoding="utf-8")
         return placed
 
+    def returned_pattern(self) -> str:
+        """The workspace files the runner returns (a regular expression): the solution files and the language's
+        source files outside the tests, a superset of what `accepted` takes."""
+        listed = "|".join(re.escape(p) for p in self.solution_files)
+        return f"(?:{listed})|(?:{_NEW_FILES[self.language]})"
+
     def accepted(self, answer: dict[str, str]) -> dict[str, str]:
         """The answer's files grading takes: the solution files, and new source files outside the tests."""
-        original = self.files()
+        original = self._shown
         pattern = re.compile(_NEW_FILES[self.language])
         return {
             path: text

@@ -32,7 +32,14 @@ from engine.sandbox.base import SandboxJob, SandboxLimits
 from tasks.base import CheckedTask, CheckRun, Grade, Instance
 from tasks.polyglot.exercises import LANGUAGE_NAMES, LANGUAGES, Exercise, all_exercises, split_of
 from tasks.polyglot.instances import named, select
-from tasks.repofix.task import SEEDS, TRAJECTORY_FILE, answer_of, coding_agent_files, read_trajectory
+from tasks.repofix.task import (
+    NOT_AN_ANSWER,
+    TRAJECTORY_FILE,
+    answer_of,
+    coding_agent_files,
+    coding_job_files,
+    read_trajectory,
+)
 from tasks.signed_check import signed_by_the_job, signed_check_job
 
 if TYPE_CHECKING:
@@ -40,7 +47,6 @@ if TYPE_CHECKING:
     from tasks.polyglot.toolchains import Found
 
 HERE = Path(__file__).resolve().parent
-RUNNER = HERE.parent / "repofix" / "runner.py"
 TEST_SECONDS = 180  # each build or test command of one grading (check.py)
 # V8 (a CodeRange per worker isolate), the JVM and Go reserve far more address space than they use, and the
 # memory cap of bwrap and process is RLIMIT_AS: it is wide (64 GiB), the JVM's heap capped by JAVA_TOOL_OPTIONS.
@@ -58,9 +64,9 @@ holding the exercise: the stub to edit, the tests, the build files; edit its fil
 grading does and prints their output; empty when the run does not let the agent run them) and
 "trajectory_file" (a JSON-lines file for the agent's steps). Afterwards the exercise's original tests
 run on the solution files (and on new source files the agent added outside the tests): editing tests
-gains nothing. An
-instance is resolved (score 1) when every test passes. The agent may call a language model: `import
-clade_llm` and `clade_llm.chat(messages, temperature=..., max_tokens=...)` returns the answer's text.
+gains nothing. An instance is resolved (score 1) when every test passes. The agent may call a language
+model: `import clade_llm` and `clade_llm.chat(messages, temperature=..., max_tokens=...)` returns the
+answer's text.
 Calls are limited per instance in tokens; no network in the sandbox; subprocesses are allowed."""
 
 
@@ -98,10 +104,14 @@ class PolyglotTask(CheckedTask):
         return {e.id: e for e in all_exercises(self.root)}
 
     @cached_property
+    def splits(self) -> dict[str, str]:
+        """{exercise id: 'dev' | 'holdout'} (exercises.split_of)."""
+        return split_of(list(self.exercises.values()))
+
+    @cached_property
     def chosen(self) -> list[Exercise]:
         """The exercises of this run (`--instances`), in the order of `instances()`."""
-        splits = split_of(list(self.exercises.values()))
-        ids = select(self.exercises, splits, self.instances_path)
+        ids = select(self.exercises, self.splits, self.instances_path)
         return [self.exercises[i] for i in ids]
 
     @cached_property
@@ -120,13 +130,12 @@ class PolyglotTask(CheckedTask):
         return coding_agent_files(self.name, self.entry_file)
 
     def instances(self) -> list[Instance]:
-        splits = split_of(list(self.exercises.values()))
         left_out = self.found.left_out
         refused = sorted(named(self.instances_path) & set(left_out))
         if refused:
             raise UserError(f"--instances names {refused[0]}, which cannot run here: {left_out[refused[0]]}")
         return [
-            Instance(e.id, splits[e.id], {"language": e.language, "name": e.name})
+            Instance(e.id, self.splits[e.id], {"language": e.language, "name": e.name})
             for e in self.chosen
             if e.id not in left_out
         ]
@@ -162,20 +171,13 @@ class PolyglotTask(CheckedTask):
             "test_command": "",
             "test_script": "tests.py" if self.agent_tests else "",  # the runner makes the command of it
             "trajectory_file": TRAJECTORY_FILE,
-            "returned": _returned_pattern(exercise),
+            "returned": exercise.returned_pattern(),
         }
         files = {f"{workspace}/{p}": t.encode("utf-8") for p, t in exercise.files().items()}
         setup = {"language": exercise.language, "runner": self.found.runner, "suite": exercise.suite}
         setup["env"] = {"JAVA_TOOL_OPTIONS": JVM_OPTIONS}
-        files.update(
-            {
-                "runner.py": RUNNER.read_bytes(),
-                "clade_llm.py": (SEEDS / "clade_llm.py").read_bytes(),
-                "problem.json": json.dumps(problem).encode(),
-                "tests.py": (HERE / "check.py").read_bytes(),
-                "tests.json": json.dumps(setup).encode(),
-            }
-        )
+        files.update(coding_job_files(problem))
+        files.update({"tests.py": (HERE / "check.py").read_bytes(), "tests.json": json.dumps(setup).encode()})
         return files
 
     def command(self) -> Sequence[str]:
@@ -184,7 +186,7 @@ class PolyglotTask(CheckedTask):
     def check_job(self, instance: Instance, answer: bytes) -> SandboxJob | Grade:
         data = answer_of(answer)
         if data is None:
-            return Grade(False, {}, 'answer.json must be {"files": {path: text}, ...}')
+            return Grade(False, {}, NOT_AN_ANSWER)
         exercise = self.exercise(instance)
         problem = {
             "instance_id": instance.id,
@@ -201,7 +203,7 @@ class PolyglotTask(CheckedTask):
     def grade(self, instance: Instance, answer: bytes, check: CheckRun | None = None) -> Grade:
         data = answer_of(answer)
         if data is None:
-            return Grade(False, {}, 'answer.json must be {"files": {path: text}, ...}')
+            return Grade(False, {}, NOT_AN_ANSWER)
         exercise = self.exercise(instance)
         accepted = exercise.accepted(data["files"])
         original = exercise.files()
@@ -233,14 +235,6 @@ class PolyglotTask(CheckedTask):
 
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
-
-
-def _returned_pattern(exercise: Exercise) -> str:
-    """The workspace files the runner returns: the solution files and new source files (what grading takes)."""
-    from tasks.polyglot.exercises import _NEW_FILES
-
-    listed = "|".join(re.escape(p) for p in exercise.solution_files)
-    return f"(?:{listed})|(?:{_NEW_FILES[exercise.language]})"
 
 
 def statement(exercise: Exercise, agent_tests: bool) -> str:

@@ -69,6 +69,19 @@ limited per instance in tokens; there is no network and no API key in the
 sandbox, only this gateway; subprocesses (e.g. running the tests) are allowed."""
 
 
+NOT_AN_ANSWER = 'answer.json must be {"files": {path: text}, ...}'
+
+
+def coding_job_files(problem: Mapping) -> dict[str, bytes]:
+    """What a coding agent's job holds beside its workspace (RepoFix's and Polyglot's): the runner, the gateway's
+    client and the problem."""
+    return {
+        "runner.py": (HERE / "runner.py").read_bytes(),
+        "clade_llm.py": (SEEDS / "clade_llm.py").read_bytes(),
+        "problem.json": json.dumps(problem).encode(),
+    }
+
+
 def coding_agent_files(task: str, entry_file: str) -> dict[str, str]:
     """Every text file of agents_seed/coding_agent/ (RepoFix's and Polyglot's seed), read now."""
     if not SEED_AGENT.is_dir():
@@ -204,13 +217,7 @@ class RepoFixTask(CheckedTask):
             "trajectory_file": TRAJECTORY_FILE,
         }  # never the hidden tests
         files = {f"{WORKSPACE}/{path}": text.encode("utf-8") for path, text in instance.data["repo"].items()}
-        files.update(
-            {
-                "runner.py": (HERE / "runner.py").read_bytes(),
-                "clade_llm.py": (SEEDS / "clade_llm.py").read_bytes(),
-                "problem.json": json.dumps(problem).encode(),
-            }
-        )
+        files.update(coding_job_files(problem))
         return files
 
     def command(self) -> Sequence[str]:
@@ -220,7 +227,7 @@ class RepoFixTask(CheckedTask):
         """The hidden tests of `instance` on the answer's repository, as a fresh sandbox job (or why it cannot run)."""
         data = answer_of(answer)
         if data is None:
-            return Grade(False, {}, 'answer.json must be {"files": {path: text}, ...}')
+            return Grade(False, {}, NOT_AN_ANSWER)
         problem = {
             "instance_id": instance.id,
             "files": candidate_files(instance.data["repo"], data["files"]),
@@ -231,7 +238,7 @@ class RepoFixTask(CheckedTask):
     def grade(self, instance: Instance, answer: bytes, check: CheckRun | None = None) -> Grade:
         data = answer_of(answer)
         if data is None:
-            return Grade(False, {}, 'answer.json must be {"files": {path: text}, ...}')
+            return Grade(False, {}, NOT_AN_ANSWER)
         metrics = {
             "hidden_passed": 0,
             "hidden_total": len(instance.data["hidden"]),
