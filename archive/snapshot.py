@@ -69,12 +69,11 @@ def file_sha256(path: Path) -> str:
 
 
 def _clade_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    """This code's version (clade/__init__.py), installed or run from a clone: not the metadata of whatever
+    distribution is named `clade` (PyPI's `clade` is another project)."""
+    from clade import __version__
 
-    try:
-        return version("clade")
-    except PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 # ----- export -------------------------------------------------------------

@@ -9,7 +9,7 @@ The names below are imported on first use (PEP 562), so `import clade` costs not
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # public name -> the module that defines it; resolved lazily by __getattr__ below
 _EXPORTS: dict[str, str] = {
@@ -41,6 +41,12 @@ def __getattr__(name: str):
     if module is None:
         raise AttributeError(f"module 'clade' has no attribute {name!r}")
     from importlib import import_module
+
+    from clade.shadowing import hidden_package
+
+    hidden = hidden_package()  # a user's tasks.py beside the notebook: said before an import fails on it
+    if hidden:
+        raise ImportError(hidden)
 
     return getattr(import_module(module), name)
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from clade.cli import main
-
 if __name__ == "__main__":
+    from clade.shadowing import hidden_package
+
+    hidden = hidden_package()  # before clade.cli imports the engine
+    if hidden:
+        print(f"error: {hidden}", file=sys.stderr)
+        sys.exit(2)
+    from clade.cli import main
+
     sys.exit(main())

@@ -3,7 +3,7 @@
 A Run holds no database connection between calls: each method opens the archive read-only, reads, and
 closes it. So a Run never blocks a search that resumes the run, and a Run of a search still going reads
 the search's live copy (archive/live.py) as of each call, or the archive itself once the search has ended.
-The tables come back as pandas DataFrames when pandas is installed (`pip install clade[pandas]`), else as
+The tables come back as pandas DataFrames when pandas is installed (`pip install 'clade-search[pandas]'`), else as
 pyarrow Tables; either is imported only when a table is asked for.
 """
 
@@ -139,6 +139,33 @@ class Run:
                 path.append(parent)
             stats = archive.dev_node_stats()
             return [_node(archive, n, stats) for n in reversed(path)]
+
+    # ----- a picture ------------------------------------------------------------------------------------
+    def plot_lineage(self, out: str | Path | None = None, labels: int = 10) -> Path:
+        """Draw the lineage tree as `clade plot lineage` does: lineage.png and lineage.svg in the run's folder
+        (or the folder `out`); returns the PNG's path (in a notebook: `IPython.display.Image(run.plot_lineage())`).
+        Needs the viz extra. A file of that name this did not draw is never replaced: UserError, as for any
+        other mistake."""
+        from archive import ArchiveError
+        from engine.plots.lineage import lineage_data
+        from engine.plots.output import PlotPathError, plan_outputs
+
+        if self._closed:
+            raise UserError(f"this run is closed; open it again with clade.open_run({str(self.path)!r})")
+        try:
+            from engine.plots.lineage_render import render_lineage
+
+            planned = plan_outputs(Path(out) if out else self.path, "lineage", ["png", "svg"], "lineage", False)
+            render_lineage(lineage_data(self.archive_file, max_labels=max(labels, 0)), [p for p, _ in planned])
+        except (ArchiveError, PlotPathError) as exc:
+            raise UserError(str(exc)) from None
+        except ModuleNotFoundError as exc:
+            if not exc.name or exc.name.split(".")[0] not in ("matplotlib", "PIL"):
+                raise
+            from engine.install import install_extra
+
+            raise UserError(f"plots need matplotlib: {install_extra('viz')}") from None
+        return planned[0][0]
 
     # ----- its use ---------------------------------------------------------------------------------------
     def close(self) -> None:

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import sys
 
-from engine.front.cli import main
+
+def main() -> int:
+    from clade.shadowing import hidden_package
+
+    hidden = hidden_package()  # before the engine imports the packages it names
+    if hidden:
+        print(f"error: {hidden}", file=sys.stderr)
+        return 2
+    from engine.front.cli import main as search_main
+
+    return search_main()
+
 
 if __name__ == "__main__":
     sys.exit(main())

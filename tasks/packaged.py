@@ -23,7 +23,6 @@ from pathlib import Path
 
 from engine.errors import UserError
 
-EXTRA_HINT = "pip install -e '.[tasks]'"
 Wanted = list[str] | int | str  # a split's ids in a subset file: a list of ids, a number, or "all"
 
 
@@ -35,7 +34,9 @@ def package_dir(module: str, distribution: str, task: str) -> Path:
         spec = None
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     if not locations:
-        raise UserError(f"the {task} task needs the {distribution} package (its data): {EXTRA_HINT}")
+        from engine.install import install_extra
+
+        raise UserError(f"the {task} task needs the {distribution} package (its data): {install_extra('tasks')}")
     return Path(locations[0])
 
 

@@ -20,7 +20,9 @@ Skipped (the reason is in the test id and in the skip message):
   tests/engine/loop/test_replay.py runs replays against a stub server.
 - a line that runs a benchmark (`scripts/bench_*.py`, as docs/bench_*.md show them): minutes to hours each;
   tests/scripts/ runs the benchmarks on a small scale;
-- a line that starts the live page (`runs serve`): it serves until Ctrl-C; tests/engine/live/ runs it.
+- a line that starts the live page (`runs serve`): it serves until Ctrl-C; tests/engine/live/ runs it;
+- a line that runs scripts/check_wheel.py: it builds the package and installs it in a new venv (minutes);
+  tests/scripts/test_check_wheel.py runs it.
 
 Rewrites, made by `rewrite()` and shown in the failure message of each command:
 1. Budgets: `--budget N` becomes `--budget 8` (SMALL_BUDGET); in a command that continues a run
@@ -79,6 +81,10 @@ SKIPS = (
     ),
     (re.compile(r"scripts/bench_"), "a benchmark (minutes to hours); tests/scripts/ runs the benchmarks small"),
     (re.compile(r"\bruns serve\b"), "a server runs until Ctrl-C; tests/engine/live/ runs the live page"),
+    (
+        re.compile(r"scripts/check_wheel\.py"),
+        "builds and installs the package in a new venv (minutes); tests/scripts/test_check_wheel.py runs it",
+    ),
 )
 
 

@@ -30,9 +30,9 @@ def _parser(grammar: str):
 
         module = importlib.import_module(grammar)
     except ImportError as exc:
-        raise GrammarMissing(
-            f"{exc.name or grammar} is not installed: pip install -c constraints.txt -e '.[languages]'"
-        ) from None
+        from engine.install import install_extra
+
+        raise GrammarMissing(f"{exc.name or grammar} is not installed: {install_extra('languages')}") from None
     return tree_sitter.Parser(tree_sitter.Language(module.language()))
 
 

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 EXIT_USER_ERROR = 2
-INSTALL = "pip install -c constraints.txt -e '.[live]'"
 
 
 def _fail(message: str) -> int:
@@ -70,7 +69,9 @@ def serve(
     from importlib.util import find_spec
 
     if find_spec("starlette") is None or find_spec("uvicorn") is None:
-        return _fail(f"serve needs the live extra (Starlette and uvicorn): {INSTALL}")
+        from engine.install import install_extra
+
+        return _fail(f"serve needs the live extra (Starlette and uvicorn): {install_extra('live')}")
     import uvicorn
 
     from archive import ArchiveError

@@ -29,8 +29,17 @@ TIMEOUT_GRACE_S = 10.0  # an attempt litellm has not ended this long after its t
 
 
 def load_litellm():
+    """litellm, imported on first use; UserError (one line naming the extra) where it is not installed."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+    try:
+        import litellm
+    except ModuleNotFoundError as exc:
+        if exc.name != "litellm":
+            raise
+        from engine.errors import UserError
+        from engine.install import install_extra
+
+        raise UserError(f"a model is called through litellm, which is not installed: {install_extra('llm')}") from None
 
     litellm.suppress_debug_info = True
     # A call cancelled (time limit, breaker, Ctrl-C) just after litellm's worker thread built the provider's

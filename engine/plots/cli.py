@@ -18,8 +18,6 @@ from engine.errors import EXIT_USER_ERROR
 from engine.front.one_line import OneLineParser
 from engine.words import plural
 
-NEEDS_VIZ = "plots need matplotlib: pip install -e '.[viz]'"
-
 
 def _run_folder(path: str) -> Path:
     p = Path(path)
@@ -55,7 +53,9 @@ def _drawn(work):
         return None, _fail(str(exc))
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
-            return None, _fail(NEEDS_VIZ)
+            from engine.install import install_extra
+
+            return None, _fail(f"plots need matplotlib: {install_extra('viz')}")
         raise
 
 

@@ -162,8 +162,10 @@ class DockerSandbox:
             import docker.errors
             import requests.exceptions
         except ImportError:
+            from engine.install import install_extra
+
             raise RuntimeError(
-                "docker sandbox unavailable: the docker SDK is not installed (pip install docker)"
+                f"docker sandbox unavailable: the docker SDK is not installed ({install_extra('docker')})"
             ) from None
         self.image = image or DEFAULT_IMAGE
         self.cpus = cpus

@@ -32,7 +32,9 @@ def _connect(timeout: float) -> tuple[Any, str]:
     try:
         import docker
     except ImportError:
-        return None, "the docker SDK is not installed (pip install docker)"
+        from engine.install import install_extra
+
+        return None, f"the docker SDK is not installed ({install_extra('docker')})"
     try:
         client = docker.from_env(timeout=timeout, max_pool_size=_MAX_POOL)
     except Exception as exc:  # noqa: BLE001 - any failure means "not usable", said in one line

@@ -81,9 +81,14 @@ log = logging.getLogger(__name__)
 MAX_RETRIES = 3  # attempts after the first when the worker or node running a job dies
 CONNECT_TIMEOUT_S = 5.0  # for the reachability check of --ray-address
 LOCAL_OBJECT_STORE_BYTES = 512 * 2**20  # results are small (answer <= 16 MiB); Ray spills beyond it
-INSTALL_HINT = "ray not installed: pip install -e '.[ray]'"
 
 _ENGINE_DIR = Path(__file__).resolve().parents[1]
+
+
+def install_hint() -> str:
+    from engine.install import install_extra
+
+    return f"ray not installed: {install_extra('ray')}"
 
 
 def ray_available() -> tuple[bool, str]:
@@ -91,7 +96,7 @@ def ray_available() -> tuple[bool, str]:
     try:
         import ray
     except ImportError:
-        return False, INSTALL_HINT
+        return False, install_hint()
     except Exception as exc:  # noqa: BLE001 - a broken install: say what broke, on one line
         return False, f"ray cannot be imported: {_one_line(exc)}"
     return True, f"ray {getattr(ray, '__version__', '?')}"

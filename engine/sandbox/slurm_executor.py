@@ -66,7 +66,6 @@ log = logging.getLogger(__name__)
 
 MAX_RETRIES = 3  # attempts after the first when Slurm cancels, preempts or loses a job
 POLL_S = 0.25  # how often the states of the jobs in flight are read (one squeue for all of them)
-INSTALL_HINT = "submitit not installed: pip install -e '.[slurm]'"
 # states in which a job will not produce a result any more (squeue's long names)
 ENDED = frozenset(
     {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
@@ -78,12 +77,18 @@ RESULT_GRACE_S = 5.0  # after a job completes or leaves squeue, how long its res
 _ENGINE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `engine` package
 
 
+def install_hint() -> str:
+    from engine.install import install_extra
+
+    return f"submitit not installed: {install_extra('slurm')}"
+
+
 def slurm_available() -> tuple[bool, str]:
     """(can the Slurm executor run here, one line why / which version)."""
     try:
         import submitit
     except ImportError:
-        return False, INSTALL_HINT
+        return False, install_hint()
     except Exception as exc:  # noqa: BLE001 - a broken install: say what broke, on one line
         return False, f"submitit cannot be imported: {_one_line(exc)}"
     for tool in ("sbatch", "squeue", "scancel"):

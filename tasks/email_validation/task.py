@@ -175,10 +175,9 @@ class EmailValidationTask(ArenaTask):
         import importlib.util
 
         if importlib.util.find_spec("email_validator") is None:
-            return (
-                "the email_validation oracle needs the email-validator package: "
-                'pip install -c constraints.txt -e ".[tasks]"'
-            )
+            from engine.install import install_extra
+
+            return f"the email_validation oracle needs the email-validator package: {install_extra('tasks')}"
         return None
 
     def proposal_key(self, proposal: object) -> str | None:

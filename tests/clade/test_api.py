@@ -159,6 +159,20 @@ def test_lineage_goes_from_the_root_to_the_node(small_run):
         small_run.lineage(len(parents) + 5)
 
 
+def test_plot_lineage_draws_what_the_command_draws_and_never_replaces_a_users_file(small_run, tmp_path):
+    pytest.importorskip("matplotlib", reason="the viz extra is not installed")
+    png = small_run.plot_lineage(tmp_path / "plots")
+    assert png == tmp_path / "plots" / "lineage.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "plots" / "lineage.svg").read_text().count('class="clade-node"') == len(_rows(small_run.nodes()))
+    assert small_run.plot_lineage(tmp_path / "plots") == png  # its own plot is redrawn
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "lineage.svg").write_text("my drawing")
+    with pytest.raises(clade.UserError, match="is not a plot this script wrote"):
+        small_run.plot_lineage(mine)
+    assert (mine / "lineage.svg").read_text() == "my drawing" and not (mine / "lineage.png").exists()
+
+
 def test_a_closed_run_says_so(small_run):
     with clade.open_run(small_run.path / "archive.duckdb") as again:
         assert again.path == small_run.path and again.id == small_run.id

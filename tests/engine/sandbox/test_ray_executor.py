@@ -15,7 +15,7 @@ import pytest
 from sandbox_helpers import PY, new_marker, pids_with_marker, process_exists, script_job
 
 from engine.sandbox import SandboxJob
-from engine.sandbox.ray_executor import INSTALL_HINT, RaySandbox, ray_available
+from engine.sandbox.ray_executor import RaySandbox, install_hint, ray_available
 
 REPO = Path(__file__).resolve().parents[3]
 RAY_OK, RAY_WHY = ray_available()
@@ -76,8 +76,8 @@ def gone_within(marker: str, timeout: float = 10.0) -> list[int]:
 
 def test_ray_available_says_why_when_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    assert ray_available() == (False, INSTALL_HINT)
-    with pytest.raises(RuntimeError, match=r"pip install -e '\.\[ray\]'"):
+    assert ray_available() == (False, install_hint())
+    with pytest.raises(RuntimeError, match=r"pip install -c constraints.txt -e '\.\[ray\]'"):
         RaySandbox("process")
 
 
