@@ -27,7 +27,10 @@ def policy_label(policy: Any, n_dev: int) -> str:
 
 
 def header_lines(run: Any, state: Any, policy: Any, workers: int) -> list[str]:
-    """What a search says before it starts (`run`: the opened run, engine/front/session.py), in order."""
+    """What a search says before it starts (`run`: the opened run, engine/front/session.py), in order, as rich
+    markup: only the run's id is bold; every other bracket is the text's own (`pip install 'clade-search[docker]'`)."""
+    from rich.markup import escape
+
     from engine.front.agent_llm import describe
     from engine.front.endings import exposed_note
 
@@ -35,7 +38,6 @@ def header_lines(run: Any, state: Any, policy: Any, workers: int) -> list[str]:
     search = config.search
     resumed = f" (resumed at {state.dev_spent})" if run.resumed else ""
     lines = [
-        f"Run [bold]{run.archive.run_id}[/bold] -> {run.archive.path}",
         f"Task {task.name}, policy {policy_label(policy, len(state.dev))}, budget "
         f"{plural(search.budget, 'dev evaluation')}, {plural(workers, 'worker')}, {box.said}, "
         f"seed {search.seed}{resumed}",
@@ -51,7 +53,8 @@ def header_lines(run: Any, state: Any, policy: Any, workers: int) -> list[str]:
         _one_instance_note(state),
         exposed_note(task, box.name),
     ]
-    return [line for line in lines if line]
+    first = f"Run [bold]{escape(run.archive.run_id)}[/bold] -> {escape(str(run.archive.path))}"
+    return [first, *(escape(line) for line in lines if line)]
 
 
 def mutator_line(config: RunConfig, task: Any) -> str:

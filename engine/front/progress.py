@@ -165,4 +165,4 @@ class SearchProgress:
             self._progress.update(self._extra, advance=1)
 
     def say(self, message: str) -> None:
-        self.console.print(message)
+        self.console.print(message, markup=False)  # plain text: a bracket in it is its own

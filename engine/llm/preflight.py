@@ -83,6 +83,12 @@ def _known_missing(model: str) -> list[str] | None:
 
 def check_models(models: list[str], api_base: str | None) -> str | None:
     """One line saying why these models cannot be called from here, or None."""
+    from importlib.util import find_spec
+
+    if models and find_spec("litellm") is None:  # found without importing it (seconds of CPU)
+        from engine.install import install_extra
+
+        return f"a model is called through litellm, which is not installed: {install_extra('llm')}"
     for model in models:
         known = _known_missing(model) if api_base is None else None
         if known is not None:
