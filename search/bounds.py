@@ -162,9 +162,8 @@ def posterior_bounds(view: TreeView) -> PosteriorBounds:
 
 
 def _draw(
-    tree: TreeStats,
+    cache: PosteriorBounds,
     family: BoundFamily,
-    delta: float,
     nodes: np.ndarray,
     s: np.ndarray,
     f: np.ndarray,
@@ -182,8 +181,8 @@ def _draw(
         return 1.0 + tau * s[chosen], 1.0 + tau * f[chosen]
 
     stats = stats if stats is not None else PruneStats()
-    upper = family.upper_of(nodes, tree)
-    result = pruned_argmax(m, upper, params, delta, rng, target=family.target, stats=stats)
+    upper = family.upper_of(nodes, cache.tree)
+    result = pruned_argmax(m, upper, params, cache.delta, rng, target=family.target, stats=stats)
     # how many bounds the next draw sorts first: this draw's randomness steers later draws only
     family.target = max(MIN_TARGET, int(0.8 * family.target + 0.4 * stats.drawn))
     if stats.drawn > m // 2:  # bounds do not prune here: plain draws for a while
@@ -205,7 +204,7 @@ def clade_thompson(
         cache = posterior_bounds(view)
         if cache.wants_clade(float(tau)):
             family = cache.family(True, float(tau))
-            return _draw(cache.tree, family, cache.delta, candidates, view.S, view.F, tau, rng, stats)
+            return _draw(cache, family, candidates, view.S, view.F, tau, rng, stats)
     return thompson_argmax(1.0 + tau * view.S[candidates], 1.0 + tau * view.F[candidates], rng)
 
 
@@ -216,5 +215,5 @@ def own_thompson(
     nodes = np.asarray(nodes, dtype=np.int64)
     if len(nodes) >= MIN_PRUNED:
         cache = posterior_bounds(view)
-        return _draw(cache.tree, cache.family(False, float(tau)), cache.delta, nodes, view.s, view.f, tau, rng, stats)
+        return _draw(cache, cache.family(False, float(tau)), nodes, view.s, view.f, tau, rng, stats)
     return thompson_argmax(1.0 + tau * view.s[nodes], 1.0 + tau * view.f[nodes], rng)

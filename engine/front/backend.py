@@ -72,17 +72,7 @@ def build_sandbox(
     sandbox: Sandbox
     cluster = ""  # what a Ray cluster says of itself
     if ev.executor == "ray":
-        from engine.sandbox.ray_executor import RaySandbox, ray_available
-
-        ok, missing = ray_available()
-        if not ok:
-            raise UserError(f"--executor ray cannot run here: {missing}")
-        inner = "auto" if ev.sandbox == "auto" else name  # each node picks what works there
-        try:
-            ray_sandbox = RaySandbox(inner, address=ev.ray_address, workers=workers, inner_options=options)
-        except RuntimeError as exc:
-            raise UserError(f"--executor ray: {exc}") from None
-        sandbox, cluster = ray_sandbox, ray_sandbox.cluster_said() if ev.ray_address else ""
+        sandbox, cluster = _ray_sandbox(config, name, options, workers)
     elif ev.executor == "slurm":
         sandbox, cluster = _slurm_sandbox(config, name, options, run_dir)
     else:
@@ -90,6 +80,30 @@ def build_sandbox(
             sandbox = make_sandbox(name, **options)
         except RuntimeError as exc:
             raise UserError(f"--sandbox {name}: {exc} ({_hint(name, str(exc))})") from None
+    return SandboxChoice(sandbox, _said(config, name, why, cluster, run_dir, image), name)
+
+
+def _ray_sandbox(config: RunConfig, name: str, options: dict[str, Any], workers: int) -> tuple[Sandbox, str]:
+    """--executor ray: the sandbox, and what the cluster says of itself (nothing for a local Ray)."""
+    from engine.sandbox.ray_executor import RaySandbox, ray_available
+
+    ev = config.evaluation
+    ok, missing = ray_available()
+    if not ok:
+        raise UserError(f"--executor ray cannot run here: {missing}")
+    inner = "auto" if ev.sandbox == "auto" else name  # each node picks what works there
+    try:
+        ray_sandbox = RaySandbox(inner, address=ev.ray_address, workers=workers, inner_options=options)
+    except RuntimeError as exc:
+        raise UserError(f"--executor ray: {exc}") from None
+    return ray_sandbox, ray_sandbox.cluster_said() if ev.ray_address else ""
+
+
+def _said(config: RunConfig, name: str, why: str, cluster: str, run_dir: Path | None, image: str | None) -> str:
+    """What the header says of the sandbox: its name, where it runs, why auto chose it, the image."""
+    from engine.sandbox.docker_build import COMPILERS_IMAGE
+
+    ev = config.evaluation
     where = " on Ray" + (f" at {ev.ray_address}" if ev.ray_address else " (local)") if ev.executor == "ray" else ""
     if ev.executor == "slurm":
         where = " on Slurm"
@@ -111,7 +125,7 @@ def build_sandbox(
         said += f", task Python {ev.task_python}"
     if name == "docker" and image == COMPILERS_IMAGE:
         said += f", image {image} (the compilers)"
-    return SandboxChoice(sandbox, said, name)
+    return said
 
 
 def _slurm_sandbox(config: RunConfig, name: str, options: dict[str, Any], run_dir: Path | None) -> tuple[Sandbox, str]:

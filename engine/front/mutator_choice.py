@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def llm_mutator(config: RunConfig, client: Any, state: RunState, say: Callable[..., None] | None = None) -> LLMMutator:
     """The LLM mutator over `state` (a run's state, or an arena population's view), as --model and its flags say."""
-    from engine.mutators.llm import LLMMutator, PromptSettings
+    from engine.mutators.llm import AskSettings, LLMMutator, PromptSettings
     from engine.mutators.model_choice import make_chooser
 
     llm = config.llm
@@ -28,8 +28,7 @@ def llm_mutator(config: RunConfig, client: Any, state: RunState, say: Callable[.
         client,
         make_chooser(llm.model, llm.model_choice),
         state,
-        answer_format=llm.answer_format,
-        diagnose=llm.meta_steps.startswith("diagnose"),
+        asking=AskSettings(answer_format=llm.answer_format, diagnose=llm.meta_steps.startswith("diagnose")),
         say=say,
         prompts=PromptSettings(
             recommendations_every=llm.meta_recommendations,

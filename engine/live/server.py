@@ -54,6 +54,17 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _without_the_extra() -> str:
+    """Why the live page cannot be served here (Starlette or uvicorn missing), or ''."""
+    from importlib.util import find_spec
+
+    if find_spec("starlette") is not None and find_spec("uvicorn") is not None:
+        return ""
+    from engine.install import install_extra
+
+    return f"serve needs the live extra (Starlette and uvicorn): {install_extra('live')}"
+
+
 def serve(
     runs: list[str],
     run_dir: str = "runs",
@@ -66,12 +77,9 @@ def serve(
     """Serve the live page; returns the exit code (0 after Ctrl-C). Beyond loopback, or with `token` (else
     CLADE_LIVE_TOKEN), every request needs the token (engine/live/access.py, engine/live/auth.py)."""
     import os
-    from importlib.util import find_spec
 
-    if find_spec("starlette") is None or find_spec("uvicorn") is None:
-        from engine.install import install_extra
-
-        return _fail(f"serve needs the live extra (Starlette and uvicorn): {install_extra('live')}")
+    if _without_the_extra():
+        return _fail(_without_the_extra())
     import uvicorn
 
     from archive import ArchiveError

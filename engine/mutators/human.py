@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.mutators.human_desk import Desk, Question, expansion_of, human_dir, read_pending
-from engine.mutators.llm import LLMMutator
+from engine.mutators.llm import AskSettings, LLMMutator
 from engine.mutators.model_choice import FixedWeights
 
 HUMAN = "human"  # the model named on the children and the llm_calls rows
@@ -58,14 +58,9 @@ class HumanMutator(LLMMutator):
 
     def __init__(self, client, state, desk: Desk | None, *, answer_format: str, diagnose: bool, say=None) -> None:
         """`desk`: where the person is asked; None for a replay, whose client answers from the recorded calls."""
-        super().__init__(
-            client,
-            FixedWeights([(HUMAN, 1.0)]),
-            state,
-            answer_format="diff" if answer_format == "auto" else answer_format,  # a person needs no switch
-            diagnose=diagnose,
-            say=say,
-        )
+        # a person needs no switch of format
+        asking = AskSettings(answer_format="diff" if answer_format == "auto" else answer_format, diagnose=diagnose)
+        super().__init__(client, FixedWeights([(HUMAN, 1.0)]), state, asking=asking, say=say)
         self.desk = desk
 
     async def _ask(self, messages: list[dict], *, model: str, purpose: str, parent: int | None, key: str):

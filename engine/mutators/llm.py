@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from archive.reads_prompts import PromptRecord
 from engine.errors import StopRun
 from engine.mutators.answers import AnswerFormatError, extract_description, parse_answer, parse_diagnosis
 from engine.mutators.base import (
@@ -105,6 +106,30 @@ class PromptSettings:
     evolve_prompts_every: int = 0
 
 
+@dataclass(frozen=True)
+class AskSettings:
+    """How a child is asked for: the answer format (--answer-format), a diagnosis call first (--meta-steps
+    diagnose), the calls one child may take, the temperature (None: the provider's)."""
+
+    answer_format: str = "diff"
+    diagnose: bool = False
+    max_attempts: int = 3
+    temperature: float | None = None
+
+
+@dataclass(frozen=True)
+class _Expansion:
+    """One expansion's fixed choices, the same on every call of its conversation."""
+
+    parent: int
+    key: str
+    model: str
+    answer_format: str
+    novelty_below: int | None
+    scratch: Scratch
+    prompt: PromptRecord | None  # --evolve-prompts: the system prompt this expansion uses
+
+
 class LLMMutator(AsyncMutator):
     name = "llm"
 
@@ -114,10 +139,7 @@ class LLMMutator(AsyncMutator):
         chooser,
         state,
         *,
-        answer_format: str = "diff",
-        diagnose: bool = False,
-        max_attempts: int = 3,
-        temperature: float | None = None,
+        asking: AskSettings = AskSettings(),
         say=None,
         prompts: PromptSettings = PromptSettings(),
     ) -> None:
@@ -125,10 +147,10 @@ class LLMMutator(AsyncMutator):
         self.client = client
         self.chooser = chooser
         self.state = state
-        self.answer_format = answer_format
-        self.diagnose = diagnose
-        self.max_attempts = max_attempts
-        self.params = {} if temperature is None else {"temperature": temperature}
+        self.answer_format = asking.answer_format
+        self.diagnose = asking.diagnose
+        self.max_attempts = asking.max_attempts
+        self.params = {} if asking.temperature is None else {"temperature": asking.temperature}
         first = chooser.models[0]
         self.model: str = first[0] if isinstance(first, tuple) else first  # named on children that failed
         self._launched: dict[int, int] = {}
@@ -279,9 +301,8 @@ class LLMMutator(AsyncMutator):
             scratch = await self.scratchpad.for_expansion(pinned.recommendations) if self.scratchpad else NONE
             prompt = await self.prompts.for_expansion(pinned.prompt) if self.prompts else None
             prompt_id = None if prompt is None else prompt.id
-            proposal = await self._converse(
-                parent_files, context, parent, key, model, answer_format, novelty_below, scratch, prompt
-            )
+            expansion = _Expansion(parent, key, model, answer_format, novelty_below, scratch, prompt)
+            proposal = await self._converse(parent_files, context, expansion)
             return replace(proposal, recommendations_version=self._version(scratch), prompt_id=prompt_id)
         except StopRun:  # a spent budget (BudgetExceeded), a bad key or model (LLMFatalError): the run stops
             raise
@@ -352,23 +373,14 @@ class LLMMutator(AsyncMutator):
             return result.files, "the answer changed nothing", unchanged
         return result.files, "", None
 
-    async def _converse(
-        self,
-        files: Mapping[str, str],
-        context: MutationContext,
-        parent: int,
-        key: str,
-        model: str,
-        answer_format: str,
-        novelty_below: int | None = None,
-        scratch: Scratch = NONE,
-        prompt=None,
-    ) -> Proposal:
+    async def _converse(self, files: Mapping[str, str], context: MutationContext, asked: _Expansion) -> Proposal:
+        parent, key, model, answer_format = asked.parent, asked.key, asked.model, asked.answer_format
+        novelty_below = asked.novelty_below
         ctx = replace(
             self.prompt_context(files, context, parent, answer_format),
-            recommendations=scratch.items,
-            recommendations_version=scratch.version,
-            instruction=None if prompt is None else prompt.text,
+            recommendations=asked.scratch.items,
+            recommendations_version=asked.scratch.version,
+            instruction=None if asked.prompt is None else asked.prompt.text,
         )
         ctx, note = await self._plan(ctx, parent, key, model)
         editable = find_editable(files, context.entry_file)

@@ -160,11 +160,9 @@ def _workers_html(data: dict[str, Any]) -> str:
     )
 
 
-def render_page(data: dict[str, Any]) -> str:
-    run = data["run"]
-    final = data["final"]["node"] if data["final"] else None
-    title = f"Clade report: {run['id']}"
-    subtitle = " · ".join(
+def _subtitle(run: dict[str, Any]) -> str:
+    """The line under the title: status, task, policy, budget, seed, times, schema."""
+    return " · ".join(
         str(x)
         for x in (
             f"status {run['status']}" + (f" ({run['stop_reason']})" if run.get("stop_reason") else ""),
@@ -177,6 +175,13 @@ def render_page(data: dict[str, Any]) -> str:
         )
         if x
     )
+
+
+def render_page(data: dict[str, Any]) -> str:
+    run = data["run"]
+    final = data["final"]["node"] if data["final"] else None
+    title = f"Clade report: {run['id']}"
+    subtitle = _subtitle(run)
     clipped = (
         f'<p class="note">{data["clipped"]:,} long texts were cut to keep this file small; '
         "the archive holds them whole.</p>"

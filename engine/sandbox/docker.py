@@ -43,10 +43,15 @@ holds, through the options `container_options` builds:
   of an engine killed with SIGKILL are removed by the next `DockerSandbox` on
   the same host (they are labelled with the engine's pid and host name).
 
-Output is streamed from the daemon's log API as it comes, and only the last
-`output_bytes` of each stream are kept (the daemon's own log file is capped by
-a json-file size limit). The answer file is read from the host directory once
-the container is gone, with the same checks as the `process` sandbox.
+Output: the command runs under `_capture.py` (the image's python3, the script
+bound read-only at /clade/capture.py), which reads its stdout and stderr from
+pipes and keeps the last `output_bytes` of each in /clade/out, a host folder
+read once the container is gone: the end of the output arrives whatever the
+daemon's log does under load. The daemon's log, streamed as it comes (its own
+file capped by a json-file size limit), is the fallback where the capture
+wrote nothing. So an image for this sandbox needs `python3`, as the Python
+tasks do anyway. The answer file is read from the host directory once the
+container is gone, with the same checks as the `process` sandbox.
 
 What it does NOT hold: the kernel is the host's (a kernel exploit escapes any
 container); disk space under /job is limited per file (RLIMIT_FSIZE), not in
@@ -96,7 +101,7 @@ from .docker_options import (
     container_options,
     job_user,
 )
-from .docker_output import _drain, _pump, _settle_tails
+from .docker_output import _drain, _pump, _settle_tails, take_captured
 from .docker_result import _container_report, _docker_result, _failure
 from .docker_sweep import _close, _remove_container, _remove_stale_containers
 from .docker_threads import _in_thread, _settled
@@ -204,6 +209,7 @@ class DockerSandbox:
         limits = job.limits
         outer = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-", dir=self.base_dir)
         workdir = os.path.join(outer, "job")  # the outer directory stays private to the engine's user
+        captured = os.path.join(outer, "output")  # the capture's tails (docker_output.take_captured)
         out, err = _Tail(limits.output_bytes), _Tail(limits.output_bytes)
         t0 = time.monotonic()
         container: Any = None
@@ -211,12 +217,14 @@ class DockerSandbox:
         try:
             try:
                 os.mkdir(workdir)
+                os.mkdir(captured)
                 _write_files(workdir, job.files)
                 _hand_to_job_user(workdir, self.user)
+                _hand_to_job_user(captured, self.user)
             except OSError as exc:
                 return _failure(out, err, t0, f"could not prepare the work directory: {exc}")
             options = container_options(
-                job, workdir, self.image, self.cpus, os.getpid(), user=self.user, mounts=self.mounts
+                job, workdir, self.image, self.cpus, os.getpid(), user=self.user, mounts=self.mounts, capture=captured
             )
             options["labels"]["clade.instance"] = self._instance
             # Settled even if cancelled meanwhile, so that a container made just then is removed too.
@@ -240,6 +248,7 @@ class DockerSandbox:
             if isinstance(end, SandboxResult):
                 return end
             removed = await self._remove(container)
+            take_captured(captured, out, err)  # the end of the output, whatever the daemon's log lost
             answer, answer_reason = _read_answer(workdir, job.answer_file, job.answer_limit)
             report = _container_report(end.code, err)
             return _docker_result(

@@ -20,6 +20,9 @@ from .base import JOB_LLM_SOCKET, SandboxJob, SandboxLimits, llm_env
 from .jobenv import _job_env
 
 JOB_DIR = "/job"
+CAPTURE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_capture.py")
+CAPTURE_TARGET = "/clade/capture.py"  # the script, bound read-only
+CAPTURE_DIR = "/clade/out"  # where it writes the output's tails, bound read-write from a host folder
 IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 JOB_UID = JOB_GID = 65534  # nobody / nogroup
 LABEL = "clade.sandbox"
@@ -38,6 +41,7 @@ def container_options(
     *,
     user: str | None = None,
     mounts: tuple[str, ...] = (),
+    capture: str | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of `client.containers.create(**options)` for `job`.
 
@@ -47,7 +51,9 @@ def container_options(
     user: uid:gid of the job (default 65534:65534; `DockerSandbox` passes `job_user()`).
     mounts: host paths the job reads, bound read-only under DATA_DIR (`/clade-data/root/.cache/...`: the host
     path itself may lie in a folder the job's user cannot enter, such as /root); a task's data, Polyglot's caches.
-    Pure: no daemon, no SDK import.
+    capture: a host folder the job's user may write: the command then runs under the image's python3 running
+    `_capture.py`, which keeps the last `limits.output_bytes` of its stdout and stderr there (the daemon's log is
+    then only the fallback). Pure: no daemon, no SDK import.
     """
     limits = job.limits
     if cpus is None:
@@ -55,6 +61,8 @@ def container_options(
     if not cpus > 0:
         raise ValueError(f"cpus must be > 0, got {cpus!r}")
     argv = _image_argv(job.command)
+    if capture is not None:
+        argv = ["python3", "-I", "-S", CAPTURE_TARGET, str(limits.output_bytes), CAPTURE_DIR, "--", *argv]
     return {
         "image": image,
         "entrypoint": argv[:1],  # not the image's ENTRYPOINT: the job's command, as given
@@ -69,7 +77,7 @@ def container_options(
             "clade.host": socket.gethostname(),
         },
         **_limit_options(limits, cpus),
-        **_filesystem_options(job, workdir, mounts),
+        **_filesystem_options(job, workdir, mounts, capture),
         **_isolation_options(limits),
     }
 
@@ -92,9 +100,19 @@ def _limit_options(limits: SandboxLimits, cpus: float) -> dict[str, Any]:
     }
 
 
-def _filesystem_options(job: SandboxJob, workdir: str, mounts: tuple[str, ...] = ()) -> dict[str, Any]:
+def _filesystem_options(
+    job: SandboxJob, workdir: str, mounts: tuple[str, ...] = (), capture: str | None = None
+) -> dict[str, Any]:
     """A read-only root; writable only /job (the host's workdir) and two small tmpfs in RAM; `mounts` read-only
-    under DATA_DIR."""
+    under DATA_DIR; with `capture`, the output's capture script (read-only) and its folder."""
+    captured = (
+        [
+            {"Type": "bind", "Source": CAPTURE_SCRIPT, "Target": CAPTURE_TARGET, "ReadOnly": True},
+            {"Type": "bind", "Source": capture, "Target": CAPTURE_DIR, "ReadOnly": False},
+        ]
+        if capture is not None
+        else []
+    )
     return {
         "read_only": True,
         "mounts": [{"Type": "bind", "Source": workdir, "Target": JOB_DIR, "ReadOnly": False}]
@@ -103,7 +121,8 @@ def _filesystem_options(job: SandboxJob, workdir: str, mounts: tuple[str, ...] =
             [{"Type": "bind", "Source": job.llm.socket_path, "Target": JOB_LLM_SOCKET, "ReadOnly": False}]
             if job.llm is not None
             else []
-        ),  # the LLM gateway's socket alone: no network needed
+        )  # the LLM gateway's socket alone: no network needed
+        + captured,
         "tmpfs": {"/tmp": "size=64m,mode=1777"},
         "shm_size": 64 * _MB,
     }

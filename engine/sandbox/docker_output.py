@@ -1,15 +1,23 @@
-"""A container's output: its log streams followed into bounded tails, checked against the log at the end.
+"""A container's output: what the job's capture wrote, else its log streams followed into bounded tails.
 
-The daemon's log API streams stdout and stderr as they come; only the last
-`output_bytes` of each are kept (`output._Tail`). Once the container stopped,
-the streams get a grace period to deliver the rest, and the tail is compared
-with the daemon's capped log, which wins when the stream lost the end.
+Inside the container `_capture.py` runs the command with pipes and writes the
+last `output_bytes` of its stdout and stderr into a bind-mounted host folder
+(`take_captured` reads them), so the end arrives whatever the daemon does
+under load. The daemon's log is the fallback, for what the capture did not
+write (the image's python3 could not start): its log API streams stdout and
+stderr as they come; only the last `output_bytes` of each are kept
+(`output._Tail`). Once the container stopped, the streams get a grace period
+to deliver the rest, and the tail is compared with the daemon's capped log,
+which wins when the stream lost the end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
+import stat
 from typing import Any
 
 from .output import _Tail
@@ -66,3 +74,49 @@ async def _drain(pumps: list[asyncio.Future[Any]], streams: list[Any]) -> None:
             except Exception:  # noqa: BLE001, S110 - a stream already gone
                 pass
         await asyncio.wait(pending, timeout=_CLOSE_GRACE_S)
+
+
+def take_captured(folder: str, out: _Tail, err: _Tail) -> bool:
+    """The tails the job's capture wrote in `folder` in place of the streamed ones; False when it wrote none.
+
+    Read after every process of the job is dead; a file the job replaced by a link or a folder is not followed
+    (the job runs as the user that may write there), and no more than a tail's bytes are read of any."""
+    state_text = _read_last(os.path.join(folder, "state.json"), 4096)
+    try:
+        state = json.loads(state_text) if state_text is not None else None
+    except ValueError:
+        state = None
+    if not isinstance(state, dict):
+        return False
+    streams = ((out, "stdout"), (err, "stderr"))
+    read = {name: _read_last(os.path.join(folder, name), max(tail.keep, 0)) for tail, name in streams}
+    if None in read.values():
+        return False  # both or neither: never one stream's capture beside the other's log
+    for tail, name in streams:
+        data = read[name] or b""
+        tail.buf = bytearray(data)
+        total = state.get(f"{name}_total")
+        tail.total = total if isinstance(total, int) and total >= len(data) else len(data)
+    return True
+
+
+def _read_last(path: str, keep: int) -> bytes | None:
+    """The last `keep` bytes of a regular file, without following a link; None when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        os.lseek(fd, max(info.st_size - keep, 0), os.SEEK_SET)
+        chunks, left = [], keep
+        while left > 0 and (data := os.read(fd, min(left, 1 << 20))):
+            chunks.append(data)
+            left -= len(data)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -19,7 +19,8 @@ from .report import _Ended, _Report, _result
 _SIGNAL_EXIT_BASE = 128
 _NSIG = 65
 _EXEC_FAILED_CODE = 127
-_TINI_EXEC_FAILED = re.compile(r"\[FATAL tini \(\d+\)\] exec .* failed: (.*)$", re.MULTILINE)
+# the init's message, or the capture's (_capture.py) when the job's own command could not start
+_TINI_EXEC_FAILED = re.compile(r"(?:\[FATAL tini \(\d+\)\]|clade-capture:) exec .* failed: (.*)$", re.MULTILINE)
 
 
 def _failure(

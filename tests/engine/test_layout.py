@@ -57,3 +57,21 @@ def test_what_is_below_imports_neither_half():
             if bad:
                 wrong[str(path.relative_to(REPO))] = bad
     assert wrong == {}
+
+
+def test_no_function_is_over_sixty_lines_or_eight_parameters():
+    """The house's rule (README, Development): small functions, few arguments (self aside)."""
+    over = []
+    for package in ("engine", "search", "archive"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            for node in ast.walk(parse(path.read_text(), str(path))):
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                args = node.args
+                names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+                count = len(names) - (1 if names and names[0] in ("self", "cls") else 0)
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if count > 8 or lines > 60:
+                    where = f"{path.relative_to(REPO)}:{node.lineno} {node.name}"
+                    over.append(f"{where}: {count} parameters, {lines} lines")
+    assert over == []
