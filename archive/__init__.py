@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
+from archive.errors import ArchiveDamaged, ArchiveError, ArchiveLocked, ArchiveSchemaError
 from archive.records import EvaluationRecord, LLMCallRecord, LLMTotals, NodeRecord, NodeStats, ReferenceEvaluation
 from archive.schema import SCHEMA_VERSION
 from archive.store import Archive, archive_path
 
 __all__ = [
     "Archive",
+    "ArchiveDamaged",
     "ArchiveError",
     "ArchiveLocked",
     "ArchiveSchemaError",

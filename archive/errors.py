@@ -11,5 +11,9 @@ class ArchiveLocked(ArchiveError):
     """Another process holds the archive open for writing (DuckDB allows one writer)."""
 
 
+class ArchiveDamaged(ArchiveError):
+    """A Clade archive DuckDB cannot read whole (a file cut short, blocks overwritten)."""
+
+
 class ArchiveSchemaError(ArchiveError):
     """The archive was written by a newer schema than this code knows."""

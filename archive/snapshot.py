@@ -52,6 +52,14 @@ TABLE_ORDER: dict[str, str] = {
 }
 
 
+def damaged_snapshot(folder: Path | str, what: str) -> SnapshotError:
+    """A snapshot whose files are cut or changed: what is wrong, and what the user can do."""
+    return SnapshotError(
+        f"{folder} is damaged: {what}; export the run again (clade snapshot export RUN NEW_FOLDER) or use another "
+        "copy of the snapshot"
+    )
+
+
 class SnapshotError(ArchiveError):
     """The folder is not a snapshot this Clade can restore, or a snapshot cannot be written there."""
 
@@ -140,22 +148,22 @@ def verify_snapshot(folder: str | Path) -> dict[str, Any]:
     try:
         manifest = json.loads(file.read_text())
     except (ValueError, UnicodeDecodeError) as exc:
-        raise SnapshotError(f"{folder} is damaged: {MANIFEST} is not JSON ({exc})") from None
+        raise damaged_snapshot(folder, f"{MANIFEST} is not JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise SnapshotError(f"{folder} is not a Clade snapshot ({MANIFEST} does not say format {FORMAT!r})")
     version = manifest.get("schema_version")
     if not isinstance(version, int) or version < 1:
-        raise SnapshotError(f"{folder} is damaged: {MANIFEST} has no valid schema_version")
+        raise damaged_snapshot(folder, f"{MANIFEST} has no valid schema_version")
     if version > SCHEMA_VERSION:
         raise SnapshotError(
             f"{folder} has schema version {version}, newer than this Clade's {SCHEMA_VERSION}; "
             "upgrade Clade to restore it"
         )
     if not isinstance(manifest.get("run_id"), str):
-        raise SnapshotError(f"{folder} is damaged: {MANIFEST} names no run_id")
+        raise damaged_snapshot(folder, f"{MANIFEST} names no run_id")
     tables = manifest.get("tables")
     if not isinstance(tables, dict):
-        raise SnapshotError(f"{folder} is damaged: {MANIFEST} lists no tables")
+        raise damaged_snapshot(folder, f"{MANIFEST} lists no tables")
     unknown = sorted(set(tables) - set(TABLE_ORDER))
     if unknown:
         raise SnapshotError(
@@ -164,7 +172,7 @@ def verify_snapshot(folder: str | Path) -> dict[str, Any]:
         )
     absent = [t for t in TABLE_ORDER if t not in tables and t not in OPTIONAL_TABLES]
     if absent:
-        raise SnapshotError(f"{folder} is damaged: {MANIFEST} lists no {', '.join(absent)}")
+        raise damaged_snapshot(folder, f"{MANIFEST} lists no {', '.join(absent)}")
     for table in TABLE_ORDER:
         entry = tables.get(table)
         if entry is None:
@@ -175,12 +183,12 @@ def verify_snapshot(folder: str | Path) -> dict[str, Any]:
             or not isinstance(entry.get("rows"), int)
             or not isinstance(entry.get("sha256"), str)
         ):
-            raise SnapshotError(f"{folder} is damaged: {MANIFEST}'s entry for {table} is malformed")
+            raise damaged_snapshot(folder, f"{MANIFEST}'s entry for {table} is malformed")
         path = folder / entry["file"]
         if not path.is_file():
-            raise SnapshotError(f"{folder} is damaged: {entry['file']} is missing")
+            raise damaged_snapshot(folder, f"{entry['file']} is missing")
         if file_sha256(path) != entry["sha256"]:
-            raise SnapshotError(f"{folder} is damaged: {entry['file']} does not match its sha256 in {MANIFEST}")
+            raise damaged_snapshot(folder, f"{entry['file']} does not match its sha256 in {MANIFEST}")
     return manifest
 
 
@@ -195,11 +203,11 @@ def snapshot_run_row(folder: str | Path) -> dict[str, Any]:
         names = [d[0] for d in cur.description]
         rows = cur.fetchall()
     except duckdb.Error as exc:
-        raise SnapshotError(f"{folder} is damaged: runs.parquet is unreadable ({str(exc).splitlines()[0]})") from None
+        raise damaged_snapshot(folder, f"runs.parquet is unreadable ({str(exc).splitlines()[0]})") from None
     finally:
         con.close()
     if len(rows) != 1:
-        raise SnapshotError(f"{folder} is damaged: runs.parquet holds {len(rows)} runs, not 1")
+        raise damaged_snapshot(folder, f"runs.parquet holds {len(rows)} runs, not 1")
     row = dict(zip(names, rows[0]))
     row["config"] = json.loads(row["config"]) if isinstance(row["config"], str) else row["config"]
     return row

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from archive.bulk import BulkWrites
-from archive.errors import ArchiveError, ArchiveLocked, ArchiveSchemaError
+from archive.errors import ArchiveDamaged, ArchiveError, ArchiveLocked, ArchiveSchemaError
 from archive.group_commit import AGE_S as GROUP_AGE_S
 from archive.group_commit import ROWS as GROUP_ROWS
 from archive.group_commit import GroupCommit
@@ -66,6 +66,9 @@ def archive_path(path: str | Path) -> Path:
     return p / ARCHIVE_FILE if p.is_dir() else p
 
 
+DUCKDB_MAGIC = (8, b"DUCK")  # where every DuckDB database file says what it is
+
+
 def _connect(path: Path):
     import duckdb
 
@@ -75,9 +78,41 @@ def _connect(path: Path):
         text = str(exc)
         if "lock" in text.lower():
             raise ArchiveLocked(f"{path} is held by another running search; stop it first") from None
-        raise ArchiveError(f"{path} is not a readable archive ({text.splitlines()[0]})") from None
+        raise unreadable(path, exc) from None
     except duckdb.Error as exc:
-        raise ArchiveError(f"{path} is not a readable archive ({str(exc).splitlines()[0]})") from None
+        raise unreadable(path, exc) from None
+
+
+def unreadable(file: Path, exc: BaseException) -> ArchiveError:
+    """Why DuckDB could not open `file`: a DuckDB file it cannot read is damaged (ArchiveDamaged, with what to do);
+    anything else is no archive."""
+    said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    offset, magic = DUCKDB_MAGIC
+    try:
+        with open(file, "rb") as handle:
+            head = handle.read(offset + len(magic))
+    except OSError:
+        head = b"?"
+    if not head:  # cut to nothing: a disk that filled as it was made, a copy that failed
+        return damaged(file, "the file is empty")
+    if head[offset:] == magic:
+        return damaged(file, said)
+    return ArchiveError(f"{file} is not a readable archive ({said})")
+
+
+def damaged(file: Path, said: str) -> ArchiveDamaged:
+    return ArchiveDamaged(
+        f"{file} is a damaged archive: DuckDB cannot read all of it ({said}). It cannot be repaired in place: "
+        "restore the run from a snapshot if one was exported (clade snapshot restore SNAPSHOT FOLDER), or run "
+        "the search again"
+    )
+
+
+def _has_table(con, name: str) -> bool:
+    try:
+        return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]).fetchone()[0])
+    except Exception:  # noqa: BLE001 - the catalog itself unreadable: no verdict of a table
+        return False
 
 
 class Archive(
@@ -138,13 +173,16 @@ class Archive(
                 msg = str(exc).splitlines()[0]
                 if "lock" in msg.lower():
                     return cls._open_live(file)
-                raise ArchiveError(f"{file} is not a readable archive ({msg})") from None
+                raise unreadable(file, exc) from None
         else:
             con = _connect(file)
         try:
             row = con.execute("SELECT id, schema_version FROM runs LIMIT 1").fetchone()
-        except Exception:
+        except Exception as exc:
+            has_runs = _has_table(con, "runs")
             con.close()
+            if has_runs:  # the table is there, its blocks are not
+                raise damaged(file, str(exc).splitlines()[0]) from None
             raise ArchiveError(f"{file} is not a Clade archive (no runs table)") from None
         if row is None:
             con.close()

@@ -24,6 +24,7 @@ from pathlib import Path
 from archive import Archive, ArchiveError, archive_path
 from archive.live import copy_age
 from archive.records import NodeStats
+from archive.store import damaged
 
 KILLED = "stopped (killed?)"
 
@@ -51,8 +52,11 @@ def open_read_only(path: str | Path) -> Archive:
     file = archive_path(p)
     if file.is_file():
         with open(file, "rb") as fh:
-            if fh.read(12)[8:12] != b"DUCK":  # every DuckDB file has its magic bytes here
-                raise ArchiveError(f"{file} is not an archive (not a DuckDB file)")
+            head = fh.read(12)
+        if not head:  # cut to nothing (a disk that filled as it was made, a copy that failed)
+            raise damaged(file, "the file is empty")
+        if head[8:12] != b"DUCK":  # every DuckDB file has its magic bytes here
+            raise ArchiveError(f"{file} is not an archive (not a DuckDB file)")
     return Archive.open(p, read_only=True)
 
 
