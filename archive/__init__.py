@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from archive.errors import ArchiveDamaged, ArchiveError, ArchiveLocked, ArchiveSchemaError
+from archive.errors import ArchiveDamaged, ArchiveError, ArchiveFull, ArchiveLocked, ArchiveSchemaError
 from archive.records import EvaluationRecord, LLMCallRecord, LLMTotals, NodeRecord, NodeStats, ReferenceEvaluation
 from archive.schema import SCHEMA_VERSION
 from archive.store import Archive, archive_path
@@ -11,6 +11,7 @@ __all__ = [
     "Archive",
     "ArchiveDamaged",
     "ArchiveError",
+    "ArchiveFull",
     "ArchiveLocked",
     "ArchiveSchemaError",
     "EvaluationRecord",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from archive.errors import ArchiveError
+from archive.errors import ArchiveError, ArchiveFull, is_disk_full, rollback
 from archive.reader import Reader
 
 Columns = Mapping[str, Sequence[Any]]  # column name -> its values, one per row
@@ -20,6 +20,9 @@ def _quoted(name: str) -> str:
 class BulkWrites(Reader):
     writes: int
 
+    def full(self) -> ArchiveFull:  # Archive's: where the disk filled, and how to go on
+        raise NotImplementedError
+
     def add_rows(self, tables: Mapping[str, Columns]) -> None:
         """Add rows to public tables, in one transaction: {table: {column: values}}; columns left out take
         their default (NULL). A table or column the schema does not have is an ArchiveError."""
@@ -29,8 +32,10 @@ class BulkWrites(Reader):
             for table, columns in tables.items():
                 self._insert_columns(table, columns)
             con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
+        except BaseException as exc:
+            rollback(con)
+            if is_disk_full(exc):
+                raise self.full() from None
             raise
         self.writes += 1
 

@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from archive.errors import rollback
+
 # The bounds. A commit costs C = 1-5 ms (its WAL sync; more on a loaded disk), paid once per group, in the loop.
 # With the age bound A, a loop recording r results/s commits at most 1/A times a second, so commits take at most
 # C/A of its time: 5-25 % at A = 20 ms, twice that at 10 ms, while what a kill -9 can lose is results no older
@@ -103,7 +105,7 @@ class GroupCommit:
                     insert_rows(con, table, self._types[table], columns, rows)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            rollback(con)
             raise
         self.commits += 1
         self.committed += count

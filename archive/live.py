@@ -41,10 +41,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from archive.errors import is_disk_full
+
 log = logging.getLogger(__name__)
 
 LIVE_FILE = "archive.live.duckdb"
 INTERVAL_S = 2.0
+FULL_PAUSE_S = 30.0  # after a copy found the disk full, how long copying waits
 _ALIAS = "clade_live_copy"
 
 
@@ -76,6 +79,8 @@ class LiveCopy:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._copied: object = None
+        self._paused_until = 0.0
+        self._said_full = False
         self.copies = 0
         self.seconds = 0.0  # time spent copying, for the benchmark
 
@@ -101,6 +106,8 @@ class LiveCopy:
     def copy_if_changed(self) -> bool:
         """One copy if the archive changed since the last one; a failure is logged, never raised (a reader's
         view must not stop a search)."""
+        if time.monotonic() < self._paused_until:  # the disk was full a moment ago: the archive's writes go first
+            return False
         mark = self._changed()
         if mark == self._copied:  # nothing new: the copy is still the archive as of now, and says so
             try:
@@ -119,8 +126,19 @@ class LiveCopy:
                 self._cursor.execute(f"DETACH {_ALIAS}")
             os.replace(temporary, self.target)
         except Exception as exc:  # noqa: BLE001 - a full disk or a DuckDB error: readers wait for the next copy
-            log.warning("live copy of the archive failed: %s", str(exc).splitlines()[0] if str(exc) else exc)
             self._remove(temporary)
+            if is_disk_full(exc):  # the previous copy goes too: its space is the archive's now
+                self._remove(self.target)
+                self._paused_until = time.monotonic() + FULL_PAUSE_S
+                if not self._said_full:
+                    log.warning(
+                        "no space left on the device holding %s: the live copy is paused (readers see the run "
+                        "once the search ends, or once space is freed)",
+                        self.target.parent,
+                    )
+                self._said_full = True
+                return False
+            log.warning("live copy of the archive failed: %s", str(exc).splitlines()[0] if str(exc) else exc)
             return False
         self._copied = mark
         self.copies += 1

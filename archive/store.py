@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from archive.bulk import BulkWrites
-from archive.errors import ArchiveDamaged, ArchiveError, ArchiveLocked, ArchiveSchemaError
+from archive.errors import (
+    ArchiveDamaged,
+    ArchiveError,
+    ArchiveFull,
+    ArchiveLocked,
+    ArchiveSchemaError,
+    is_disk_full,
+    rollback,
+)
 from archive.group_commit import AGE_S as GROUP_AGE_S
 from archive.group_commit import ROWS as GROUP_ROWS
 from archive.group_commit import GroupCommit
@@ -76,6 +84,8 @@ def _connect(path: Path):
         return duckdb.connect(str(path))
     except duckdb.IOException as exc:
         text = str(exc)
+        if is_disk_full(exc):
+            raise ArchiveFull(f"no space left on the device holding {path.parent}") from None
         if "lock" in text.lower():
             raise ArchiveLocked(f"{path} is held by another running search; stop it first") from None
         raise unreadable(path, exc) from None
@@ -224,6 +234,14 @@ class Archive(
             self._live.start()
         return self._live
 
+    def full(self) -> ArchiveFull:
+        """The one line a write that found the disk full ends in: where, that nothing stored is lost, how to go on."""
+        folder = self.path.parent
+        return ArchiveFull(
+            f"no space left on the device holding {folder}: the run stopped there, everything it had stored is "
+            f"kept; free space, then resume: clade search --resume {folder}"
+        )
+
     def close(self) -> None:
         try:
             self.commit_group()
@@ -266,7 +284,12 @@ class Archive(
             return 0
         self.writes += 1
         try:
-            return group.write(self._db)
+            try:
+                return group.write(self._db)
+            except Exception as exc:
+                if is_disk_full(exc):
+                    raise self.full() from None  # the group's rows are undone: a resume measures them again
+                raise
         except BaseException:
             self._reload_seq()
             raise
@@ -350,8 +373,10 @@ class Archive(
                 self._insert_event(*event)
             con.execute("COMMIT")
             self.writes += 1
-        except BaseException:
-            con.execute("ROLLBACK")
+        except BaseException as exc:
+            rollback(con)
+            if is_disk_full(exc):
+                raise self.full() from None
             self._reload_seq()
             raise
 

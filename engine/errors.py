@@ -18,3 +18,9 @@ class StopRun(Exception):
 
 class FatalStop(StopRun):
     """A stop the user must act on before a resume can help (a bad API key, an unknown model)."""
+
+
+def no_space(folder: object, doing: str, then: str = "run it again") -> UserError:
+    """The one line for a write that found the disk (or the quota) full: where, what was being written, what
+    is left of it, how to go on."""
+    return UserError(f"no space left on the device holding {folder} ({doing}); free space, then {then}")

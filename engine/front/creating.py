@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.config import RunConfig
-from engine.errors import UserError
+from engine.errors import UserError, no_space
 from engine.front.opening import make_run_task, new_run_folder
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ def create_run(config: RunConfig, llm_mock: Any = None, task: Task | None = None
     """(archive, task, config) of a new run; every refusal is one line, before anything is made. `task`: one
     given in Python (engine.front.api), else the one the configuration names."""
     from archive import Archive, NodeRecord
+    from archive.errors import is_disk_full
     from archive.store import files_hash
     from engine.front.agent_llm import check_agent_llm
     from engine.front.model_access import check_model_access
@@ -38,13 +39,31 @@ def create_run(config: RunConfig, llm_mock: Any = None, task: Task | None = None
     files, origin = _seed(config, task)
     config = _with_paths_resolved(config, task)
     run_id, folder = new_run_folder(config)
-    archive = Archive.create(folder / "archive.duckdb", run_id, config.to_dict(), config.search.seed)
-    archive.add_instances([(i.id, i.split, i.data) for i in instances])
-    if files is None:
-        files, origin = _bootstrap(config, task, archive, llm_mock, folder)
-    root = NodeRecord.root(0, files_hash(files), f"from {origin}")
-    archive.add_node(root, files, event=("start", 0, {"config": config.to_dict()}))
+    archive = None
+    try:
+        archive = Archive.create(folder / "archive.duckdb", run_id, config.to_dict(), config.search.seed)
+        archive.add_instances([(i.id, i.split, i.data) for i in instances])
+        if files is None:
+            files, origin = _bootstrap(config, task, archive, llm_mock, folder)
+        root = NodeRecord.root(0, files_hash(files), f"from {origin}")
+        archive.add_node(root, files, event=("start", 0, {"config": config.to_dict()}))
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        _discard(archive, folder)  # a run with no root node cannot be resumed: nothing of it is kept
+        raise no_space(folder.parent, "creating the run; nothing of it was kept", then="start it again") from None
     return archive, task, config
+
+
+def _discard(archive: Archive | None, folder: Path) -> None:
+    import shutil
+
+    if archive is not None:
+        try:
+            archive.close()
+        except Exception:  # noqa: BLE001, S110 - the disk is full: closing may fail too; the folder goes anyway
+            pass
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _seed(config: RunConfig, task: Task) -> tuple[dict[str, str] | None, str]:

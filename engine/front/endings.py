@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from archive.errors import is_disk_full
 from engine.errors import EXIT_INTERRUPTED, UserError
 
 if TYPE_CHECKING:
@@ -33,6 +34,15 @@ def run_session(main, archive, console):
         end_session(archive, "interrupted", "interrupted (Ctrl-C or a signal)")
         console.print(f"\nInterrupted. Nothing finished is lost; continue with:\n  clade search --resume {folder}")
         raise Interrupted from None
+    except Exception as exc:
+        if not is_disk_full(exc):  # a write of the archive's (ArchiveFull) or DuckDB's own, any other is a bug
+            raise
+        try:
+            end_session(archive, "interrupted", "no space left on the device")
+        except Exception as again:  # still full: the run reads as stopped, and resumes all the same
+            if not is_disk_full(again):
+                raise
+        raise UserError(str(archive.full())) from None
 
 
 def begin_session(run: OpenedRun, workers: int, done: int) -> None:

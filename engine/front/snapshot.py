@@ -125,10 +125,19 @@ def _restore(args) -> None:
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     args = build_parser(prog).parse_args(argv)
     from archive import ArchiveError
+    from archive.errors import is_disk_full
+    from engine.errors import no_space
 
     try:
         {"export": _export, "verify": _verify, "restore": _restore}[args.command](args)
     except (UserError, ArchiveError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        target = args.dest if args.command == "export" else getattr(args, "run_dir", None) or "."
+        doing = f"the {args.command}: nothing half-written is left"
+        print(f"error: {no_space(Path(target).resolve().parent, doing)}", file=sys.stderr)
         return EXIT_USER_ERROR
     return 0

@@ -51,6 +51,14 @@ def _drawn(work):
         return work(), None
     except (ArchiveError, PlotPathError) as exc:
         return None, _fail(str(exc))
+    except OSError as exc:
+        from archive.errors import is_disk_full
+        from engine.errors import no_space
+
+        if not is_disk_full(exc):
+            raise
+        where = Path(exc.filename).resolve().parent if exc.filename else "the plot's folder"
+        return None, _fail(str(no_space(where, "drawing the plot")))
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
             from engine.install import install_extra

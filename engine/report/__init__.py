@@ -60,11 +60,17 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     args = build_parser(prog).parse_args(argv)
     from archive import ArchiveError
+    from archive.errors import is_disk_full
+    from engine.errors import no_space
 
     try:
         target = write_report(args.run, args.out)
     except (ArchiveError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        said: Exception = exc
+        if is_disk_full(exc):
+            where = Path(args.out).parent if args.out else Path(args.run)
+            said = no_space(where.resolve(), "writing the report")
+        print(f"error: {said}", file=sys.stderr)
         return EXIT_USER_ERROR
     size = target.stat().st_size
     print(f"Report -> {target} ({size / 1e6:.1f} MB)" if size >= 1e5 else f"Report -> {target} ({size // 1024} KB)")

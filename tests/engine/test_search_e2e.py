@@ -238,7 +238,10 @@ def engine_containers(engine_pid: int) -> list[str]:
 
     client = docker.from_env()
     try:
-        return [c.id for c in client.containers.list(all=True, filters={"label": f"clade.engine_pid={engine_pid}"})]
+        found = client.containers.list(
+            all=True, filters={"label": f"clade.engine_pid={engine_pid}"}, ignore_removed=True
+        )
+        return [c.id for c in found]
     finally:
         client.close()
 

@@ -44,7 +44,7 @@ def test_bench_sandbox_tiny_run_prints_ratios_and_utilization():
         assert line, f"no overhead line for {name}:\n{text}"
         median, p90, overhead, ratio = float(line[1]), float(line[2]), float(line[3]), float(line[5])
         assert 0 < median <= p90
-        assert 0.5 < ratio < 50
+        assert 0 < ratio < 50  # a few repeats on a loaded machine: the bare run may take longer than a sandboxed one
         assert abs(overhead - (median - float(bare[1]))) < 0.02
         if abs(ratio - float(line[6])) > 0.006:  # printed rounded: no verdict check at the edge
             assert (line[7] == "met") == (ratio < float(line[6]))

@@ -718,7 +718,7 @@ def real_sandbox() -> Any:
 def our_containers(label: str) -> list[Any]:
     client = docker.from_env()
     try:
-        return client.containers.list(all=True, filters={"label": label})
+        return client.containers.list(all=True, filters={"label": label}, ignore_removed=True)  # one gone meanwhile
     finally:
         client.close()
 
