@@ -40,6 +40,7 @@ def command(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "clade", *args], cwd=REPO, env=env, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fraction", [0.0, 0.02, 0.5, 0.9])
 def test_a_cut_archive_is_named_damaged_with_what_to_do(real_run, tmp_path, fraction):
     run = cut_copy(real_run, tmp_path / "cut", fraction)

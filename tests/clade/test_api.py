@@ -82,6 +82,7 @@ def small_run(tmp_path_factory) -> clade.Run:
     return clade.search(config, budget=14, workers=2, run_dir=str(folder / "runs"), quiet=True)
 
 
+@pytest.mark.slow
 def test_settings_go_over_the_config_and_the_run_is_stored(small_run):
     assert small_run.path.parent.name == "runs" and small_run.path.is_absolute()
     assert small_run.id == small_run.path.name
@@ -126,6 +127,7 @@ def test_best_is_the_final_node_with_its_own_figures(small_run):
     assert len({best, small_run.best()}) == 1  # frozen and hashable: equal nodes are one
 
 
+@pytest.mark.slow
 def test_best_without_a_final_choice_is_the_best_mean_on_the_most_evaluations(small_run, tmp_path):
     """A run stopped before its end: its archive copied, the final choice taken out."""
     copy = tmp_path / small_run.id
@@ -221,6 +223,7 @@ def test_a_bad_setting_raises_the_line_the_command_prints(tmp_path):
         clade.search({"budget": 3})
 
 
+@pytest.mark.slow
 def test_a_run_file_is_a_config_and_its_errors_name_the_key(tmp_path):
     """`clade.search("run.toml")` reads the file `clade search --config` reads (keyword settings over it),
     and a bad value is the command's one line, naming the file and the key; no run is made."""

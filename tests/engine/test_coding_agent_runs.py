@@ -64,6 +64,7 @@ def dev() -> list:
     return [i for i in RepoFixTask().instances() if i.split == "dev"]
 
 
+@pytest.mark.slow
 def test_the_seed_resolves_every_dev_instance_with_a_model_that_answers_right_and_none_with_a_silent_one(tmp_path):
     instances = dev()
     assert len(instances) == 20

@@ -79,6 +79,7 @@ class Model:
         return f"Change: max tokens.\n\nagent.py\n<<<<<<< SEARCH\n{line}\n=======\n{new}\n>>>>>>> REPLACE\n"
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 @pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)
 def test_a_humaneval_search_calls_the_model_through_the_gateway_under_bwrap(tmp_path, monkeypatch):
@@ -172,6 +173,7 @@ def search(tmp_path, *extra: str, mock=None, runs: str = "runs") -> int:
     return run_from_args(args, llm_mock=mock)
 
 
+@pytest.mark.slow
 def test_a_replay_answers_the_agents_from_the_archive_too(tmp_path):
     assert search(tmp_path, "--model", MODEL, mock=Model()) == 0
     original = only_run(tmp_path / "runs")

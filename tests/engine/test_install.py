@@ -45,6 +45,7 @@ def test_another_projects_pyproject_beside_the_packages_is_not_a_clone(monkeypat
     assert install.source_checkout() is None
 
 
+@pytest.mark.slow
 def test_the_search_header_keeps_an_extras_brackets(tmp_path):
     """rich reads `[docker]` as markup and drops it: the header escapes every text it did not write itself."""
     instances = small_instances(tmp_path / "instances.json")

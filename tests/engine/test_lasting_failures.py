@@ -104,6 +104,7 @@ def test_no_api_key_is_one_line_naming_the_variable(tmp_path):
     print(f"no key: exit {out.returncode} in {seconds:.1f} s: {out.stderr.strip()}")
 
 
+@pytest.mark.slow
 def test_a_server_that_always_fails_stops_at_the_probe_and_the_run_resumes(search, tmp_path, instances_file):
     runs = tmp_path / "runs"
     healthy = {"on": False}
@@ -125,6 +126,7 @@ def test_a_server_that_always_fails_stops_at_the_probe_and_the_run_resumes(searc
     print(f"always 500: exit 2 in {seconds:.1f} s: {line}")
 
 
+@pytest.mark.slow
 def test_failures_after_the_probe_trip_the_breaker_and_resume_goes_on(search, tmp_path, instances_file):
     runs = tmp_path / "runs"
     healthy = {"on": False}
@@ -165,6 +167,7 @@ def test_a_bad_key_mid_run_stops_at_once(search, tmp_path, instances_file):
     assert 1 <= mutate_calls <= 2  # no retry of a bad key (two expansions may have been in flight)
 
 
+@pytest.mark.slow
 def test_a_model_that_never_writes_an_edit_is_switched_to_whole_files_then_stopped(search, tmp_path, instances_file):
     runs = tmp_path / "runs"
     with OpenAIStub(lambda body, n: Answer("OK") if body.get("max_tokens") == 5 else Answer(PROSE)) as stub:
@@ -193,6 +196,7 @@ def test_a_model_that_never_writes_an_edit_is_switched_to_whole_files_then_stopp
     print(f"prose answers: exit 2 in {seconds:.1f} s after {len(asked)} calls: {line}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_time_limit_stop_is_reported_as_what_it_is(search, tmp_path, instances_file, workers):
     runs = tmp_path / "runs"

@@ -129,6 +129,7 @@ def test_a_duplicate_child_is_not_evaluated_again(tmp_path, instances_file):
     )
 
 
+@pytest.mark.slow
 def test_a_resumed_run_never_pays_twice_for_an_answer(tmp_path, instances_file):
     """Interrupted while the retry of a bad diff was in flight: the first answer is paid, its child never stored."""
     paid = []
@@ -162,6 +163,7 @@ def test_a_resumed_run_never_pays_twice_for_an_answer(tmp_path, instances_file):
     assert read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0] == 30
 
 
+@pytest.mark.slow
 def test_the_dollar_budget_stops_after_the_fifth_paid_call(tmp_path, instances_file):
     import litellm
 
@@ -212,6 +214,7 @@ def test_the_dollar_budget_stops_after_the_fifth_paid_call(tmp_path, instances_f
     assert read(run, "SELECT status FROM runs")[0][0] == "finished"
 
 
+@pytest.mark.slow
 def test_diagnose_then_implement(tmp_path, instances_file):
     seen = []
 
@@ -248,6 +251,7 @@ def test_diagnose_then_implement(tmp_path, instances_file):
     assert "Diagnosis to implement" in implement and "Results of the parent" not in implement
 
 
+@pytest.mark.slow
 def test_an_ensemble_with_the_bandit_uses_and_credits_each_model(tmp_path, instances_file):
     used = []
 

@@ -71,6 +71,7 @@ def test_one_wall_time_everywhere_without_the_idle_gap(resumed_run):
     assert f"{shown:.1f} s" in show.stdout and f"{shown:.1f} s" in compare.stdout
 
 
+@pytest.mark.slow
 def test_paths_and_commands_never_wrap_in_a_pipe(resumed_run):
     archive = str(resumed_run / "archive.duckdb")
     for out in outputs(resumed_run):
@@ -95,6 +96,7 @@ def test_show_says_what_the_run_used(resumed_run):
     assert "(auto)" in sandbox and any(name in sandbox for name in ("process", "bwrap", "docker"))
 
 
+@pytest.mark.slow
 def test_the_holdout_bar_knows_its_total_from_the_start(tmp_path, instances_file, monkeypatch):
     from engine.front.cli import build_parser
     from engine.front.progress import SearchProgress

@@ -171,6 +171,7 @@ def _evaluations_so_far(run: Path, scratch: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_a_run_killed_with_kill_9_is_shown_stopped_with_its_resume_command(tmp_path):
     runs = tmp_path / "runs"
     env = dict(os.environ, PYTHONPATH=str(REPO))

@@ -362,6 +362,7 @@ def test_agent_folder_time_limit_and_a_larger_budget_on_resume(tmp_path, instanc
     assert_budget_invariants(run, done + 6)
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 def test_a_search_in_the_bwrap_sandbox(tmp_path, instances_file):
     from engine.sandbox.bwrap import bwrap_available

@@ -52,6 +52,7 @@ def ray_tasks_under(root: int) -> list[int]:
     return busy
 
 
+@pytest.mark.slow
 def test_a_search_on_local_ray_keeps_the_budget_exact_through_a_dead_worker(tmp_path):
     instances = small_instances(tmp_path / "instances.json", n_items=60)
     runs = tmp_path / "runs"

@@ -66,6 +66,7 @@ def resolved(run, node: int) -> int:
     )[0][0]
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 @pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)
 def test_a_self_improving_hgm_search_under_bwrap_is_complete_and_replays_at_no_cost(tmp_path):
@@ -155,6 +156,7 @@ def stub_answers(model: CodingModel):
     return respond
 
 
+@pytest.mark.slow
 def test_kill_9_during_a_self_improving_search_then_resume(tmp_path):
     model = CodingModel(flaky=FLAKY)
     with OpenAIStub(stub_answers(model)) as stub:
@@ -214,6 +216,7 @@ def hostile_self_edits(source: str, n: int, statement: str) -> tuple[str, str]:
     return head, snooping[snooping.index(SNOOP.splitlines()[1]) : snooping.index(head)] + head + "    snoop(problem)\n"
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 @pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)
 def test_hostile_self_edits_are_contained_and_stored_with_their_reasons(tmp_path):
@@ -272,6 +275,7 @@ def test_hostile_self_edits_are_contained_and_stored_with_their_reasons(tmp_path
     assert "edited the tests (ignored)" in results[(snoop, "rf01")][1]
 
 
+@pytest.mark.slow
 def test_diagnose_then_implement_with_sicas_utility_as_the_score_the_search_sees(tmp_path):
     model = CodingModel(flaky=FLAKY)
     argv = args_for(

@@ -85,6 +85,7 @@ def test_every_table_of_the_schema_is_in_a_snapshot():
     assert tables == set(TABLE_ORDER)
 
 
+@pytest.mark.slow
 def test_export_restore_export_is_byte_identical(run_a, tmp_path):
     out = snapshot_cli("export", str(run_a), str(tmp_path / "s1"))
     assert out.returncode == 0, out.stderr
@@ -198,6 +199,7 @@ def test_a_row_count_that_does_not_match_is_refused_and_nothing_is_left(run_a, t
     assert list(runs.iterdir()) == []  # no run folder left
 
 
+@pytest.mark.slow
 def test_resume_from_a_snapshot_is_a_new_run_that_goes_on_to_its_budget(run_a, tmp_path):
     snap = tmp_path / "s1"
     export_snapshot(run_a, snap)

@@ -152,6 +152,7 @@ def llm_run(tmp_path_factory) -> Path:
     return only_run(folder / "runs")
 
 
+@pytest.mark.slow
 def test_an_llm_run_exports_the_messages_and_the_answer(llm_run, tmp_path):
     assert main(["export", str(llm_run), "--traces", str(tmp_path / "t.jsonl")]) == 0
     assert main(["export", str(llm_run), "--traces", str(tmp_path / "t.parquet")]) == 0

@@ -16,6 +16,7 @@ if shutil.which("g++") is None:
     pytest.skip("g++ is not installed (Debian: g++)", allow_module_level=True)
 
 
+@pytest.mark.slow
 def test_one_policy_one_seed_prints_the_seed_row_the_policy_row_and_the_command():
     out = subprocess.run(
         [

@@ -20,6 +20,7 @@ RAY_OK, RAY_WHY = ray_available()
 pytestmark = [pytest.mark.ray, pytest.mark.skipif(not RAY_OK, reason=RAY_WHY)]
 
 
+@pytest.mark.slow
 def test_bench_cluster_quick_prints_rates_overheads_and_workers():
     env = dict(os.environ, PYTHONPATH=str(REPO))
     out = subprocess.run(

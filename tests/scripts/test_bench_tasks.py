@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 from tests.parallel import is_venv
 
@@ -62,6 +64,7 @@ def run_script(*args: str, checkout: Path = REPO) -> subprocess.CompletedProcess
     )
 
 
+@pytest.mark.slow
 def test_a_small_run_prints_a_row_per_policy_with_real_figures(tmp_path):
     checkout = checkout_copy(tmp_path / "checkout")
     markdown = tmp_path / "tasks.md"

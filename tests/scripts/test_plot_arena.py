@@ -52,6 +52,7 @@ def script(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_plot_arena_writes_png_and_svg_into_the_run_folder_and_regenerates_them(arena_run):
     out = script(str(arena_run))
     assert out.returncode == 0, out.stderr

@@ -37,6 +37,7 @@ def script(name: str, *args: str, cwd: Path = REPO) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 def test_plot_lineage_writes_png_and_svg_into_the_run_folder_and_regenerates_them(run_copy):
     out = script("plot_lineage.py", str(run_copy))
     assert out.returncode == 0, out.stderr
@@ -61,6 +62,7 @@ def test_plot_lineage_leaves_a_users_file_alone_without_force(run_copy, tmp_path
     assert "mine" not in (out_dir / "lineage.svg").read_text() and not (out_dir / "lineage.png").exists()
 
 
+@pytest.mark.slow
 def test_plot_progress_overlays_runs_into_the_current_folder(run_copy, tmp_path_factory, tmp_path):
     synthetic = shared_synthetic_run(tmp_path_factory, 60)
     here = tmp_path / "here"

@@ -85,6 +85,7 @@ def embedded(html: str) -> dict:
     return json.loads(match.group(1))
 
 
+@pytest.mark.slow
 def test_the_report_is_one_file_that_needs_no_network(llm_run):
     out = report_cli(str(llm_run))
     assert out.returncode == 0, out.stderr
@@ -177,6 +178,7 @@ def chromium_path() -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_clicking_a_node_in_headless_chromium_opens_its_panel(llm_run, tmp_path):
     browser_path = chromium_path()
@@ -289,6 +291,7 @@ def test_an_archive_without_the_trajectory_table_reports_fine(tmp_path):
     assert not any("expansion_steps" in n or any("steps" in e for e in n["evaluations"]) for n in data["nodes"])
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_a_nodes_trajectories_in_headless_chromium(tmp_path):
     from tests.engine.test_runs_cli import SCRIPT, trajectory_run

@@ -94,6 +94,7 @@ def test_upper_bound_tail_mass_is_at_most_delta():
         ("engineered", 0.2, None, 2),
     ],
 )
+@pytest.mark.slow
 def test_pruned_argmax_has_the_exact_law(case, delta, target, block, monkeypatch):
     import search.thompson
 

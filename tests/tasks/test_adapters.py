@@ -416,6 +416,7 @@ def argv_folder(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_metric_value_benchmark_gets_the_solution_path_as_argv_1(tmp_path):
     folder = argv_folder(tmp_path / "argv_task")
     task = make_task(str(folder))

@@ -99,6 +99,7 @@ def test_the_seed_and_the_reference_are_valid_through_the_real_runner():
     assert grid.status == "ok" and grid.metrics["sum_radii"] == pytest.approx(2.5 + GAP, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_a_one_instance_search_evaluates_each_node_once_then_expands(tmp_path):
     out = run_cli(
         "--task",

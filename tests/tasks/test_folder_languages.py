@@ -55,6 +55,7 @@ def test_a_search_on_the_cpp_folder_improves_its_program(tmp_path):
     assert read(run, "SELECT count(*) FROM evaluations WHERE status <> 'ok'")[0][0] == 0  # every child built and ran
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer_format", ["diff", "rewrite"])
 def test_the_llm_mutator_edits_the_cpp_program_with_the_languages_fences(tmp_path, answer_format):
     """Through litellm's own offline path: the prompt fences the program as cpp and names its markers as //

@@ -78,6 +78,7 @@ int main() {
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_a_hostile_cpp_candidate_is_contained(attack, tmp_path):
     marker = f"clade-hostile-cpp-{uuid.uuid4().hex[:8]}"

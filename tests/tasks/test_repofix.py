@@ -109,6 +109,7 @@ def test_the_instances_and_their_split(task):
     assert task.reference_agents() == {}
 
 
+@pytest.mark.slow
 def test_the_visible_tests_pass_with_the_solution(every, tmp_path):
     for instance in every:
         root = tmp_path / instance.id
@@ -269,6 +270,7 @@ def test_a_repository_that_tries_to_forge_its_verdict_only_fails(task, name):
         )
 
 
+@pytest.mark.slow
 def test_a_case_that_loops_forever_fails_and_the_next_case_still_runs(task):
     instance = by_id(task, "rf01")
     fixed = instance.data["solution"]["textstats/core.py"]

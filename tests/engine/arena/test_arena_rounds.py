@@ -59,6 +59,7 @@ def arena(tmp_path, *extra: str) -> int:
     return run_from_args(build_parser().parse_args(argv))
 
 
+@pytest.mark.slow
 def test_a_single_arena_round_gates_tests_by_the_oracle_and_records_their_provenance(tmp_path, monkeypatch):
     scripted_tester(monkeypatch, SCRIPTED)
     assert arena(tmp_path, "--arena", "single", "--arena-round", "1", "--budget", "20") == 0
@@ -101,6 +102,7 @@ def test_a_single_arena_round_gates_tests_by_the_oracle_and_records_their_proven
     assert scores[0].holdout is not None and scores[0].evolved is not None
 
 
+@pytest.mark.slow
 def test_tournament_replaces_the_worst_of_each_population_every_k_rounds(tmp_path, monkeypatch):
     scripted_tester(monkeypatch, PER_ROUND)
     assert (
@@ -174,6 +176,7 @@ def arena_model(model, messages, attempt):
     )
 
 
+@pytest.mark.slow
 def test_a_mocked_llm_arena_run_and_its_report_show_every_nodes_scores(tmp_path):
     """Both populations mutated by the LLM mutator (litellm's mock_response path); the HTML report then
     shows each code agent's original, evolved and holdout scores and each tester's score."""

@@ -63,6 +63,7 @@ BACKENDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("path", sorted(PROGRAMS))
 def test_the_compiler_refuses_what_the_grammar_admits(path, backend):
@@ -158,6 +159,7 @@ def test_first_error_picks_the_line_that_says_where_or_what():
     assert first_error("", "a.c") == "failed, saying nothing"
 
 
+@pytest.mark.slow
 def test_a_child_the_compiler_refuses_is_stored_invalid_and_never_evaluated(tmp_path):
     """Through the LLM path (litellm's mock_response): one answer declares nothing it uses; the header and the
     session event name the compile check; that child is invalid with g++'s line; the others are evaluated."""

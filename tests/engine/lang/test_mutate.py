@@ -28,6 +28,7 @@ def compiler_for(language):
     return choose(language, "auto", "process")[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_children_parse_stay_in_the_block_and_repeat_for_a_seed(name):
     language = _language(name)

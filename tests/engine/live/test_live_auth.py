@@ -117,6 +117,7 @@ def refused(answer: httpx.Response, run: Path) -> None:
     assert "set-cookie" not in answer.headers
 
 
+@pytest.mark.slow
 def test_beyond_loopback_every_route_needs_the_token_and_nothing_writes(run):
     urls = every_route(run)
     before = archive_state(run)

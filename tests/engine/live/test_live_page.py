@@ -41,6 +41,7 @@ def db(run: Path, sql: str):
         con.close()
 
 
+@pytest.mark.slow
 def test_the_index_lists_the_run_with_the_columns_of_runs_list(client, run):
     from engine.runinfo.info import list_runs
     from engine.runinfo.tables import LIST_COLUMNS, list_cells

@@ -100,6 +100,7 @@ def dev_evaluations(run) -> int:
     return read(run, "SELECT count(*) FROM evaluations WHERE split = 'dev'")[0][0]
 
 
+@pytest.mark.slow
 def test_patience_stops_a_search_that_no_longer_improves_and_a_resume_counts_from_the_archive(
     tmp_path, instances_file, capsys
 ):
@@ -137,6 +138,7 @@ def test_patience_stops_a_search_that_no_longer_improves_and_a_resume_counts_fro
     assert last[1] == "patience" and last[3] == 7 and "no improvement in 7 evaluations" in last[2]
 
 
+@pytest.mark.slow
 def test_a_target_stops_a_search_on_a_built_in_task(tmp_path, instances_file, capsys):
     runs = tmp_path / "runs"
     argv = ("--budget", "100", "--target", "0.6", "--workers", "1", "--sandbox", "process", "--seed", "0")

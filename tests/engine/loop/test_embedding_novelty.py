@@ -87,6 +87,7 @@ def search(capsys, monkeypatch):
     return run
 
 
+@pytest.mark.slow
 def test_near_duplicates_are_sent_back_stored_invalid_and_replayed(search, tmp_path):
     runs = tmp_path / "runs"
     instances = small_instances(tmp_path / "instances.json", n_dev=2, n_holdout=1)

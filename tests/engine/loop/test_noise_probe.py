@@ -49,6 +49,7 @@ def test_the_seed_is_probed_once_and_the_final_rule_uses_w(tmp_path: Path, capsy
     assert probes == 1 and budgeted == 6
 
 
+@pytest.mark.slow
 def test_many_instance_tasks_are_not_probed(tmp_path: Path, capsys) -> None:
     assert main(["--budget", "6", "--run-dir", str(tmp_path), "--quiet"]) == 0
     assert "Noise probe" not in capsys.readouterr().out
@@ -90,6 +91,7 @@ def test_a_noisy_seed_is_measured_against_its_first_run(tmp_path: Path, capsys, 
     assert f"counted as w = {w:g} pass/fail trials" in out
 
 
+@pytest.mark.slow
 def test_a_noisy_task_remeasures_its_best_candidates_and_chooses_from_their_runs(
     tmp_path: Path, capsys, monkeypatch
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
 from engine.config import RunConfig
 from engine.errors import StopRun
@@ -64,6 +65,7 @@ def run_scheduler(state, mutator, budget, workers=2):
     return asyncio.run(scheduler.run())
 
 
+@pytest.mark.slow
 def test_expansions_run_while_evaluations_go_on(tmp_path, instances_file):
     state, archive = make_state(tmp_path, instances_file)
     mutator = SlowAsyncMutator([])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engine.mutators import new_name_problem
 from engine.mutators.flakes import name_problems
 
@@ -43,6 +45,7 @@ def test_only_problems_the_parent_lacks_count() -> None:
     assert "'other'" in new_name_problem({"a.py": parent}, {"a.py": worse})
 
 
+@pytest.mark.slow
 def test_the_offline_mutator_never_hands_over_an_unbound_read() -> None:
     import numpy as np
 

@@ -213,6 +213,7 @@ def test_archive_mode_shows_the_archive_as_what_to_write_from() -> None:
     assert "The archive so far" not in plain and "Other agents from the archive" in plain
 
 
+@pytest.mark.slow
 def test_a_decision_with_archive_context_widens_what_the_mutator_sees(tmp_path, instances_file) -> None:
     from archive import Archive
     from engine.loop.expansion import ARCHIVE_DONORS, DONORS, mutation_context

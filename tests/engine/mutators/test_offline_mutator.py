@@ -46,6 +46,7 @@ def test_single_proposal_depends_only_on_rng_state() -> None:
     assert p1 == p2
 
 
+@pytest.mark.slow
 def test_validity_rate_and_operator_coverage() -> None:
     """Raw validity (one attempt, no internal redraws) over 300 chained proposals from the seed,
     then from seed + a multi-statement parent so that the statement operators apply."""

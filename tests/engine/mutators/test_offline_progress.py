@@ -6,6 +6,7 @@ Full report across seeds: python tests/engine/mutators/offline_progress.py --see
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from offline_progress import (
     BEST_FIT,
     FIRST_FIT,
@@ -34,6 +35,7 @@ def test_search_beats_first_fit() -> None:
     assert result.best < FIRST_FIT
 
 
+@pytest.mark.slow
 def test_children_run_cleanly() -> None:
     """Most statically valid children also run: numeric output of the right shape, no numpy errors."""
     proposals, _ = chain(OfflineMutator(), [SEED_AGENT.read_text(), MULTI], 60, seed=3)

@@ -193,6 +193,7 @@ attempt("shadow", lambda: open("/etc/shadow").read())
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CGROUPS, reason="an uncapped fork bomb as root is not safe to run")
 def test_fork_bomb_is_contained() -> None:
     marker = new_marker()

@@ -69,6 +69,7 @@ def wait_for_file(path: Path, timeout: float = 60.0) -> str:  # a guard: it retu
     raise AssertionError(f"{path} never written")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CGROUPS, reason="an uncapped fork bomb as root is not safe to run")
 def test_fork_bomb_is_capped_and_leaves_nothing() -> None:
     marker = new_marker()
@@ -109,6 +110,7 @@ def test_cgroup_caps_process_count() -> None:
     assert res.runtime_s < 5  # the sleeping children were killed when the runner exited
 
 
+@pytest.mark.slow
 @modes
 def test_process_tree_bomb_is_killed_on_timeout(use_cgroup: bool) -> None:
     # A bounded bomb (127 processes, some in their own sessions), safe without a cap.

@@ -1069,6 +1069,7 @@ def _compilers_current() -> tuple[bool, str]:
 COMPILERS_OK, COMPILERS_WHY = _compilers_current()
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.skipif(not COMPILERS_OK, reason=COMPILERS_WHY)
 def test_cpp_folder_builds_and_improves_under_docker(tmp_path: Path) -> None:
@@ -1090,6 +1091,7 @@ def test_cpp_folder_builds_and_improves_under_docker(tmp_path: Path) -> None:
     assert {w for (w,) in workers} <= {"w0/docker", "w1/docker"} and workers  # the archive says docker ran them
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.skipif(not DOCKER_OK, reason=f"no Docker daemon: {DOCKER_WHY}")
 def test_the_quickstart_search_runs_in_containers_when_a_daemon_answers(

@@ -142,6 +142,7 @@ def test_an_unreachable_address_is_one_line_runtime_error():
 # ----- jobs on a local Ray ---------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @pytest.mark.skipif(not RAY_OK, reason=RAY_WHY)
 def test_an_ok_job_brings_back_its_answer(ray_sandbox):
@@ -239,6 +240,7 @@ def run_killing_the_first_worker(sandbox: RaySandbox, job: SandboxJob, marker: s
     return asyncio.run(go())
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @pytest.mark.skipif(not RAY_OK, reason=RAY_WHY)
 def test_a_dead_worker_is_retried_elsewhere_and_recorded_once(ray_sandbox, tmp_path):
