@@ -162,9 +162,9 @@ class Run:
         except ModuleNotFoundError as exc:
             if not exc.name or exc.name.split(".")[0] not in ("matplotlib", "PIL"):
                 raise
-            from engine.install import install_extra
+            from engine.plots.output import needs_viz
 
-            raise UserError(f"plots need matplotlib: {install_extra('viz')}") from None
+            raise UserError(needs_viz()) from None
         return planned[0][0]
 
     # ----- its use ---------------------------------------------------------------------------------------

@@ -396,13 +396,10 @@ def main(argv: list[str] | None = None) -> int:
             check.details.clear()
             try:
                 said = step()
-            except (StepFailed, subprocess.TimeoutExpired, OSError) as exc:
+            except Exception as exc:  # noqa: BLE001 - a step's failure, or this script's own mistake: the rest still run
                 failed.append(name)
-                print(f"FAIL {name}  {exc}", flush=True)
-                continue
-            except Exception as exc:  # noqa: BLE001 - this script's own mistake: said, and the other steps still run
-                failed.append(name)
-                print(f"FAIL {name}  {type(exc).__name__}: {exc}", flush=True)
+                expected = isinstance(exc, StepFailed | subprocess.TimeoutExpired | OSError)
+                print(f"FAIL {name}  {exc if expected else f'{type(exc).__name__}: {exc}'}", flush=True)
                 continue
             print(f"ok   {name}  {said} ({time.perf_counter() - started:.1f} s)", flush=True)
             for line in check.details:

@@ -61,9 +61,9 @@ def _drawn(work):
         return None, _fail(str(no_space(where, "drawing the plot")))
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("matplotlib", "PIL"):
-            from engine.install import install_extra
+            from engine.plots.output import needs_viz
 
-            return None, _fail(f"plots need matplotlib: {install_extra('viz')}")
+            return None, _fail(needs_viz())
         raise
 
 

@@ -79,3 +79,10 @@ def save_figure(fig, title: str, outputs) -> list[Path]:
     finally:
         plt.close(fig)
     return written
+
+
+def needs_viz() -> str:
+    """The line for plots without matplotlib, naming the extra as this Clade was installed."""
+    from engine.install import install_extra
+
+    return f"plots need matplotlib: {install_extra('viz')}"
