@@ -25,7 +25,6 @@ import sys
 import time
 
 FLUSH_S = 0.5  # how often the tails are written while output comes
-PIPE_GRACE_S = 2.0  # after the command ended, how long a pipe a process it left behind holds open is read
 CHUNK = 64 * 1024
 
 
@@ -63,12 +62,29 @@ def flush(out_dir, tails, complete):
         pass  # the engine falls back to the daemon's log
 
 
+def drain(pipes, tails):
+    """What is in the pipes now, without waiting: all that the ended command wrote (a write returns once its
+    bytes are in the pipe), but not what a process it left behind may write later."""
+    for name, pipe in pipes.items():
+        os.set_blocking(pipe.fileno(), False)
+        while True:
+            try:
+                data = os.read(pipe.fileno(), CHUNK)
+            except BlockingIOError:
+                break
+            if not data:
+                break
+            tails[name].add(data)
+
+
 def pump(child, pipes, tails, out_dir):
-    """Read both pipes into their tails until both end, or PIPE_GRACE_S after the command ended."""
+    """Read both pipes into their tails until both end or the command ends. A process the command left behind
+    may hold a pipe open; as when the command was the container's first process, its later output is not kept
+    (the container's end takes it)."""
     selector = selectors.DefaultSelector()
     for name, pipe in pipes.items():
         selector.register(pipe, selectors.EVENT_READ, name)
-    last_flush, changed, ended_at = time.monotonic(), False, None
+    last_flush, changed = time.monotonic(), False
     while selector.get_map():
         for key, _ in selector.select(timeout=FLUSH_S):
             data = os.read(key.fd, CHUNK)
@@ -77,14 +93,13 @@ def pump(child, pipes, tails, out_dir):
                 changed = True
             else:
                 selector.unregister(key.fileobj)
+        if child.poll() is not None:
+            drain({key.data: key.fileobj for key in selector.get_map().values()}, tails)
+            break
         now = time.monotonic()
         if changed and now - last_flush >= FLUSH_S:
             flush(out_dir, tails, False)
             last_flush, changed = now, False
-        if ended_at is None and child.poll() is not None:
-            ended_at = now
-        if ended_at is not None and now - ended_at > PIPE_GRACE_S:
-            break  # a process the command started still holds a pipe: the container's end takes it
     selector.close()
 
 

@@ -111,3 +111,18 @@ def test_nothing_written_leaves_the_streamed_tails(tmp_path):
     a, b = _Tail(KEEP), _Tail(KEEP)
     a.add(b"streamed")
     assert take_captured(str(tmp_path / "out"), a, b) is False and a.text() == "streamed"
+
+
+def test_a_process_left_holding_the_pipes_does_not_hold_the_job(tmp_path):
+    """The fork bomb's case: the command ends and leaves processes that hold its stdout open. The capture
+    ends with the command (the container's end takes the rest), with all the command wrote, however much."""
+    code = (
+        "import subprocess, sys\n"
+        "left = subprocess.Popen(['sleep', '600'])\n"  # inherits stdout and stderr
+        "print(left.pid, file=sys.stderr)\n"
+        "sys.stdout.write('x' * 200000 + '\\nLAST\\n')\n"
+    )
+    done = capture(tmp_path, code, timeout=300)  # waiting for the sleep would raise TimeoutExpired
+    out, err = tails(tmp_path)
+    os.kill(int(err.text().split()[0]), signal.SIGKILL)
+    assert done.returncode == 0 and out.text().endswith("x\nLAST\n") and out.total == 200006
