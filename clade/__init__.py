@@ -18,6 +18,8 @@ _EXPORTS: dict[str, str] = {
     "open_run": "clade.api",
     "Run": "clade.run",
     "Node": "clade.run",
+    "open_sweep": "clade.sweep",
+    "Sweep": "clade.sweep",
     "RunConfig": "engine.config",
     "UserError": "engine.errors",
     # what a user implements: a task, and a mutator that proposes children

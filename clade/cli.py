@@ -2,6 +2,7 @@
 `python -m engine.snapshot` and `scripts/*.py` do (each keeps working; this only dispatches to them).
 
     clade search [flags]                     # python -m engine.search
+    clade sweep --grid policy=hgm,dgm --seeds 5 [flags];  clade sweep show SWEEP
     clade runs list|show|compare|best|sql|serve|export ...
     clade snapshot export|verify|restore ...
     clade plot lineage|progress|arena RUN
@@ -25,6 +26,7 @@ from engine.words import did_you_mean
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "search": ("engine.front.cli", "main", "run a search (python -m engine.search)"),
     "runs": ("engine.runinfo.cli", "main", "list, show, compare, query, serve and export runs (python -m engine.runs)"),
+    "sweep": ("engine.sweep.cli", "main", "a grid of searches (settings x seeds), compared (clade sweep show)"),
     "snapshot": ("engine.front.snapshot", "main", "export, verify and restore snapshots (python -m engine.snapshot)"),
     "report": ("engine.report", "main", "write a run's HTML report"),
     "new-task": ("clade.new_task", "main", "write a task folder to start from (OpenEvolve, ShinkaEvolve, ... format)"),

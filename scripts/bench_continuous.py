@@ -4,7 +4,7 @@ holdout metric.
     python scripts/bench_continuous.py                    # every policy, five tasks, seeds 0..4
     python scripts/bench_continuous.py --tasks circle_packing shinka_spread --policies hgm greedy --seeds 3
     python scripts/bench_continuous.py --quick            # hgm and greedy, 1 seed, small budgets, no markdown
-    python scripts/bench_continuous.py --jobs 2           # two searches at once (each already uses 2 workers)
+    python scripts/bench_continuous.py --parallel 2       # two searches at once (default: the CPUs)
 
 The tasks: `circle_packing` (budget 200; raw metric the holdout sum of the 26
 radii, `metrics->>'sum_radii'`, higher is better, best known 2.635) and the
@@ -16,14 +16,17 @@ better) and the metric's name are read from its task object
 (`tasks.make_task(folder).higher_is_better`, `.raw_metric`), not written here.
 Every task has one dev instance and a holdout rerun of it.
 
-Each search is the real command line, in a temporary run folder removed at
-the end: `python -m engine.search --task T --policy P --seed S --budget B
---run-dir <tmp> --quiet` (default workers and sandbox; no model, so the
-offline mutator). Figures are read from each run's archive with
+A thin caller of `clade sweep`, the command a user runs: per task one sweep,
+`clade sweep --task T --grid policy=P1,P2,... --seeds N --budget B
+--sweep-dir DIR --quiet` (no model, so the offline mutator; each cell one
+worker, so a cell's run is reproducible from its seed, and as many cells at
+once as the CPUs hold, or `--parallel`). The sweeps stay in `--sweep-dir`
+(default sweeps/bench_continuous): `clade sweep show` and `clade report`
+read them, and the same command, interrupted, goes on where it stopped. Figures are read from each run's archive with
 `scripts/bench_tasks.py`'s reader (the final node is its `select_final`
 event). Printed per task and policy over the seeds: the mean raw holdout
-metric of the final node with a 95 % interval (mean +- 1.96 sd / sqrt(n),
-normal approximation), the best, how many seeds' final node beat the seed
+metric of the final node with a 95 % interval (the sweep's bootstrap:
+percentile, over seeds), the best, how many seeds' final node beat the seed
 agent (a strictly better raw holdout metric, in the task's direction) as
 k/n, the share of dev evaluations that failed (every status but 'ok':
 error, timeout, killed, bad_output and failed_in_evaluator, a failure the
@@ -31,9 +34,9 @@ task's evaluator caught and reported), of which the share caught by the
 evaluator, the share in status 'error' alone (what this column counted
 before failed_in_evaluator existed), the share of children rejected before
 evaluation (nodes with status 'invalid' over every node but
-node 0), the final node's mean id and the mean wall time of one search; the
-seed agent's raw metric comes first. With `--jobs J` > 1, J searches share
-the machine, so the wall times grow. The tables go to docs/bench_continuous.md
+node 0), the final node's mean id and the mean engine time of one search;
+the seed agent's raw metric comes first. Cells at once share the machine, so
+the times grow with `--parallel`. The tables go to docs/bench_continuous.md
 unless `--no-markdown` (or `--quick`).
 """
 
@@ -45,9 +48,7 @@ import os
 import platform
 import shlex
 import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -56,7 +57,7 @@ if str(REPO) not in sys.path:  # `python scripts/bench_continuous.py` puts scrip
     sys.path.insert(0, str(REPO))
 
 from scripts.bench_tasks import TASKS as BUILTIN  # noqa: E402
-from scripts.bench_tasks import TaskBench, interval, read_run, searched
+from scripts.bench_tasks import TaskBench, cell_runs, read_run, swept
 
 FIXTURES = REPO / "tests" / "fixtures" / "tasks"
 FOLDERS = ("metric_value_sine", "openevolve_minimize", "public_private_regression", "shinka_spread")
@@ -98,12 +99,6 @@ def read_extra(archive: Path) -> dict:
     }
 
 
-def run_search(task: TaskBench, arg: str, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
-    options = ["--task", arg, "--policy", policy, "--seed", str(seed), "--budget", str(budget)]
-    archive, wall = searched(options, folder / f"{task.name}-{policy}-{seed}")
-    return {**read_run(archive, task), **read_extra(archive)}, wall
-
-
 def beats(task: TaskBench, value: float | None, seed_value: float | None) -> bool:
     if value is None or seed_value is None:
         return False
@@ -112,13 +107,17 @@ def beats(task: TaskBench, value: float | None, seed_value: float | None) -> boo
 
 def summarize(task: TaskBench, policy: str, results: list[tuple[dict, float]]) -> dict:
     n = len(results)
+    from engine.sweep.stats import mean_interval
+
     metrics = [r["final"][1] for r, _ in results if r["final"][1] is not None]
-    mean, half = interval(metrics) if metrics else (None, None)
+    estimate = mean_interval(metrics) if metrics else None
+    mean = estimate.mean if estimate else None
     best = (max(metrics) if task.higher_is_better else min(metrics)) if metrics else None
     return {
         "policy": policy,
         "metric": mean,
-        "half": half,
+        "low": estimate.low if estimate and estimate.low is not None else mean,
+        "high": estimate.high if estimate and estimate.high is not None else mean,
         "best": best,
         "measured": len(metrics),
         "beat": sum(beats(task, r["final"][1], r["seed"][1]) for r, _ in results),
@@ -151,10 +150,7 @@ def table(task: TaskBench, rows: list[dict], seed_metric: float | None) -> list[
         if row["metric"] is None:
             mean = "n/a"
         else:
-            mean = (
-                f"{number(row['metric'])} [{number(row['metric'] - row['half'])}, "
-                f"{number(row['metric'] + row['half'])}]"
-            )
+            mean = f"{number(row['metric'])} [{number(row['low'])}, {number(row['high'])}]"
             if row["measured"] < row["runs"]:
                 mean += f" ({row['measured']} measured)"
         lines.append(
@@ -177,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="hgm and greedy, one seed, small budgets, no markdown")
     parser.add_argument("--markdown", type=Path, default=REPO / "docs" / "bench_continuous.md")
     parser.add_argument("--no-markdown", action="store_true")
-    parser.add_argument("--jobs", type=int, default=1, help="searches at once (default 1; each uses 2 workers)")
+    parser.add_argument("--parallel", type=int, help="searches at once (default: the sweep's, the CPUs)")
+    parser.add_argument("--sandbox", help="the cells' sandbox (default: the search's, auto)")
+    parser.add_argument("--sweep-dir", type=Path, default=REPO / "sweeps" / "bench_continuous")
     args = parser.parse_args(argv)
     unknown = [t for t in args.tasks if t not in TASK_NAMES] + [p for p in args.policies or () if p not in POLICIES]
     if unknown:
@@ -187,12 +185,15 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if any(v is not None and v < 1 for v in (args.seeds, args.budget, args.jobs)):
-        print("error: --seeds, --budget and --jobs must be 1 or more", file=sys.stderr)
+    if any(v is not None and v < 1 for v in (args.seeds, args.budget, args.parallel)):
+        print("error: --seeds, --budget and --parallel must be 1 or more", file=sys.stderr)
         return 2
     policies = args.policies or (["hgm", "greedy"] if args.quick else list(POLICIES))
     seeds = args.seeds or (1 if args.quick else 5)
     write = not (args.no_markdown or args.quick)
+    extra = ["--sweep-dir", str(args.sweep_dir)]
+    extra += ["--parallel", str(args.parallel)] if args.parallel else []
+    extra += ["--sandbox", args.sandbox] if args.sandbox else []
 
     started = time.perf_counter()
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -203,61 +204,53 @@ def main(argv: list[str] | None = None) -> int:
         (f"Produced by `{command}` (its docstring says what is measured and how).\n"),
         (
             f"Run {stamp} on {platform.platform()}, {os.cpu_count()} cpus, "
-            f"load {load} at the start; seeds 0..{seeds - 1}; offline mutator; default workers and sandbox; "
-            f"{args.jobs} search{'es' if args.jobs > 1 else ''} at once.\n"
+            f"load {load} at the start; seeds 0..{seeds - 1}; offline mutator; one worker per search, "
+            "through clade sweep.\n"
         ),
     ]
-    total = len(args.tasks) * len(policies) * seeds
-    done = 0
-    with (
-        tempfile.TemporaryDirectory(prefix="clade-bench-continuous-") as tmp,
-        ThreadPoolExecutor(max_workers=args.jobs) as pool,
-    ):
-        for name in args.tasks:
-            task, arg = bench_task(name)
-            budget = args.budget or (task.quick_budget if args.quick else task.budget)
-            jobs = [(policy, seed) for policy in policies for seed in range(seeds)]
-            futures = {job: pool.submit(run_search, task, arg, *job, budget, Path(tmp)) for job in jobs}
-            results: dict[str, list[tuple[dict, float]]] = {policy: [] for policy in policies}
-            seed_metric = None
-            by_future = {future: job for job, future in futures.items()}
-            for future in as_completed(by_future):
-                policy, seed = by_future[future]
-                try:
-                    figures, wall = future.result()
-                except RuntimeError as error:
-                    for other in by_future:
-                        other.cancel()
-                    print(f"error: {error}", file=sys.stderr)
-                    return 1
-                results[policy].append((figures, wall))
-                seed_metric = figures["seed"][1] if seed_metric is None else seed_metric
-                done += 1
-                print(
-                    f"  [{done}/{total}] {name} {policy} seed {seed}: node {figures['final_node']}, "
-                    f"{task.metric_name} {number(figures['final'][1])} (seed agent "
-                    f"{number(figures['seed'][1])}), dev failed {100 * figures['failed']:.0f}% "
-                    f"(caught {100 * figures['caught']:.0f}%, error {100 * figures['errors']:.0f}%), "
-                    f"rejected {100 * figures['rejected']:.0f}%, {wall:.1f} s "
-                    f"({time.perf_counter() - started:.0f} s in)",
-                    flush=True,
-                )
-            rows = [summarize(task, policy, results[policy]) for policy in policies]
-            lines = table(task, rows, seed_metric)
-            title = (
-                f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
-                f"({'higher' if task.higher_is_better else 'lower'} is better)"
-            )
-            print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
-            out += [title + "\n", *lines, ""]
+    for name in args.tasks:
+        task, arg = bench_task(name)
+        budget = args.budget or (task.quick_budget if args.quick else task.budget)
+        try:
+            folder = swept(arg, policies, seeds, budget, extra)
+            rows, seed_metric = policy_rows(task, folder)
+        except RuntimeError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        lines = table(task, rows, seed_metric)
+        title = (
+            f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
+            f"({'higher' if task.higher_is_better else 'lower'} is better)"
+        )
+        print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
+        out += [title + "\n", f"The sweep: `clade sweep show {folder}`.\n", *lines, ""]
     wall = time.perf_counter() - started
-    out.append(f"{total} searches in {wall / 60:.1f} min.")
+    total = len(args.tasks) * len(policies) * seeds
+    out.append(f"{total} searches in {wall / 60:.1f} min (cells finished before this command not counted).")
     print(out[-1])
     if write:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text("\n".join(out) + "\n")
         print(f"tables written to {args.markdown}")
     return 0
+
+
+def policy_rows(task: TaskBench, folder: Path) -> tuple[list[dict], float | None]:
+    """Each policy's row from the sweep's cells, and the seed agent's raw metric."""
+    results: dict[str, list[tuple[dict, float]]] = {}
+    seed_metric = None
+    for policy, seed, archive, wall in cell_runs(task, folder):
+        figures = {**read_run(archive, task), **read_extra(archive)}
+        results.setdefault(policy, []).append((figures, wall))
+        seed_metric = figures["seed"][1] if seed_metric is None else seed_metric
+        print(
+            f"  {task.name} {policy} seed {seed}: node {figures['final_node']}, {task.metric_name} "
+            f"{number(figures['final'][1])} (seed agent {number(figures['seed'][1])}), dev failed "
+            f"{100 * figures['failed']:.0f}% (caught {100 * figures['caught']:.0f}%, error "
+            f"{100 * figures['errors']:.0f}%), rejected {100 * figures['rejected']:.0f}%, {wall:.1f} s",
+            flush=True,
+        )
+    return [summarize(task, policy, runs) for policy, runs in results.items()], seed_metric
 
 
 if __name__ == "__main__":

@@ -4,36 +4,39 @@
     python scripts/bench_tasks.py --tasks binpack --policies hgm dgm greedy --seeds 3
     python scripts/bench_tasks.py --quick              # 2 policies, 1 seed, small budgets, no markdown
 
-Each search is the real command line, one at a time, in a temporary run
-folder removed at the end: `python -m engine.search --task T --policy P
---seed S --budget B --quiet` (default workers and sandbox: two workers and
-`auto` on this machine; no model, so the offline mutator). Budgets: binpack
-200 dev evaluations (16 dev instances: the README's default search);
-circle_packing 60 (one instance, so 60 evaluated agents). `humaneval` and
-`arc` are left out: their agents call a model, and no model answers offline.
+A thin caller of `clade sweep`, the command a user runs: per task one sweep,
+`clade sweep --task T --grid policy=P1,P2,... --seeds N --budget B
+--sweep-dir DIR --quiet` (the offline mutator; each cell one worker, so a
+cell's run is reproducible from its seed, and as many cells at once as the
+CPUs hold; `--sandbox` and `--parallel` pass through). The sweeps stay in
+`--sweep-dir` (default sweeps/bench_tasks): `clade sweep show` and `clade
+report` read them, and the same command, interrupted, goes on where it
+stopped. Budgets: binpack 200 dev evaluations (16 dev instances: the
+README's default search); circle_packing 60 (one instance, so 60 evaluated
+agents). `humaneval` and `arc` are left out: their agents call a model, and
+no model answers offline.
 
-Read from each run's archive: the final node (its `select_final` event), its
-mean holdout score, and its raw metric on holdout: for binpack the excess of
-bins over the L1 lower bound in % (lower is better), for circle_packing the
-sum of the 26 radii (higher is better; AlphaEvolve's best known is 2.635).
-Printed per task and policy over the seeds: the mean holdout score with a
-95 % interval (mean +- 1.96 sd / sqrt(n), normal approximation), the mean and
-the best raw metric, the final node's id and the nodes grown (means), and
-the mean wall time of one search; the seed agent's figures come first. The
-tables go to docs/bench_tasks.md unless `--no-markdown` (or `--quick`).
+Read from the sweep (engine/sweep/results.py, engine/sweep/stats.py) and
+each cell's archive: the final node, its mean holdout score, and its raw
+metric on holdout: for binpack the excess of bins over the L1 lower bound in
+% (lower is better), for circle_packing the sum of the 26 radii (higher is
+better; AlphaEvolve's best known is 2.635). Printed per task and policy over
+the seeds: the mean holdout score with its 95 % bootstrap interval (the
+sweep's: percentile, over seeds), the mean and the best raw metric, the
+final node's id and the nodes grown (means), and the mean engine time of
+one search; the seed agent's figures come first. The tables go to
+docs/bench_tasks.md unless `--no-markdown` (or `--quick`).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import shlex
-import subprocess
 import sys
-import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,52 +90,63 @@ def read_run(archive: Path, task: TaskBench) -> dict:
     return {"final_node": int(final), "nodes": int(nodes), **figures}
 
 
-def searched(options: list[str], runs: Path, cwd: Path = REPO) -> tuple[Path, float]:
-    """Run `python -m engine.search OPTIONS --run-dir RUNS --quiet` (the engine of the checkout `cwd`): the
-    run's archive and the search's wall seconds; a failed search raises with its last line of stderr."""
-    command = [sys.executable, "-m", "engine.search", *options, "--run-dir", str(runs), "--quiet"]
-    start = time.perf_counter()
-    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
-    out = subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - start
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"{shlex.join(command[1:])} exited {out.returncode}: {last}")
-    (run,) = list(runs.iterdir())
-    return run / "archive.duckdb", wall
+def swept(task: str, policies: list[str], seeds: int, budget: int, extra: list[str]) -> Path:
+    """`clade sweep --task TASK` over the policies (in this process, as the command runs it); the sweep's folder."""
+    from engine.sweep.cli import found
+    from engine.sweep.cli import main as sweep_main
+
+    argv = ["--task", task, "--grid", "policy=" + ",".join(policies), "--seeds", str(seeds)]
+    argv += ["--budget", str(budget), "--quiet", *extra]
+    code = sweep_main(argv)
+    folder = found(argv)
+    if code != 0 or folder is None:
+        raise RuntimeError(f"clade sweep {shlex.join(argv)} exited {code}")
+    return folder.folder
 
 
-def run_search(task: TaskBench, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
-    options = ["--task", task.name, "--policy", policy, "--seed", str(seed), "--budget", str(budget)]
-    archive, wall = searched(options, folder / f"{task.name}-{policy}-{seed}")
-    return read_run(archive, task), wall
+def summarize(task: TaskBench, policy: str, runs: list[tuple[dict, float]]) -> dict:
+    """A policy's row: the sweep's interval of the mean holdout score, and the raw metric's figures."""
+    from engine.sweep.stats import mean_interval
 
-
-def interval(values: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95 % normal interval (0 for one value)."""
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, 0.0
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-    return mean, 1.96 * sd / math.sqrt(len(values))
-
-
-def summarize(task: TaskBench, policy: str, results: list[tuple[dict, float]]) -> dict:
-    scores = [r["final"][0] for r, _ in results]
-    metrics = [r["final"][1] for r, _ in results]
-    mean, half = interval(scores)
-    best = max(metrics) if task.higher_is_better else min(metrics)
+    score = mean_interval([r["final"][0] for r, _ in runs])
+    metrics = [r["final"][1] for r, _ in runs]
     return {
         "policy": policy,
-        "score": mean,
-        "half": half,
+        "score": score.mean,
+        "low": score.low if score.low is not None else score.mean,
+        "high": score.high if score.high is not None else score.mean,
         "metric": sum(metrics) / len(metrics),
-        "best": best,
-        "final": sum(r["final_node"] for r, _ in results) / len(results),
-        "nodes": sum(r["nodes"] for r, _ in results) / len(results),
-        "wall": sum(w for _, w in results) / len(results),
-        "runs": len(results),
+        "best": max(metrics) if task.higher_is_better else min(metrics),
+        "final": sum(r["final_node"] for r, _ in runs) / len(runs),
+        "nodes": sum(r["nodes"] for r, _ in runs) / len(runs),
+        "wall": sum(w for _, w in runs) / len(runs),
+        "runs": len(runs),
     }
+
+
+def cell_runs(task: TaskBench, folder: Path) -> Iterator[tuple[str, int, Path, float]]:
+    """(policy, seed, archive, engine seconds) of each cell of a finished sweep, in the grid's order."""
+    from engine.sweep.results import read_results
+
+    for cell in read_results(folder).cells:
+        if cell.run_path is None or cell.final_node is None:
+            raise RuntimeError(f"{folder}: cell {cell.cell} is {cell.status}")
+        yield str(cell.settings["policy"]), cell.seed, cell.run_path / "archive.duckdb", cell.wall_s or 0.0
+
+
+def policy_rows(task: TaskBench, folder: Path) -> tuple[list[dict], tuple]:
+    """Each policy's row from the sweep's cells, and the seed agent's figures (node 0 of the first cell)."""
+    by_policy: dict[str, list[tuple[dict, float]]] = {}
+    seed_figures = None
+    for policy, seed, archive, wall in cell_runs(task, folder):
+        figures = read_run(archive, task)
+        seed_figures = seed_figures or figures["seed"]
+        by_policy.setdefault(policy, []).append((figures, wall))
+        print(
+            f"  {task.name} {policy} seed {seed}: node {figures['final_node']}, holdout score "
+            f"{figures['final'][0]:.3f}, {task.metric_name} {figures['final'][1]:.3f}, {wall:.1f} s"
+        )
+    return [summarize(task, policy, runs) for policy, runs in by_policy.items()], seed_figures
 
 
 def table(task: TaskBench, rows: list[dict], seed_figures: tuple[float, float]) -> list[str]:
@@ -147,8 +161,8 @@ def table(task: TaskBench, rows: list[dict], seed_figures: tuple[float, float]) 
     ]
     for row in rows:
         lines.append(
-            f"| `{row['policy']}` | {row['score']:.3f} [{row['score'] - row['half']:.3f}, "
-            f"{row['score'] + row['half']:.3f}] | {row['metric']:.3f} | {row['best']:.3f} | "
+            f"| `{row['policy']}` | {row['score']:.3f} [{row['low']:.3f}, {row['high']:.3f}] | "
+            f"{row['metric']:.3f} | {row['best']:.3f} | "
             f"{row['final']:.1f} | {row['nodes']:.1f} | {row['wall']:.1f} |"
         )
     return lines
@@ -163,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, help="seeds 0..N-1 per task and policy (default 5)")
     parser.add_argument("--budget", type=int, help="dev evaluations per search, every task (default: the task's)")
     parser.add_argument("--quick", action="store_true", help="hgm and greedy, one seed, small budgets, no markdown")
+    parser.add_argument("--sweep-dir", type=Path, default=REPO / "sweeps" / "bench_tasks", help="where the sweeps stay")
+    parser.add_argument("--parallel", type=int, help="cells at once (default: the sweep's, the CPUs)")
+    parser.add_argument("--sandbox", help="the cells' sandbox (default: the search's, auto)")
     parser.add_argument("--markdown", type=Path, default=REPO / "docs" / "bench_tasks.md")
     parser.add_argument("--no-markdown", action="store_true")
     args = parser.parse_args(argv)
@@ -180,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     policies = args.policies or (["hgm", "greedy"] if args.quick else list(POLICIES))
     seeds = args.seeds or (1 if args.quick else 5)
     write = not (args.no_markdown or args.quick)
+    extra = ["--sweep-dir", str(args.sweep_dir)]
+    extra += ["--parallel", str(args.parallel)] if args.parallel else []
+    extra += ["--sandbox", args.sandbox] if args.sandbox else []
 
     started = time.perf_counter()
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -190,44 +210,28 @@ def main(argv: list[str] | None = None) -> int:
         (f"Produced by `{command}` (its docstring says what is measured and how).\n"),
         (
             f"Run {stamp} on {platform.platform()}, {os.cpu_count()} cpus, load {load} at "
-            f"the start; seeds 0..{seeds - 1}; offline mutator; default workers and sandbox.\n"
+            f"the start; seeds 0..{seeds - 1}; offline mutator; one worker per search, through clade sweep.\n"
         ),
     ]
-    total = len(args.tasks) * len(policies) * seeds
-    done = 0
-    with tempfile.TemporaryDirectory(prefix="clade-bench-tasks-") as tmp:
-        for name in args.tasks:
-            task = TASKS[name]
-            budget = args.budget or (task.quick_budget if args.quick else task.budget)
-            rows, seed_figures = [], None
-            for policy in policies:
-                results = []
-                for seed in range(seeds):
-                    try:
-                        figures, wall = run_search(task, policy, seed, budget, Path(tmp))
-                    except RuntimeError as error:
-                        print(f"error: {error}", file=sys.stderr)
-                        return 1
-                    results.append((figures, wall))
-                    seed_figures = seed_figures or figures["seed"]
-                    done += 1
-                    print(
-                        f"  [{done}/{total}] {name} {policy} seed {seed}: node {figures['final_node']}, "
-                        f"holdout score {figures['final'][0]:.3f}, "
-                        f"{task.metric_name} {figures['final'][1]:.3f}, {wall:.1f} s "
-                        f"({time.perf_counter() - started:.0f} s in)",
-                        flush=True,
-                    )
-                rows.append(summarize(task, policy, results))
-            lines = table(task, rows, seed_figures)
-            title = (
-                f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
-                f"({'higher' if task.higher_is_better else 'lower'} is better)"
-            )
-            print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
-            out += [title + "\n", *lines, ""]
+    for name in args.tasks:
+        task = TASKS[name]
+        budget = args.budget or (task.quick_budget if args.quick else task.budget)
+        try:
+            folder = swept(task.name, policies, seeds, budget, extra)
+            rows, seed_figures = policy_rows(task, folder)
+        except RuntimeError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        lines = table(task, rows, seed_figures)
+        title = (
+            f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
+            f"({'higher' if task.higher_is_better else 'lower'} is better)"
+        )
+        print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
+        out += [title + "\n", f"The sweep: `clade sweep show {folder}`.\n", *lines, ""]
     wall = time.perf_counter() - started
-    out.append(f"{total} searches in {wall / 60:.1f} min.")
+    total = len(args.tasks) * len(policies) * seeds
+    out.append(f"{total} searches in {wall / 60:.1f} min (cells finished before this command not counted).")
     print(out[-1])
     if write:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,10 @@ GROUPS: dict[str, str] = {
     "tests/engine/sandbox/test_ray_executor.py": "ray",
     "tests/engine/test_gateway.py::test_a_local_ray_worker_reaches_the_gateway": "ray",
     "tests/scripts/test_bench_cluster.py": "ray",
+    "tests/engine/sweep/test_ray_cells.py": "ray",
+    "tests/engine/sweep/test_sweep_clusters.py::test_cells_as_ray_tasks_give_the_local_table": "ray",
+    "tests/engine/sweep/test_sweep_clusters.py::test_cells_as_slurm_jobs_give_the_local_table": "slurm",
+    "tests/engine/sweep/test_slurm_cells.py": "slurm",
     "tests/engine/test_search_slurm.py": "slurm",  # its module-wide fixture may start a Slurm: once, on one worker
     "tests/test_readme.py": "readme",
     "tests/scripts/test_bench_live.py": "load",

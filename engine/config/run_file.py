@@ -107,11 +107,19 @@ def read_run_file(path: str | Path) -> dict[str, Any]:
     A UserError (one line: the file, the key, what it takes) for a file that cannot be read, is not TOML, or names
     a section or key that is not declared, or gives a value of the wrong type. The values' own rules (a positive
     budget, a known policy) are the sections' to check: `check_values`."""
+    data = load_toml(path)
+    if "sweep" in data:
+        raise UserError(f"{path}: [sweep] is a sweep's grid: run the file with clade sweep --config {path}")
+    return settings_of(data, path)
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    """A TOML file's tables, or a UserError (one line) for a file that is missing, unreadable or not TOML."""
     import tomllib
 
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
         raise UserError(f"{path}: no such run file (write one with: clade search --print-config > {path})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -120,6 +128,10 @@ def read_run_file(path: str | Path) -> dict[str, Any]:
         raise UserError(f"{path}: not valid TOML: the file is not UTF-8 text") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read the run file: {exc.strerror or exc}") from None
+
+
+def settings_of(data: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
+    """A run file's tables (read by `load_toml`) as settings, flat by name, each of its declared type."""
     return dict(_settings_of(data, str(path)))
 
 
@@ -139,7 +151,7 @@ def _settings_of(data: Mapping[str, Any], path: str) -> Iterator[tuple[str, Any]
         for name, value in body.items():
             if name not in table[section]:
                 raise UserError(f"{path}: {_unknown_key(section, name, home)}")
-            yield name, _typed(table[section][name], value, path)
+            yield name, typed_value(table[section][name], value, path)
 
 
 def _unknown_key(section: str, name: str, home: Mapping[str, str]) -> str:
@@ -149,7 +161,7 @@ def _unknown_key(section: str, name: str, home: Mapping[str, str]) -> str:
     return f"[{section}] {name} is not a setting{_near(name, named)}; [{section}] takes: {', '.join(named)}"
 
 
-def _typed(key: Key, value: Any, path: str) -> Any:
+def typed_value(key: Key, value: Any, path: str) -> Any:
     """`value` as the setting holds it (a TOML integer for a float setting is a float), or a UserError."""
     for kind in key.kinds:
         if kind is list and isinstance(value, list):

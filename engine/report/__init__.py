@@ -51,8 +51,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         intermixed=True,
         description="Write one self-contained HTML report of a run (works offline).",
     )
-    p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb")
-    p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html)")
+    p.add_argument("run", metavar="RUN", help="a run folder or its archive.duckdb, or a sweep folder (clade sweep)")
+    p.add_argument("--out", help="the HTML file to write (default: <run folder>/report.html, <sweep>/report.html)")
     add_version_flag(p)
     return p
 
@@ -61,11 +61,17 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     args = build_parser(prog).parse_args(argv)
     from archive import ArchiveError
     from archive.errors import is_disk_full
-    from engine.errors import no_space
+    from engine.errors import UserError, no_space
+    from engine.sweep.manifest import is_sweep
 
     try:
-        target = write_report(args.run, args.out)
-    except (ArchiveError, OSError) as exc:
+        if is_sweep(args.run):  # a sweep's folder: its own report (engine/sweep/report_page.py)
+            from engine.sweep.report_page import write_report as write_sweep_report
+
+            target = write_sweep_report(args.run, args.out)
+        else:
+            target = write_report(args.run, args.out)
+    except (ArchiveError, OSError, UserError) as exc:
         said: Exception = exc
         if is_disk_full(exc):
             where = Path(args.out).parent if args.out else Path(args.run)

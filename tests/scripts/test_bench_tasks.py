@@ -93,10 +93,12 @@ def test_a_small_run_prints_a_row_per_policy_with_real_figures(tmp_path):
     for _, score, low, high, mean_sum, best_sum in rows.values():
         assert 0.0 < float(low) <= float(score) <= float(high) <= 1.0
         assert 2.0 < float(mean_sum) <= float(best_sum) < 2.7  # 26 circles in the unit square: a real packing
-    assert len(re.findall(r"^  \[\d/4\] circle_packing", out.stdout, re.MULTILINE)) == 4  # a line per search
+    assert len(re.findall(r"^  circle_packing \w+ seed \d: node \d+", out.stdout, re.MULTILINE)) == 4  # per search
+    (sweep,) = (checkout / "sweeps" / "bench_tasks").iterdir()  # through clade sweep, its folder kept
+    assert f"clade sweep show {sweep}" in markdown.read_text()
     text = markdown.read_text()
     assert "## circle_packing: budget 4" in text and "| seed agent | 0." in text and "4 searches in" in text
-    # The runs went to a temporary folder: the checkout's runs/ holds the user's run and nothing new.
+    # The runs went to the sweep's folder: the checkout's runs/ holds the user's run and nothing new.
     assert [p.name for p in (checkout / "runs").iterdir()] == [USERS_RUN]
     assert (checkout / "runs" / USERS_RUN / "archive.duckdb").read_text().startswith("a user's run")
 
