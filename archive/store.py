@@ -69,9 +69,16 @@ def files_hash(files: Mapping[str, str]) -> str:
 
 
 def archive_path(path: str | Path) -> Path:
-    """A run folder or the archive file itself -> the archive file."""
+    """A run folder or the archive file itself -> the archive file. A sweep's cell folder (its `run.toml` beside
+    the one run folder its search made) stands for that run, so `clade runs show SWEEP/cells/<cell>` reads it."""
     p = Path(path)
-    return p / ARCHIVE_FILE if p.is_dir() else p
+    if not p.is_dir():
+        return p
+    if not (p / ARCHIVE_FILE).exists() and (p / "run.toml").is_file():
+        runs = sorted(p.glob(f"*/{ARCHIVE_FILE}"))
+        if len(runs) == 1:
+            return runs[0]
+    return p / ARCHIVE_FILE
 
 
 DUCKDB_MAGIC = (8, b"DUCK")  # where every DuckDB database file says what it is

@@ -23,6 +23,8 @@ Each step prints one line, `ok   STEP  what it saw (T s)` or `FAIL STEP  why`, i
   refuse, its last line `error: ...` and exit 2 (no traceback). Any other ending fails the step.
 - new-task: `clade new-task` in every format, then a search on each folder at budget 10.
 - runs: `clade runs list`, `clade runs show`, `clade plot lineage` and `clade report` on the Quickstart's run.
+- sweep: `clade new-task` an OpenEvolve folder, `clade sweep --task it --grid policy=hgm,dgm --seeds 2 --budget 10`
+  (four searches, two at a time), `clade sweep show` (the table and the sentence) and `clade report SWEEP`.
 - module: `python -m engine.search --budget 20`.
 - api: `import clade; clade.search(...)`, then the Run's tables and best node.
 - extras: a missing extra is named as installed users install it (`pip install 'clade-search[ray]'`).
@@ -287,6 +289,23 @@ class Check:
             raise StepFailed(f"not written: {', '.join(absent)}")
         return "runs list, runs show, plot lineage (png, svg), report (report.html)"
 
+    def sweep(self) -> str:
+        folder, env = self.user_folder("sweep"), self.user_env()
+        must(run(["clade", "new-task", "--format", "openevolve", "my_task"], folder, env), "clade new-task")
+        argv = ["clade", "sweep", "--task", "my_task", "--grid", "policy=hgm,dgm", "--seeds", "2", "--budget", "10"]
+        ran = must(run([*argv, "--parallel", "2"], folder, env), "clade sweep")
+        sweep = only(folder / "sweeps", "my_task-policy-*")
+        shown = must(run(["clade", "sweep", "show", str(sweep)], folder, env), "clade sweep show")
+        sentence = re.search(r"^dgm (above|below|and) hgm\b.*$", shown, re.MULTILINE)
+        if sentence is None:
+            raise StepFailed(f"clade sweep show printed no sentence comparing dgm with hgm: {shown[-500:]}")
+        must(run(["clade", "report", str(sweep)], folder, env), "clade report SWEEP")
+        if not (sweep / "report.html").is_file():
+            raise StepFailed("clade report SWEEP wrote no report.html")
+        self.details.append(sentence.group(0))
+        done = sum("finished" in line for line in ran.splitlines())
+        return f"4 searches ({done} finished lines), sweep show's table and sentence, report.html"
+
     def module(self) -> str:
         must(run([self.python, "-m", "engine.search", "--budget", "20", "--quiet"], self.user_folder("module"),
                  self.user_env()), "python -m engine.search --budget 20")  # fmt: skip
@@ -376,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         ("tasks", check.tasks),
         ("new-task", check.new_task),
         ("runs", check.runs),
+        ("sweep", check.sweep),
         ("module", check.module),
         ("api", check.api),
         ("extras", check.extras),

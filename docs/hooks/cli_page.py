@@ -17,6 +17,8 @@ from markdown_text import cell, code
 # command: one line adds a command to the page. A row whose function is missing is a build warning.
 PARSERS: tuple[tuple[str, str, str], ...] = (
     ("clade search", "engine.front.cli", "build_parser"),
+    ("clade sweep", "engine.sweep.cli", "build_parser"),
+    ("clade sweep show", "engine.sweep.show", "build_parser"),
     ("clade runs", "engine.runinfo.cli", "build_parser"),
     ("clade snapshot", "engine.front.snapshot", "build_parser"),
     ("clade report", "engine.report", "build_parser"),

@@ -190,7 +190,7 @@ def _session(sweep, quiet: bool) -> int:
     outcome = run_sweep(sweep, launcher(sweep.cells_on, config_of(dict(sweep.given))), say)
     resume = f"clade sweep --resume {sweep.folder}"
     if outcome.interrupted:
-        print(f"interrupted: each running cell stored its run; go on with: {resume}", file=sys.stderr)
+        print(f"interrupted: each running cell was stopped as Ctrl-C stops a search; go on: {resume}", file=sys.stderr)
         return EXIT_INTERRUPTED
     _show(sweep)
     if outcome.failed:

@@ -3,7 +3,7 @@ in a browser, offline.
 
 It holds what `clade sweep show` prints (the header, the groups' table, the paired differences and their
 sentences), every cell with its status and figures, linked (a relative link) to its run's own report where
-that was written (`clade report SWEEP/cells/<cell>/<run>`), and the progress curves as inline SVG drawn here:
+that was written (`clade report SWEEP/cells/<cell>`), and the progress curves as inline SVG drawn here:
 per group the mean best-so-far dev score and its 95 % band (engine/sweep/curves.py), against dev evaluations
 and, for model runs, against dollars. Nothing is fetched: no script, no font, no URL in any src or href.
 

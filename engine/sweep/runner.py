@@ -8,7 +8,8 @@ process, a lost node) is finished by running it again, and nothing done is done 
 
 `--max-cost` caps the whole sweep's model spend: each cell starts with a cap of its own, the money not yet
 spent or promised to running cells shared equally among the cells still to run (so the caps never add up
-to more than the sweep's), each held as `clade search --max-cost` holds it.
+to more than the sweep's), each held as `clade search --max-cost` holds it (engine/llm/budget.py: the call
+that crosses a cap is its run's last, so the sweep may pass its cap by one call per cell).
 """
 
 from __future__ import annotations

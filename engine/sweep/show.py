@@ -185,11 +185,11 @@ def more_lines(results: SweepResults, given: str) -> list[str]:
     """The commands to see more: the HTML report, and a cell's run."""
     quoted = shlex.quote(given)
     lines = [f"report: clade report {quoted}"]
-    pattern = f"cells:  clade runs show {quoted}/cells/<cell>/<run>"
+    pattern = f"cells:  clade runs show {quoted}/cells/<cell>"  # a cell's folder stands for its run (archive_path)
     started = [c.run_path for c in results.cells if c.run_path is not None]
     if not started:
         return [*lines, f"{pattern}  (no cell has started yet)"]
-    example = Path(given) / "cells" / started[0].parent.name / started[0].name
+    example = Path(given) / "cells" / started[0].parent.name
     return [*lines, f"{pattern}  (e.g. clade runs show {shlex.quote(str(example))})"]
 
 

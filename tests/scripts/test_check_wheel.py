@@ -26,8 +26,8 @@ ANSWER = (
     '```json\n{"tool": "finish", "summary": "nothing changed"}\n```\n'
     "```python\ndef solve(*args):\n    return None\n```\n"
 )
-STEPS = ("build", "contents", "twine", "venv", "quickstart", "tasks", "new-task", "runs", "module", "api", "extras",
-         "notebook")  # fmt: skip
+STEPS = ("build", "contents", "twine", "venv", "quickstart", "tasks", "new-task", "runs", "sweep", "module", "api",
+         "extras", "notebook")  # fmt: skip
 ALWAYS_RUN = {"binpack", "circle_packing", "humaneval", "arc", "repofix", "email_validation"}
 # files a run opens that are not Python, one per kind of data
 DATA = (

@@ -55,7 +55,7 @@ def test_show_prints_the_header_tables_sentences_and_commands(sweep, capsys):
     assert difference.sentence in out and "over 3 seeds" in difference.sentence
     assert f"report: clade report {sweep}" in out
     assert (
-        f"cells:  clade runs show {sweep}/cells/<cell>/<run>  (e.g. clade runs show {sweep}/cells/policy-hgm_s0/" in out
+        f"cells:  clade runs show {sweep}/cells/<cell>  (e.g. clade runs show {sweep}/cells/policy-hgm_s0)" in out
     )
 
 

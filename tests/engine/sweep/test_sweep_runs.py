@@ -83,8 +83,8 @@ def test_a_sweep_runs_every_cell_to_its_budget_and_the_same_command_finds_it_don
         assert run is not None and dev_evaluations(run) == BUDGET
         config = open_run(run).config.search
         assert (config.policy, config.seed) == tuple(read_manifest(sweep).cell(cell.name).settings.values())
-        shown = clade("runs", "show", str(run), cwd=tmp_path)  # a cell's run is an ordinary run
-        assert shown.returncode == 0 and "budget spent" in shown.stdout
+        shown = clade("runs", "show", str(cell), cwd=tmp_path)  # an ordinary run; its cell's folder names it
+        assert shown.returncode == 0 and f"Run {run.name}" in shown.stdout and "budget spent" in shown.stdout
     assert "hgm seed 0: finished" in done.stdout and "[4/4 done]" in done.stdout
 
     again = clade(*grid_args(tmp_path), cwd=tmp_path)
