@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-dir", type=Path, default=REPO / "sweeps" / "bench_tasks", help="where the sweeps stay")
     parser.add_argument("--parallel", type=int, help="cells at once (default: the sweep's, the CPUs)")
     parser.add_argument("--sandbox", help="the cells' sandbox (default: the search's, auto)")
+    parser.add_argument("--workers", type=int, help="each search's workers (default: the sweep's, one)")
     parser.add_argument("--markdown", type=Path, default=REPO / "docs" / "bench_tasks.md")
     parser.add_argument("--no-markdown", action="store_true")
     args = parser.parse_args(argv)
@@ -200,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = ["--sweep-dir", str(args.sweep_dir)]
     extra += ["--parallel", str(args.parallel)] if args.parallel else []
     extra += ["--sandbox", args.sandbox] if args.sandbox else []
+    extra += ["--workers", str(args.workers)] if args.workers else []
 
     started = time.perf_counter()
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -210,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         (f"Produced by `{command}` (its docstring says what is measured and how).\n"),
         (
             f"Run {stamp} on {platform.platform()}, {os.cpu_count()} cpus, load {load} at "
-            f"the start; seeds 0..{seeds - 1}; offline mutator; one worker per search, through clade sweep.\n"
+            f"the start; seeds 0..{seeds - 1}; offline mutator; {args.workers or 1} worker(s) per search, "
+            "through clade sweep.\n"
         ),
     ]
     for name in args.tasks:
