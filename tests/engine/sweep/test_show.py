@@ -54,9 +54,7 @@ def test_show_prints_the_header_tables_sentences_and_commands(sweep, capsys):
     (difference,) = stats.paired_differences(results.outcomes(), ["hgm", "greedy"], "hgm")
     assert difference.sentence in out and "over 3 seeds" in difference.sentence
     assert f"report: clade report {sweep}" in out
-    assert (
-        f"cells:  clade runs show {sweep}/cells/<cell>  (e.g. clade runs show {sweep}/cells/policy-hgm_s0)" in out
-    )
+    assert f"cells:  clade runs show {sweep}/cells/<cell>  (e.g. clade runs show {sweep}/cells/policy-hgm_s0)" in out
 
 
 def test_another_baseline(sweep, capsys):
