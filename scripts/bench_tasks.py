@@ -34,6 +34,7 @@ import argparse
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -88,6 +89,29 @@ def read_run(archive: Path, task: TaskBench) -> dict:
         figures = {who: node_figures(opened, node, "holdout", task) for who, node in (("final", final), ("seed", 0))}
         nodes = sum(opened.node_status_counts().values())
     return {"final_node": int(final), "nodes": int(nodes), **figures}
+
+
+def searched(options: list[str], runs: Path, cwd: Path = REPO) -> tuple[Path, float]:
+    """One search, `python -m engine.search OPTIONS --run-dir RUNS --quiet` (the engine of the checkout `cwd`),
+    for the benchmarks that run single searches (bench_operators, bench_binpack_cpp): the run's archive and
+    the search's wall seconds; a failed search raises with its last line of stderr."""
+    command = [sys.executable, "-m", "engine.search", *options, "--run-dir", str(runs), "--quiet"]
+    start = time.perf_counter()
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    out = subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"{shlex.join(command[1:])} exited {out.returncode}: {last}")
+    (run,) = list(runs.iterdir())
+    return run / "archive.duckdb", wall
+
+
+def run_search(task: TaskBench, policy: str, seed: int, budget: int, folder: Path) -> tuple[dict, float]:
+    """One search of `task` (searched), its figures read back (read_run)."""
+    options = ["--task", task.name, "--policy", policy, "--seed", str(seed), "--budget", str(budget)]
+    archive, wall = searched(options, folder / f"{task.name}-{policy}-{seed}")
+    return read_run(archive, task), wall
 
 
 def swept(task: str, policies: list[str], seeds: int, budget: int, extra: list[str]) -> Path:
