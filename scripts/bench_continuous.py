@@ -57,7 +57,7 @@ if str(REPO) not in sys.path:  # `python scripts/bench_continuous.py` puts scrip
     sys.path.insert(0, str(REPO))
 
 from scripts.bench_tasks import TASKS as BUILTIN  # noqa: E402
-from scripts.bench_tasks import TaskBench, cell_runs, read_run, swept
+from scripts.bench_tasks import TaskBench, cell_runs, finish, read_run, section, swept
 
 FIXTURES = REPO / "tests" / "fixtures" / "tasks"
 FOLDERS = ("metric_value_sine", "openevolve_minimize", "public_private_regression", "shinka_spread")
@@ -219,21 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
-        lines = table(task, rows, seed_metric)
-        title = (
-            f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
-            f"({'higher' if task.higher_is_better else 'lower'} is better)"
-        )
-        print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
-        out += [title + "\n", f"The sweep: `clade sweep show {folder}`.\n", *lines, ""]
-    wall = time.perf_counter() - started
-    total = len(args.tasks) * len(policies) * seeds
-    out.append(f"{total} searches in {wall / 60:.1f} min (cells finished before this command not counted).")
-    print(out[-1])
-    if write:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text("\n".join(out) + "\n")
-        print(f"tables written to {args.markdown}")
+        out += section(name, task, budget, folder, table(task, rows, seed_metric))
+    finish(out, len(args.tasks) * len(policies) * seeds, started, args.markdown if write else None)
     return 0
 
 

@@ -249,22 +249,30 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
-        lines = table(task, rows, seed_figures)
-        title = (
-            f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
-            f"({'higher' if task.higher_is_better else 'lower'} is better)"
-        )
-        print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
-        out += [title + "\n", f"The sweep: `clade sweep show {folder}`.\n", *lines, ""]
+        out += section(name, task, budget, folder, table(task, rows, seed_figures))
+    finish(out, len(args.tasks) * len(policies) * seeds, started, args.markdown if write else None)
+    return 0
+
+
+def section(name: str, task: TaskBench, budget: int, folder: Path, lines: list[str]) -> list[str]:
+    """A task's table under its title, printed; returned as markdown lines."""
+    title = (
+        f"## {name}: budget {budget} dev evaluations, {task.metric_name} "
+        f"({'higher' if task.higher_is_better else 'lower'} is better)"
+    )
+    print("\n" + title + "\n" + "\n".join(lines) + "\n", flush=True)
+    return [title + "\n", f"The sweep: `clade sweep show {folder}`.\n", *lines, ""]
+
+
+def finish(out: list[str], total: int, started: float, markdown: Path | None) -> None:
+    """The closing line (searches and minutes), printed; the tables written to `markdown` unless None."""
     wall = time.perf_counter() - started
-    total = len(args.tasks) * len(policies) * seeds
     out.append(f"{total} searches in {wall / 60:.1f} min (cells finished before this command not counted).")
     print(out[-1])
-    if write:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text("\n".join(out) + "\n")
-        print(f"tables written to {args.markdown}")
-    return 0
+    if markdown is not None:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        markdown.write_text("\n".join(out) + "\n")
+        print(f"tables written to {markdown}")
 
 
 if __name__ == "__main__":

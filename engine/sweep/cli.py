@@ -27,6 +27,7 @@ RESUME_MAY = ("parallel", "max_cost", "quiet", "baseline")  # what a resumed swe
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     from clade.version import add_version_flag
     from engine.config.arguments import add_settings
+    from engine.config.settings import positive_int
     from engine.sweep.where import CELLS_ON
 
     p = OneLineParser(
@@ -49,7 +50,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     sweep.add_argument(
         "--parallel",
-        type=_positive,
+        type=positive_int,
         metavar="P",
         help="cells at once (default: the CPUs over each cell's workers here; every cell on a cluster)",
     )
@@ -74,12 +75,6 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     p.add_argument("--run-dir", help=argparse.SUPPRESS)  # refused: a sweep's runs live in its cells
     return p
-
-
-def _positive(text: str) -> int:
-    from engine.config.settings import positive_int
-
-    return positive_int(text)
 
 
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:

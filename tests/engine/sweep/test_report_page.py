@@ -5,7 +5,6 @@ and, in headless Chromium, curves on screen."""
 from __future__ import annotations
 
 import re
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from engine.report import write_report as write_run_report
 from engine.sweep.report_page import MARK, nice_ticks, write_report
 from engine.sweep.results import read_results
 from tests.engine.sweep.sweep_fixture import copy_of, shared_sweep, synthetic_sweep
+from tests.scripts.test_report import chromium_path
 
 
 @pytest.fixture(scope="module")
@@ -122,14 +122,6 @@ def test_nice_ticks():
     assert nice_ticks(1, 84) == [20, 40, 60, 80]
     assert nice_ticks(0.0, 0.102) == pytest.approx([0.0, 0.02, 0.04, 0.06, 0.08, 0.1])
     assert nice_ticks(3, 3) == [3]
-
-
-def chromium_path() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
 
 
 @pytest.mark.browser

@@ -23,22 +23,12 @@ from engine.runinfo.reading import open_read_only
 from engine.sweep.launch import LOG
 from engine.sweep.manifest import run_folder
 from tests.conftest import REPO, small_instances
+from tests.engine.test_search_slurm import answers
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 LOCAL = REPO / "scripts" / "slurm_local.py"
 BOUND_S = 180  # for any one wait below: generous, a cell takes about 10 s
-
-
-def answers(env: dict[str, str]) -> str:
-    """'' when the cluster of `env` runs a job; else why not, on one line."""
-    try:
-        done = subprocess.run(
-            ["srun", "-N1", "-t", "1", "hostname"], env=env, capture_output=True, text=True, timeout=20
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"srun: {exc}"
-    return "" if done.returncode == 0 else f"srun hostname: {done.stderr.strip()[:200]}"
 
 
 @pytest.fixture(scope="module")

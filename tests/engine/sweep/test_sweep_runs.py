@@ -104,6 +104,15 @@ def started_cell(process: subprocess.Popen, tmp_path: Path) -> None:
     raise AssertionError("no cell started in 240 s")
 
 
+def sweep_under_way(tmp_path: Path, args: list[str], output: int) -> subprocess.Popen:
+    """`clade sweep ARGS` started, once a cell's search has begun (`started_cell`)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "clade", *args], cwd=tmp_path, env=env(), stdout=output, stderr=output, text=True
+    )
+    started_cell(process, tmp_path)
+    return process
+
+
 def finish_and_check(tmp_path: Path, sweep: Path, before: dict[str, str], how: list[str]) -> None:
     """Finishing the sweep by `how` runs only the unfinished cells, each to exactly its budget."""
     runs_before = {name: run_folder(sweep / "cells" / name) for name in before}
@@ -124,15 +133,7 @@ def finish_and_check(tmp_path: Path, sweep: Path, before: dict[str, str], how: l
 @pytest.mark.slow
 def test_sigint_stores_every_running_cell_and_resume_finishes_only_the_rest(tmp_path):
     args = grid_args(tmp_path, "--parallel", "1", "--budget", str(BUDGET))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "clade", *args],
-        cwd=tmp_path,
-        env=env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    started_cell(process, tmp_path)
+    process = sweep_under_way(tmp_path, args, subprocess.PIPE)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=300)
     assert process.returncode == 130, err
@@ -147,14 +148,7 @@ def test_sigint_stores_every_running_cell_and_resume_finishes_only_the_rest(tmp_
 @pytest.mark.slow
 def test_after_kill_9_of_the_sweep_the_same_command_finishes_it(tmp_path):
     args = grid_args(tmp_path, "--parallel", "2")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "clade", *args],
-        cwd=tmp_path,
-        env=env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    started_cell(process, tmp_path)
+    process = sweep_under_way(tmp_path, args, subprocess.DEVNULL)
     process.kill()
     process.wait()
     sweep = the_sweep(tmp_path)
