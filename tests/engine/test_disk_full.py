@@ -8,6 +8,7 @@ through its live copy). Needs root to mount the tmpfs (CI runs as root); skips, 
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -41,16 +42,22 @@ def disk(tmp_path):
 
 
 def fill(folder: Path) -> Path:
-    """Write zeros into folder/filler until the device says it is full; the filler's path."""
+    """Write zeros into folder/filler until the device says it is full; the filler's path.
+
+    Unbuffered writes: a buffered file keeps the bytes a short write left over and raises ENOSPC again when it is
+    closed (seen in CI when the search freed and took space while the filler wrote).
+    """
     filler = folder / f"filler-{uuid.uuid4().hex[:6]}"
     block = b"\0" * (1 << 16)
-    with open(filler, "wb") as handle:
-        try:
-            while True:
-                handle.write(block)
-                handle.flush()
-        except OSError:
-            pass
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        while True:
+            os.write(descriptor, block)  # a short write near the end, then ENOSPC
+    except OSError as error:
+        if error.errno != errno.ENOSPC:
+            raise
+    finally:
+        os.close(descriptor)
     return filler
 
 
