@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -35,24 +36,32 @@ def answers(env: dict[str, str]) -> str:
     return "" if done.returncode == 0 else f"srun hostname: {done.stderr.strip()[:200]}"
 
 
-@pytest.fixture(scope="module")
-def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The environment of a Slurm that runs jobs: the one SLURM_CONF names, or one started here and stopped
-    after the module; the module skips with the reason when there is none."""
-    pytest.importorskip("submitit", reason="submitit not installed: pip install -e '.[slurm]'")
-    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", LITELLM_LOCAL_MODEL_COST_MAP="True")
-    if os.environ.get("SLURM_CONF") and not answers(env):
-        yield env
+@contextmanager
+def slurm_running(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterator[str]:
+    """The slurm.conf of a Slurm that runs jobs: the one SLURM_CONF names, or one started here and stopped on
+    leaving; skips with the reason when there is none."""
+    given = os.environ.get("SLURM_CONF")
+    if given and not answers(env):
+        yield given
         return
     folder = tmp_path_factory.mktemp("slurm")
     started = subprocess.run([sys.executable, str(LOCAL), "start", str(folder)], capture_output=True, text=True)
     if started.returncode != 0:
         pytest.skip(f"no Slurm here: {started.stderr.strip()}")
-    env["SLURM_CONF"] = str(folder / "slurm.conf")
     try:
-        yield env
+        yield str(folder / "slurm.conf")
     finally:
         subprocess.run([sys.executable, str(LOCAL), "stop", str(folder)], check=False)
+
+
+@pytest.fixture(scope="module")
+def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment of a Slurm that runs jobs (`slurm_running`), for the module."""
+    pytest.importorskip("submitit", reason="submitit not installed: pip install -e '.[slurm]'")
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    with slurm_running(tmp_path_factory, env) as conf:
+        env["SLURM_CONF"] = conf
+        yield env
 
 
 def running_jobs(env: dict[str, str], name: str = "clade-test") -> list[str]:

@@ -178,15 +178,21 @@ def chromium_path() -> str | None:
     return None
 
 
-@pytest.mark.slow
-@pytest.mark.browser
-def test_clicking_a_node_in_headless_chromium_opens_its_panel(llm_run, tmp_path):
+def headless_chromium():
+    """Chromium's path and playwright's sync API; the test skips, saying which is missing, without them."""
     browser_path = chromium_path()
     if browser_path is None:
         pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="playwright not installed (pip install -e '.[browser]')"
     )
+    return browser_path, sync_api
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_clicking_a_node_in_headless_chromium_opens_its_panel(llm_run, tmp_path):
+    browser_path, sync_api = headless_chromium()
     page_file = tmp_path / "report.html"
     assert report_cli(str(llm_run), "--out", str(page_file)).returncode == 0
     data = embedded(page_file.read_text())
@@ -296,12 +302,7 @@ def test_an_archive_without_the_trajectory_table_reports_fine(tmp_path):
 def test_a_nodes_trajectories_in_headless_chromium(tmp_path):
     from tests.engine.test_runs_cli import SCRIPT, trajectory_run
 
-    browser_path = chromium_path()
-    if browser_path is None:
-        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="playwright not installed (pip install -e '.[browser]')"
-    )
+    browser_path, sync_api = headless_chromium()
     page_file = tmp_path / "report.html"
     assert report_cli(str(trajectory_run(tmp_path)), "--out", str(page_file)).returncode == 0
     problems: list[str] = []

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import REPO, Hold
 from tests.engine.test_live_readers import live_count
-from tests.scripts.test_report import chromium_path
+from tests.scripts.test_report import headless_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 LIVE_COPY = (REPO / "archive" / "live.py").exists()  # the engine keeps a live copy readers can open
@@ -66,12 +66,7 @@ def url_line(server: subprocess.Popen) -> re.Match | None:
 
 
 def test_the_live_page_follows_a_running_search(tmp_path):
-    browser_path = chromium_path()
-    if browser_path is None:
-        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="playwright not installed (pip install -e '.[browser]')"
-    )
+    browser_path, sync_api = headless_chromium()
     pytest.importorskip("starlette", reason="the live extra is not installed (pip install -e '.[live]')")
     runs = tmp_path / "runs"
     runs.mkdir()

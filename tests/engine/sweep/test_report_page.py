@@ -16,7 +16,7 @@ from engine.report import write_report as write_run_report
 from engine.sweep.report_page import MARK, nice_ticks, write_report
 from engine.sweep.results import read_results
 from tests.engine.sweep.sweep_fixture import copy_of, shared_sweep, synthetic_sweep
-from tests.scripts.test_report import chromium_path
+from tests.scripts.test_report import headless_chromium
 
 
 @pytest.fixture(scope="module")
@@ -126,12 +126,7 @@ def test_nice_ticks():
 
 @pytest.mark.browser
 def test_the_curves_render_in_headless_chromium(model_sweep, tmp_path):
-    browser_path = chromium_path()
-    if browser_path is None:
-        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="playwright not installed (pip install -e '.[browser]')"
-    )
+    browser_path, sync_api = headless_chromium()
     page_file = write_report(model_sweep, tmp_path / "report.html")
     problems: list[str] = []
     with sync_api.sync_playwright() as pw:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,31 +21,19 @@ from engine.errors import UserError
 from engine.runinfo.reading import open_read_only
 from engine.sweep.launch import LOG
 from engine.sweep.manifest import run_folder
-from tests.conftest import REPO, small_instances
-from tests.engine.test_search_slurm import answers
+from tests.conftest import small_instances
+from tests.engine.test_search_slurm import slurm_running
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
-LOCAL = REPO / "scripts" / "slurm_local.py"
 BOUND_S = 180  # for any one wait below: generous, a cell takes about 10 s
 
 
 @pytest.fixture(scope="module")
 def slurm_conf(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The slurm.conf of a Slurm that runs jobs: the one SLURM_CONF names, or one started here and stopped
-    after the module; the module skips with the reason when there is none."""
-    given = os.environ.get("SLURM_CONF")
-    if given and not answers(dict(os.environ)):
-        yield given
-        return
-    folder = tmp_path_factory.mktemp("slurm")
-    started = subprocess.run([sys.executable, str(LOCAL), "start", str(folder)], capture_output=True, text=True)
-    if started.returncode != 0:
-        pytest.skip(f"no Slurm here: {started.stderr.strip()}")
-    try:
-        yield str(folder / "slurm.conf")
-    finally:
-        subprocess.run([sys.executable, str(LOCAL), "stop", str(folder)], check=False)
+    """The slurm.conf of a Slurm that runs jobs, for the module (`slurm_running`)."""
+    with slurm_running(tmp_path_factory, dict(os.environ)) as conf:
+        yield conf
 
 
 @pytest.fixture
